@@ -1,0 +1,3 @@
+module github.com/pmauthority/pmauthority
+
+go 1.26.8
