@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/pmauthority/pmauthority/internal/applyreq"
+)
+
+// maxLine bounds one --jsonl request line (and a single request).
+const maxLine = 64 << 20
+
+func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	schema := fs.String("schema", "basic", "schema: a built-in name (basic, text) or the path of a JSON spec file")
+	jsonl := fs.Bool("jsonl", false, "read one request per line and write one answer per line until EOF")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: pmauthority apply [--schema NAME|FILE] [--jsonl]
+
+Reads {"doc": …, "steps": […]} on stdin and writes {"doc": …}; on failure
+writes {"error": {"step": i, "message": "…"}} and exits 1 (step -1: the
+request or its document is invalid). With --jsonl, answers every line in
+order and exits 0. A request may name its own "schema" and ask for
+"positions" to be mapped (answer adds "mapped", "mappedFlags", "inverted").`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	reg := &applyreq.Schemas{Default: *schema, Files: true}
+	if _, err := reg.Get(""); err != nil {
+		fmt.Fprintln(stderr, "pmauthority apply:", err)
+		return 2
+	}
+	// No step limit here; the document size limit keeps a few steps that
+	// duplicate content (from > to) from growing a document without bound.
+	app := &applyreq.Applier{
+		Schemas:   reg,
+		Limits:    applyreq.Limits{MaxDocSize: applyreq.DefaultMaxDocSize},
+		Positions: true,
+	}
+	out := bufio.NewWriterSize(stdout, 256<<10)
+	defer out.Flush()
+	if !*jsonl {
+		data, err := io.ReadAll(io.LimitReader(stdin, maxLine+1))
+		if err != nil {
+			fmt.Fprintln(stderr, "pmauthority apply: reading stdin:", err)
+			return 2
+		}
+		if len(data) > maxLine {
+			fmt.Fprintf(stderr, "pmauthority apply: request larger than %d bytes\n", maxLine)
+			return 2
+		}
+		buf, failed := answer(app, nil, data)
+		out.Write(buf)
+		out.WriteByte('\n')
+		if failed {
+			return 1
+		}
+		return 0
+	}
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	var buf []byte
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		buf, _ = answer(app, buf[:0], line)
+		buf = append(buf, '\n')
+		if _, err := out.Write(buf); err != nil {
+			return 2
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintln(stderr, "pmauthority apply: reading stdin:", err)
+		return 2
+	}
+	return 0
+}
+
+// answer appends the answer to one request to buf: {"doc": …} or the
+// error, and reports whether it is an error.
+func answer(app *applyreq.Applier, buf, data []byte) ([]byte, bool) {
+	out, _, err := app.Apply(context.Background(), buf, data)
+	var f *applyreq.Failure
+	if errors.As(err, &f) {
+		return f.AppendJSON(buf), true
+	}
+	return out, false
+}

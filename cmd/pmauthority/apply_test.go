@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/pmauthority/pmauthority/internal/applyreq/reqtest"
+)
+
+// TestApplyCommand checks the behaviour DESIGN.md gives `pmauthority
+// apply` (the details of requests are tested in internal/applyreq).
+func TestApplyCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		stdin      string
+		code       int
+		out, error string
+	}{
+		{[]string{"--schema", "text"}, reqtest.Seed, 0, reqtest.SeedAnswer + "\n", ""},
+		{[]string{"--schema", "text"}, `{"doc":{"type":"doc"},"steps":[{"stepType":"replace","from":3,"to":3}]}`, 1,
+			`{"error":{"step":0,"message":"Position 3 out of range"}}` + "\n", ""},
+		{nil, `{"doc":{"type":"nope"}}`, 1, `{"error":{"step":-1,"message":"invalid doc: Unknown node type: nope (at type)"}}` + "\n", ""},
+		{[]string{"--schema", "text", "--jsonl"}, reqtest.Seed + "\n\n" + `{"doc":5}` + "\n" + `{"schema":"basic","doc":{"type":"doc","content":[{"type":"paragraph"}]},"positions":[1]}` + "\n", 0,
+			reqtest.SeedAnswer + "\n" +
+				`{"error":{"step":-1,"message":"invalid request: \"doc\" must be an object, not a number"}}` + "\n" +
+				`{"doc":{"type":"doc","content":[{"type":"paragraph"}]},"mapped":[[1,-1,1,false],[1,1,1,false]],"mappedFlags":[[false,false,false],[false,false,false]],"inverted":[]}` + "\n", ""},
+		{[]string{"--schema", "nope"}, ``, 2, "", "neither a built-in"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runApply(tc.args, strings.NewReader(tc.stdin), &stdout, &stderr)
+		if code != tc.code || stdout.String() != tc.out || !strings.Contains(stderr.String(), tc.error) {
+			t.Errorf("apply %q < %s:\nexit %d, want %d\nstdout %s\nwant   %s\nstderr %s", tc.args, tc.stdin, code, tc.code, &stdout, tc.out, &stderr)
+		}
+	}
+}

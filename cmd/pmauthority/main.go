@@ -1,0 +1,43 @@
+// Command pmauthority is the ProseMirror collaboration authority: it applies
+// ProseMirror steps natively in Go.
+//
+//	pmauthority apply [--schema NAME|FILE] [--jsonl]   apply steps read from stdin
+//	pmauthority serve [flags]                          run the HTTP server
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: pmauthority <command> [flags]
+
+commands:
+  apply   apply {"doc": …, "steps": […]} read on stdin, write {"doc": …}
+  serve   run the HTTP server (stateless apply endpoint)
+
+Run "pmauthority <command> -h" for the flags of a command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "apply":
+		return runApply(args[1:], stdin, stdout, stderr)
+	case "serve":
+		return runServe(args[1:], stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "pmauthority: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,371 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pmauthority/pmauthority/internal/applyreq"
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/schemas"
+)
+
+// Config configures a Server. The zero value serves the built-in schemas
+// with "basic" as the default, the default limits and timeouts, and logs
+// to slog.Default().
+type Config struct {
+	// Schemas are served by name besides the built-ins (serve --schema
+	// NAME=FILE). A name may not be a built-in's.
+	Schemas map[string]*model.Schema
+	// DefaultSchema is the schema of requests that name none ("" means
+	// "basic").
+	DefaultSchema string
+	// Limits bound each request; zero fields take the defaults.
+	Limits Limits
+	// Timeouts bound each connection; zero fields take the defaults.
+	Timeouts Timeouts
+	// Logger gets the startup line, the access log and errors (nil means
+	// slog.Default()).
+	Logger *slog.Logger
+	// LogRequests logs every request. Without it only requests answered
+	// with a 5xx status and slow requests are logged, which keeps the
+	// hot path quiet.
+	LogRequests bool
+	// ApplyWorkers bounds how many large requests (bodies of 16 KiB or
+	// more) are applied at once; 0 means GOMAXPROCS. The others wait
+	// their turn holding only their body, so that memory stays bounded
+	// however many clients send large documents at once, and each request
+	// finishes sooner than if all shared the CPUs. Small requests, whose
+	// cost is mostly HTTP, never wait.
+	ApplyWorkers int
+	// SlowRequest is the duration from which a request is logged as slow
+	// (0 means DefaultSlowRequest, negative never).
+	SlowRequest time.Duration
+}
+
+// Limits bound what one request may ask for. Every limit answers with a
+// JSON error naming it, and changes nothing.
+type Limits struct {
+	// MaxBodyBytes is the largest request body (413 above).
+	MaxBodyBytes int64
+	// MaxSteps is the most steps in one request (413 above).
+	MaxSteps int
+	// MaxDocSize is the largest document content size, in positions
+	// (doc.content.size), as given and after every step (413 above).
+	MaxDocSize int
+	// MaxDepth is the deepest nesting of arrays and objects in a request
+	// body (400 above).
+	MaxDepth int
+	// MaxHeaderBytes is the largest request header (431 above, answered
+	// by net/http).
+	MaxHeaderBytes int
+}
+
+// The default limits (DESIGN.md, "Limits").
+const (
+	DefaultMaxBodyBytes   = 8 << 20
+	DefaultMaxSteps       = applyreq.DefaultMaxSteps
+	DefaultMaxDocSize     = applyreq.DefaultMaxDocSize
+	DefaultMaxDepth       = applyreq.DefaultMaxDepth
+	DefaultMaxHeaderBytes = 64 << 10
+)
+
+// DefaultLimits returns the default limits.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxBodyBytes:   DefaultMaxBodyBytes,
+		MaxSteps:       DefaultMaxSteps,
+		MaxDocSize:     DefaultMaxDocSize,
+		MaxDepth:       DefaultMaxDepth,
+		MaxHeaderBytes: DefaultMaxHeaderBytes,
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if l.MaxSteps <= 0 {
+		l.MaxSteps = d.MaxSteps
+	}
+	if l.MaxDocSize <= 0 {
+		l.MaxDocSize = d.MaxDocSize
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = d.MaxDepth
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	return l
+}
+
+// Timeouts bound the life of connections and of the server, so that slow
+// or idle clients cannot hold connections open (slowloris).
+type Timeouts struct {
+	// ReadHeader bounds reading a request's header.
+	ReadHeader time.Duration
+	// Read bounds reading a whole request, body included.
+	Read time.Duration
+	// Write bounds the time from the end of a request's header to the end
+	// of its answer: reading the body, applying, writing.
+	Write time.Duration
+	// Idle bounds the wait for the next request on a kept-alive
+	// connection.
+	Idle time.Duration
+	// Shutdown bounds the wait for requests in flight when the server is
+	// asked to stop; connections still open after it are closed.
+	Shutdown time.Duration
+}
+
+// The default timeouts.
+const (
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 60 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultShutdownTimeout   = 15 * time.Second
+	DefaultSlowRequest       = time.Second
+)
+
+// DefaultTimeouts returns the default timeouts.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{
+		ReadHeader: DefaultReadHeaderTimeout,
+		Read:       DefaultReadTimeout,
+		Write:      DefaultWriteTimeout,
+		Idle:       DefaultIdleTimeout,
+		Shutdown:   DefaultShutdownTimeout,
+	}
+}
+
+func (t Timeouts) withDefaults() Timeouts {
+	d := DefaultTimeouts()
+	if t.ReadHeader <= 0 {
+		t.ReadHeader = d.ReadHeader
+	}
+	if t.Read <= 0 {
+		t.Read = d.Read
+	}
+	if t.Write <= 0 {
+		t.Write = d.Write
+	}
+	if t.Idle <= 0 {
+		t.Idle = d.Idle
+	}
+	if t.Shutdown <= 0 {
+		t.Shutdown = d.Shutdown
+	}
+	return t
+}
+
+// Server is the HTTP handler of pmauthority, and can run itself on a
+// listener with Serve. It is safe for concurrent use.
+type Server struct {
+	limits      Limits
+	timeouts    Timeouts
+	log         *slog.Logger
+	logRequests bool
+	slow        time.Duration
+
+	app         applyreq.Applier
+	schemaNames []string
+	defName     string
+	schemasJSON []byte // the answer of GET /v1/schemas
+
+	workers   chan struct{} // a token per large request being applied
+	exchanges sync.Pool     // of *exchange
+	active    atomic.Int64  // requests in the handler
+
+	// Header values, shared by all answers (never modified).
+	jsonType, allowPost, allowGet []string
+}
+
+// New returns a Server for cfg. It fails when a schema name is taken
+// twice or the default schema is unknown.
+func New(cfg Config) (*Server, error) {
+	named := make(map[string]*model.Schema, len(cfg.Schemas)+2)
+	for _, name := range schemas.Names() {
+		sc, err := schemas.Get(name)
+		if err != nil {
+			return nil, err
+		}
+		named[name] = sc
+	}
+	for name, sc := range cfg.Schemas {
+		if _, ok := named[name]; ok {
+			return nil, fmt.Errorf("schema name %q is taken by a built-in schema", name)
+		}
+		if name == "" || sc == nil {
+			return nil, fmt.Errorf("schema %q: empty name or nil schema", name)
+		}
+		named[name] = sc
+	}
+	def := cfg.DefaultSchema
+	if def == "" {
+		def = "basic"
+	}
+	if _, ok := named[def]; !ok {
+		return nil, fmt.Errorf("default schema %q is not one of %v", def, slices.Sorted(maps.Keys(named)))
+	}
+	s := &Server{
+		limits:      cfg.Limits.withDefaults(),
+		timeouts:    cfg.Timeouts.withDefaults(),
+		log:         cfg.Logger,
+		logRequests: cfg.LogRequests,
+		slow:        cfg.SlowRequest,
+		schemaNames: slices.Sorted(maps.Keys(named)),
+		defName:     def,
+		jsonType:    []string{"application/json; charset=utf-8"},
+		allowPost:   []string{"POST"},
+		allowGet:    []string{"GET, HEAD"},
+	}
+	workers := cfg.ApplyWorkers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	s.workers = make(chan struct{}, workers)
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.slow == 0 {
+		s.slow = DefaultSlowRequest
+	}
+	s.app = applyreq.Applier{
+		Schemas: &applyreq.Schemas{Default: def, Named: named},
+		Limits: applyreq.Limits{
+			MaxSteps:   s.limits.MaxSteps,
+			MaxDocSize: s.limits.MaxDocSize,
+			MaxDepth:   s.limits.MaxDepth,
+		},
+	}
+	buf := []byte(`{"default":`)
+	buf = model.AppendJSONString(buf, def)
+	buf = append(buf, `,"schemas":[`...)
+	for i, name := range s.schemaNames {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = model.AppendJSONString(buf, name)
+	}
+	s.schemasJSON = append(buf, "]}"...)
+	return s, nil
+}
+
+// Limits returns the limits in effect (the defaults filled in).
+func (s *Server) Limits() Limits { return s.limits }
+
+// Timeouts returns the timeouts in effect (the defaults filled in).
+func (s *Server) Timeouts() Timeouts { return s.timeouts }
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.active.Add(1)
+	x := s.getExchange()
+	x.start = time.Now()
+	defer func() {
+		s.active.Add(-1)
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path,
+				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if x.status == 0 {
+				x.err = fmt.Sprint("panic: ", v)
+				s.writeError(w, x, http.StatusInternalServerError, -1, "internal server error")
+			}
+			s.logRequest(r, x)
+			return // x is not reused: its state is unknown
+		}
+		s.logRequest(r, x)
+		s.putExchange(x)
+	}()
+	switch r.URL.Path {
+	case "/", "/v1/apply":
+		if r.Method != http.MethodPost {
+			s.methodNotAllowed(w, r, x, s.allowPost)
+			return
+		}
+		s.apply(w, r, x)
+	case "/v1/schemas":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			s.methodNotAllowed(w, r, x, s.allowGet)
+			return
+		}
+		s.write(w, x, http.StatusOK, s.schemasJSON)
+	case "/healthz":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			s.methodNotAllowed(w, r, x, s.allowGet)
+			return
+		}
+		s.write(w, x, http.StatusOK, []byte(`{"status":"ok"}`))
+	default:
+		s.writeError(w, x, http.StatusNotFound, -1, "not found: no route for "+r.URL.Path)
+	}
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, x *exchange, allow []string) {
+	w.Header()["Allow"] = allow
+	s.writeError(w, x, http.StatusMethodNotAllowed, -1, "method "+r.Method+" not allowed for "+r.URL.Path+" (allowed: "+allow[0]+")")
+}
+
+// inFlight returns the number of requests being answered.
+func (s *Server) inFlight() int64 { return s.active.Load() }
+
+// Serve answers requests on ln until ctx is done, then shuts down
+// gracefully: it stops accepting, lets the requests in flight finish
+// (closing connections still open after Timeouts.Shutdown) and returns
+// nil, or the error that stopped it. It closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	t := s.timeouts
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
+		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	l := s.limits
+	s.log.Info("pmauthority serving",
+		"addr", ln.Addr().String(),
+		"schemas", s.schemaNames, "default_schema", s.defName,
+		slog.Group("limits", "max_body_bytes", l.MaxBodyBytes, "max_steps", l.MaxSteps,
+			"max_doc_size", l.MaxDocSize, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes),
+		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
+			"idle", t.Idle, "shutdown", t.Shutdown),
+		"apply_workers", cap(s.workers), "log_requests", s.logRequests)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: waiting for requests in flight", "in_flight", s.inFlight(), "timeout", t.Shutdown)
+	sctx, cancel := context.WithTimeout(context.Background(), t.Shutdown)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+		<-errc
+		return fmt.Errorf("shutdown: requests still in flight after %v were cut off: %w", t.Shutdown, err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	s.log.Info("stopped")
+	return nil
+}
