@@ -1,61 +1,48 @@
-package model
+package model_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"sync"
 	"testing"
+
+	"github.com/pmauthority/pmauthority/bench"
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/schemas"
 )
 
-// The benchmark documents are the top-level blocks of the rich editing
-// trace's end document (headings, lists, blockquotes, marks, links),
-// repeated up to the size wanted, as bench.BuildDoc builds them for the
-// side-by-side comparison with node (bench/js/json.mjs): the text is what
-// JSON.stringify(doc.toJSON()) gives for the document.
+// The benchmark documents are those of the side-by-side comparison with
+// node (bench.BuildDoc, bench/js/json.mjs): blocks of the rich editing
+// trace's end document, repeated up to the size wanted.
 
 var benchDocs sync.Map // size -> []byte
 
-func benchDoc(b *testing.B, size int) []byte {
-	if d, ok := benchDocs.Load(size); ok {
-		return d.([]byte)
-	}
-	const src = "/work/shared/traces/seph-blog1-rich.end.json.gz"
-	if _, err := os.Stat(src); err != nil {
-		b.Skip("no trace document")
-	}
-	var doc struct {
-		Content []json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(readGzip(b, src), &doc); err != nil {
-		b.Fatal(err)
-	}
-	var buf bytes.Buffer
-	buf.WriteString(`{"type":"doc","content":[`)
-	for i := 0; buf.Len()+2 < size; i++ {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(doc.Content[i%len(doc.Content)])
-	}
-	buf.WriteString(`]}`)
-	data := buf.Bytes()
-	benchDocs.Store(size, data)
-	return data
-}
-
-func benchmarkDecode(b *testing.B, size int) {
-	s := testBasicSchema(b)
-	data := benchDoc(b, size)
-	n, err := s.NodeFromJSON(data)
+func benchSetup(b *testing.B, size int) (*model.Schema, []byte, *model.Node) {
+	s, err := schemas.Get("basic")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if !bytes.Equal(n.AppendJSON(nil), data) {
+	data, ok := benchDocs.Load(size)
+	if !ok {
+		doc, err := bench.BuildDoc(bench.TracesDir("../bench"), size)
+		if err != nil {
+			b.Skip(err)
+		}
+		data, _ = benchDocs.LoadOrStore(size, doc)
+	}
+	n, err := s.NodeFromJSON(data.([]byte))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !bytes.Equal(n.AppendJSON(nil), data.([]byte)) {
 		b.Fatal("the document does not round-trip")
 	}
-	b.SetBytes(int64(len(data)))
+	b.SetBytes(int64(len(data.([]byte))))
 	b.ReportAllocs()
+	return s, data.([]byte), n
+}
+
+func benchmarkDecode(b *testing.B, size int) {
+	s, data, _ := benchSetup(b, size)
 	for b.Loop() {
 		if _, err := s.NodeFromJSON(data); err != nil {
 			b.Fatal(err)
@@ -64,14 +51,7 @@ func benchmarkDecode(b *testing.B, size int) {
 }
 
 func benchmarkEncode(b *testing.B, size int) {
-	s := testBasicSchema(b)
-	data := benchDoc(b, size)
-	n, err := s.NodeFromJSON(data)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
+	_, _, n := benchSetup(b, size)
 	for b.Loop() {
 		n.AppendJSON(nil)
 	}
@@ -82,14 +62,12 @@ func BenchmarkDecode1M(b *testing.B)  { benchmarkDecode(b, 1_000_000) }
 func BenchmarkEncode50K(b *testing.B) { benchmarkEncode(b, 50_000) }
 func BenchmarkEncode1M(b *testing.B)  { benchmarkEncode(b, 1_000_000) }
 
-// BenchmarkDecodeValue is the slow path, for comparison.
+// BenchmarkDecodeValue50K is the slow path (ParseJSONValue +
+// NodeFromValue), for comparison.
 func BenchmarkDecodeValue50K(b *testing.B) {
-	s := testBasicSchema(b)
-	data := benchDoc(b, 50_000)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
+	s, data, _ := benchSetup(b, 50_000)
 	for b.Loop() {
-		v, err := ParseJSONValue(data)
+		v, err := model.ParseJSONValue(data)
 		if err != nil {
 			b.Fatal(err)
 		}

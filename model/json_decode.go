@@ -49,7 +49,15 @@ func (e *JSONError) Error() string {
 	return e.Msg + " (at " + e.Path + ")"
 }
 
-// under returns e with seg put in front of its path.
+// Under returns a copy of e located inside field seg of an enclosing
+// value, e.g. Under("slice") turns "content[0]" into "slice.content[0]"
+// (and Under("steps[2]") "x" into "steps[2].x").
+func (e *JSONError) Under(seg string) *JSONError {
+	c := *e
+	return c.under(seg)
+}
+
+// under puts seg in front of e's path and returns e.
 func (e *JSONError) under(seg string) *JSONError {
 	switch {
 	case e.Path == "":
@@ -196,12 +204,13 @@ type nodeDecoder struct {
 }
 
 // Nodes, child lists and strings are carved out of larger blocks, which
-// saves most allocations. A block lives as long as one of its nodes (or
-// lists, or strings) does, so a document that is edited for a long time
-// may keep up to the memory of the document as it was decoded; blocks are
-// sized by the input left to read, so that small inputs (a step's slice)
-// take little.
+// saves most allocations and GC work. A block lives as long as one of its
+// nodes (or lists, or strings) does, so a document that is edited for a
+// long time may keep up to the memory of the document as it was decoded.
+// Blocks are sized by the input left to read, so that small inputs (a
+// step's slice) take little.
 
+// allocNode returns a zero Node to fill in (see newNode for the size).
 func (nd *nodeDecoder) allocNode() *Node {
 	if len(nd.slab) == 0 {
 		nd.slab = make([]Node, min(max((len(nd.d.Data())-nd.d.Pos())/64, 2), 256))
@@ -211,6 +220,7 @@ func (nd *nodeDecoder) allocNode() *Node {
 	return n
 }
 
+// nodeList returns a copy of nodes, with no room to append.
 func (nd *nodeDecoder) nodeList(nodes []*Node) []*Node {
 	if len(nodes) > cap(nd.lists) {
 		nd.lists = make([]*Node, 0, max(len(nodes), min((len(nd.d.Data())-nd.d.Pos())/256, 1024)))
@@ -220,13 +230,16 @@ func (nd *nodeDecoder) nodeList(nodes []*Node) []*Node {
 	return out[:len(out):len(out)]
 }
 
+// str returns b as a string.
 func (nd *nodeDecoder) str(b []byte) string {
 	if len(b) > 512 {
 		return string(b)
 	}
 	if nd.texts.Cap()-nd.texts.Len() < len(b) {
+		// Strings take at most the input left (but for U+FFFD replacing
+		// single bad bytes).
 		nd.texts = strings.Builder{}
-		nd.texts.Grow(min(max((len(nd.d.Data())-nd.d.Pos())/4, 1024), 16384))
+		nd.texts.Grow(max(min(len(nd.d.Data())-nd.d.Pos(), 16384), len(b)))
 	}
 	start := nd.texts.Len()
 	nd.texts.Write(b)
@@ -245,8 +258,7 @@ func (s *Schema) textNodeType() *NodeType {
 	return s.nodesByName["text"]
 }
 
-// truthy reads the value of kind k (known not to be an object or array
-// to the caller who cares) and returns its JavaScript truthiness.
+// truthy reads a value of kind k and returns its JavaScript truthiness.
 func (nd *nodeDecoder) truthy(k jsonscan.Kind) (bool, error) {
 	d := nd.d
 	switch k {
@@ -281,36 +293,32 @@ func leWord(s string) uint64 { return binary.LittleEndian.Uint64([]byte(s)) }
 // its index in nodeKeys (-1 for others). The keys that toJSON writes are
 // recognised from the raw input; anything else goes the general way.
 func (nd *nodeDecoder) nextKey(first bool) (int, bool, error) {
-	data, p := nd.d.Data(), nd.d.Pos()
-	if p < len(data) && data[p] == '}' {
-		_, ok, err := nd.d.NextKey()
-		return -1, ok, err
+	if nd.d.TryEndObject() {
+		return -1, false, nil
 	}
+	data, p := nd.d.Data(), nd.d.Pos()
 	if p+11 <= len(data) {
 		w := binary.LittleEndian.Uint64(data[p:])
+		key, n := -1, 0
 		switch {
 		case first:
 			if w == firstTypeWord {
-				nd.d.Advance(7)
-				return keyType, true, nil
+				key, n = keyType, 7
 			}
 		case w == textWord:
-			nd.d.Advance(8)
-			return keyText, true, nil
+			key, n = keyText, 8
 		case w == typeWord:
-			nd.d.Advance(8)
-			return keyType, true, nil
-		case data[p+8] != ':':
-			if w == contentWord && data[p+8] == 't' && data[p+9] == '"' && data[p+10] == ':' {
-				nd.d.Advance(11)
-				return keyContent, true, nil
-			}
-		case w == marksWord:
-			nd.d.Advance(9)
-			return keyMarks, true, nil
-		case w == attrsWord:
-			nd.d.Advance(9)
-			return keyAttrs, true, nil
+			key, n = keyType, 8
+		case w == marksWord && data[p+8] == ':':
+			key, n = keyMarks, 9
+		case w == attrsWord && data[p+8] == ':':
+			key, n = keyAttrs, 9
+		case w == contentWord && string(data[p+8:p+11]) == `t":`:
+			key, n = keyContent, 11
+		}
+		if n > 0 {
+			nd.d.Advance(n)
+			return key, true, nil
 		}
 	}
 	key, _, ok, err := nd.d.NextKeyIndex(nodeKeys)
@@ -359,7 +367,7 @@ type nodeFields struct {
 	textSet   bool // the "text" key is present
 	textRead  bool // text holds its value (false: skipped, read again if needed)
 	textStr   bool // the value is a string
-	textASCII bool // the text is plain ASCII
+	textUnits int  // the UTF-16 length of text, -1 if not known
 	text      string
 
 	attrsCP  jsonscan.Checkpoint
@@ -391,8 +399,10 @@ func (nd *nodeDecoder) node() (*Node, error) {
 		// A truthy non-object has none of the properties read below.
 		return nd.finishNode(&f)
 	}
-	if err := d.BeginObject(); err != nil {
-		return nil, err
+	if !d.TryBeginObject() {
+		if err := d.BeginObject(); err != nil {
+			return nil, err
+		}
 	}
 	first := true
 	// The type comes first in what toJSON writes: read it right away.
@@ -405,6 +415,34 @@ func (nd *nodeDecoder) node() (*Node, error) {
 			nd.setType(&f, data[p+8:q])
 			d.Advance(q + 1 - p)
 			first = false
+		}
+	}
+	if f.isText && !first {
+		// Most nodes are text: {"type":"text","marks":[...],"text":"..."}.
+		data, p := d.Data(), d.Pos()
+		if p+9 <= len(data) && string(data[p:p+9]) == `,"marks":` {
+			d.Advance(9)
+			if err := nd.marksField(&f); err != nil {
+				return nil, err
+			}
+			p = d.Pos()
+		}
+		if p+9 <= len(data) && binary.LittleEndian.Uint64(data[p:]) == textWord && data[p+8] == '"' {
+			if q := jsonscan.SkipPlain(data, p+9); q < len(data) && data[q] == '"' {
+				// Plain ASCII.
+				f.textSet, f.textRead, f.textStr, f.textUnits = true, true, true, q-(p+9)
+				f.text = nd.str(data[p+9 : q])
+				d.Advance(q + 1 - p)
+			} else {
+				d.Advance(8)
+				f.textSet = true
+				if err := nd.textField(&f); err != nil {
+					return nil, err
+				}
+			}
+			if d.TryEndObject() {
+				return nd.finishNode(&f)
+			}
 		}
 	}
 	for ; ; first = false {
@@ -423,49 +461,53 @@ func (nd *nodeDecoder) node() (*Node, error) {
 			}
 			nd.setType(&f, name)
 		case keyMarks:
-			if err := nd.marksField(&f); err != nil {
-				return nil, err
-			}
+			err = nd.marksField(&f)
 		case keyContent:
-			f.content, f.contentErr, err = nd.fragment()
-			if err != nil {
-				return nil, err
-			}
-			if f.contentErr != nil {
-				f.contentErr.under("content")
-			}
+			err = nd.contentField(&f)
 		case keyText:
-			f.textSet, f.textRead, f.textStr, f.text = true, false, false, ""
-			if f.typeSet && !f.isText {
-				f.textCP = d.Checkpoint()
-				if err := d.Skip(); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if err := nd.textField(&f); err != nil {
-				return nil, err
-			}
+			err = nd.textKey(&f)
 		case keyAttrs:
-			f.attrsSet, f.attrsCP, f.attrsFor = true, d.Checkpoint(), nil
-			if f.nodeType == nil || f.isText {
-				if err := d.Skip(); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			// Compute now: the given values live in a scratch buffer that
-			// the children will reuse. Errors wait for their turn.
-			if err := nd.nodeAttrs(&f, f.nodeType); err != nil {
-				return nil, err
-			}
+			err = nd.attrsField(&f)
 		default:
-			if err := d.Skip(); err != nil {
-				return nil, err
-			}
+			err = d.Skip()
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return nd.finishNode(&f)
+}
+
+// contentField reads the "content" property of a node.
+func (nd *nodeDecoder) contentField(f *nodeFields) (err error) {
+	f.content, f.contentErr, err = nd.fragment()
+	if f.contentErr != nil {
+		f.contentErr.under("content")
+	}
+	return err
+}
+
+// textKey reads the "text" property of a node: now if the node is (so
+// far) a text node, else later if it turns out to be one.
+func (nd *nodeDecoder) textKey(f *nodeFields) error {
+	f.textSet, f.textRead, f.textStr, f.text = true, false, false, ""
+	if f.typeSet && !f.isText {
+		f.textCP = nd.d.Checkpoint()
+		return nd.d.Skip()
+	}
+	return nd.textField(f)
+}
+
+// attrsField reads the "attrs" property of a node: now if its type is
+// known, else once it is.
+func (nd *nodeDecoder) attrsField(f *nodeFields) error {
+	f.attrsSet, f.attrsCP, f.attrsFor = true, nd.d.Checkpoint(), nil
+	if f.nodeType == nil || f.isText {
+		return nd.d.Skip()
+	}
+	// Compute now: the given values live in a scratch buffer that the
+	// children will reuse. Errors wait for their turn.
+	return nd.nodeAttrs(f, f.nodeType)
 }
 
 // setType records the type of a node object, given String(json.type).
@@ -485,15 +527,6 @@ func (nd *nodeDecoder) setType(f *nodeFields, name []byte) {
 
 func (nd *nodeDecoder) textField(f *nodeFields) error {
 	f.textRead = true
-	data, p := nd.d.Data(), nd.d.Pos()
-	if p < len(data) && data[p] == '"' {
-		if q := jsonscan.SkipPlain(data, p+1); q < len(data) && data[q] == '"' {
-			// Plain ASCII, as most text is.
-			f.textStr, f.text, f.textASCII = true, nd.str(data[p+1:q]), true
-			nd.d.Advance(q + 1 - p)
-			return nil
-		}
-	}
 	k, err := nd.d.Peek()
 	if err != nil {
 		return err
@@ -501,10 +534,8 @@ func (nd *nodeDecoder) textField(f *nodeFields) error {
 	if k != jsonscan.String {
 		return nd.d.Skip()
 	}
-	f.textStr = true
 	b, err := nd.d.ReadStringBytes()
-	f.text = nd.str(b)
-	f.textASCII = nd.d.ASCII()
+	f.textStr, f.text, f.textUnits = true, nd.str(b), nd.d.UTF16Len()
 	return err
 }
 
@@ -528,7 +559,7 @@ func (nd *nodeDecoder) finishNode(f *nodeFields) (*Node, error) {
 		}
 		n := nd.allocNode()
 		n.Type, n.Attrs, n.Marks, n.Text = nd.textType, nd.textType.defaultAttrs, f.marks, f.text
-		if n.size = len(f.text); !f.textASCII {
+		if n.size = f.textUnits; n.size < 0 {
 			n.size = textLen(f.text)
 		}
 		return n, nil
@@ -793,8 +824,10 @@ func (nd *nodeDecoder) mark() (*Mark, error) {
 		given    Attrs
 	)
 	if k == jsonscan.Object {
-		if err := d.BeginObject(); err != nil {
-			return nil, err
+		if !d.TryBeginObject() {
+			if err := d.BeginObject(); err != nil {
+				return nil, err
+			}
 		}
 		first := true
 		if data, p := d.Data(), d.Pos(); p+8 <= len(data) && binary.LittleEndian.Uint64(data[p:]) == firstTypeWord {

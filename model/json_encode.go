@@ -1,6 +1,9 @@
 package model
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+)
 
 // Writing documents as JSON, byte for byte as JSON.stringify(x.toJSON())
 // writes them in JavaScript: keys in the order toJSON sets them (type,
@@ -9,6 +12,32 @@ import "strconv"
 
 // AppendJSON appends the JSON form of n (Node.toJSON) to buf.
 func (n *Node) AppendJSON(buf []byte) []byte {
+	if n.size < bigJSON || cap(buf)-len(buf) >= 4*n.size {
+		return n.appendJSON(buf)
+	}
+	return appendLargeJSON(buf, n.appendJSON)
+}
+
+// bigJSON is the size (in positions) from which a node or fragment whose
+// JSON may not fit in buf is written through appendLargeJSON.
+const bigJSON = 1024
+
+var jsonScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// appendLargeJSON appends what write writes, writing into a reused buffer
+// first and copying from it once, rather than growing buf again and again
+// while a large document is written.
+func appendLargeJSON(buf []byte, write func([]byte) []byte) []byte {
+	scratch := jsonScratch.Get().(*[]byte)
+	*scratch = write((*scratch)[:0])
+	buf = append(buf, *scratch...)
+	if cap(*scratch) <= 8<<20 { // keep no huge buffers
+		jsonScratch.Put(scratch)
+	}
+	return buf
+}
+
+func (n *Node) appendJSON(buf []byte) []byte {
 	buf = append(buf, `{"type":`...)
 	buf = appendJSONString(buf, n.Type.Name)
 	if len(n.Attrs) > 0 {
@@ -17,7 +46,7 @@ func (n *Node) AppendJSON(buf []byte) []byte {
 	}
 	if n.Content.size > 0 {
 		buf = append(buf, `,"content":`...)
-		buf = n.Content.AppendJSON(buf)
+		buf = n.Content.appendJSON(buf)
 	}
 	if len(n.Marks) > 0 {
 		buf = append(buf, `,"marks":[`...)
@@ -29,7 +58,7 @@ func (n *Node) AppendJSON(buf []byte) []byte {
 		}
 		buf = append(buf, ']')
 	}
-	if n.Type.IsText {
+	if n.isTextNode() { // not a plain node of the text type, which JS can make
 		buf = append(buf, `,"text":`...)
 		buf = appendJSONString(buf, n.Text)
 	}
@@ -40,12 +69,19 @@ func (n *Node) AppendJSON(buf []byte) []byte {
 // calls MarshalJSON, escapes <, > and & unless told not to (SetEscapeHTML);
 // AppendJSON is byte-identical to JavaScript.
 func (n *Node) MarshalJSON() ([]byte, error) {
-	return n.AppendJSON(make([]byte, 0, 64+2*n.size)), nil
+	return n.AppendJSON(nil), nil
 }
 
 // AppendJSON appends the JSON form of f (Fragment.toJSON): an array of
 // nodes, or null when f is empty.
 func (f Fragment) AppendJSON(buf []byte) []byte {
+	if f.size < bigJSON || cap(buf)-len(buf) >= 4*f.size {
+		return f.appendJSON(buf)
+	}
+	return appendLargeJSON(buf, f.appendJSON)
+}
+
+func (f Fragment) appendJSON(buf []byte) []byte {
 	if len(f.content) == 0 {
 		return append(buf, "null"...)
 	}
@@ -54,14 +90,14 @@ func (f Fragment) AppendJSON(buf []byte) []byte {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = c.AppendJSON(buf)
+		buf = c.appendJSON(buf)
 	}
 	return append(buf, ']')
 }
 
 // MarshalJSON returns the JSON form of f (see Node.MarshalJSON).
 func (f Fragment) MarshalJSON() ([]byte, error) {
-	return f.AppendJSON(make([]byte, 0, 64+2*f.size)), nil
+	return f.AppendJSON(nil), nil
 }
 
 // AppendJSON appends the JSON form of m (Mark.toJSON) to buf.
@@ -101,7 +137,7 @@ func (s Slice) AppendJSON(buf []byte) []byte {
 
 // MarshalJSON returns the JSON form of s (see Node.MarshalJSON).
 func (s Slice) MarshalJSON() ([]byte, error) {
-	return s.AppendJSON(make([]byte, 0, 64+2*s.Content.size)), nil
+	return s.AppendJSON(nil), nil
 }
 
 // appendAttrsJSON appends attributes as a JSON object, in their order.

@@ -2,16 +2,15 @@ package model
 
 import (
 	"bytes"
-	"compress/gzip"
-	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/pmauthority/pmauthority/bench"
 	"github.com/pmauthority/pmauthority/internal/jsonscan"
 )
 
@@ -39,12 +38,33 @@ func testOddSchema(t testing.TB) *Schema {
 	return oddSchema
 }
 
+// jsonCase is one entry of testdata/json_cases.json.
 type jsonCase struct {
-	Schema string `json:"schema"`
-	Kind   string `json:"kind"`
-	In     string `json:"in"`
-	Out    string `json:"out"`
-	Err    string `json:"err"`
+	Schema, Kind, In, Out, Err string
+}
+
+// readJSONCases reads testdata/json_cases.json, keeping lone surrogates
+// (in inputs and messages) as WTF-8, which encoding/json would not.
+func readJSONCases(t testing.TB) []jsonCase {
+	data, err := os.ReadFile("testdata/json_cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ValueFromDecoder(jsonscan.NewDecoder(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []jsonCase
+	for _, c := range v.([]any) {
+		obj := c.(JSONObject)
+		get := func(key string) string {
+			s, _ := obj.Get(key)
+			str, _ := s.(string)
+			return str
+		}
+		cases = append(cases, jsonCase{Schema: get("schema"), Kind: get("kind"), In: get("in"), Out: get("out"), Err: get("err")})
+	}
+	return cases
 }
 
 // decodeCase runs the Go decoder of kind on in and returns what the JS
@@ -75,14 +95,7 @@ func decodeCase(s *Schema, kind string, in []byte) (string, error) {
 // TestFromJSONCases checks the decoders against the answers of
 // prosemirror-model recorded in testdata/json_cases.json.
 func TestFromJSONCases(t *testing.T) {
-	data, err := os.ReadFile("testdata/json_cases.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []jsonCase
-	if err := json.Unmarshal(data, &cases); err != nil {
-		t.Fatal(err)
-	}
+	cases := readJSONCases(t)
 	schemas := map[string]*Schema{"basic": testBasicSchema(t), "odd": testOddSchema(t)}
 	for _, c := range cases {
 		s := schemas[c.Schema]
@@ -121,7 +134,10 @@ func checkAgreesWithValue(t *testing.T, s *Schema, in []byte) {
 	} else {
 		t.Fatalf("%s: ValueFromDecoder failed (%v) where NodeFromJSON did not find a syntax error (%v)", in, err, ferr)
 	}
-	if !bytes.Contains(in, []byte(`\ud`)) && !bytes.Contains(in, []byte(`\uD`)) {
+	// encoding/json replaces lone surrogates and every bad byte by U+FFFD,
+	// where JavaScript keeps lone surrogates and a TextDecoder replaces
+	// maximal ill-formed subsequences.
+	if utf8.Valid(in) && !bytes.Contains(in, []byte(`\ud`)) && !bytes.Contains(in, []byte(`\uD`)) {
 		if v, err := ParseJSONValue(in); err == nil {
 			trees = append(trees, v)
 		}
@@ -312,33 +328,19 @@ func gcd(a, b int) int {
 // traceDocs returns the end documents of the shared editing traces.
 func traceDocs(t testing.TB) map[string][]byte {
 	t.Helper()
-	files, _ := filepath.Glob("/work/shared/traces/*.end.json.gz")
+	files, _ := filepath.Glob(filepath.Join(bench.TracesDir("../bench"), "*.end.json.gz"))
 	if len(files) == 0 {
 		t.Skip("no trace documents")
 	}
 	docs := map[string][]byte{}
 	for _, f := range files {
-		docs[filepath.Base(f)] = readGzip(t, f)
+		data, err := bench.ReadGz(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[filepath.Base(f)] = data
 	}
 	return docs
-}
-
-func readGzip(t testing.TB, name string) []byte {
-	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }
 
 // TestTraceRoundTrip decodes documents that prosemirror wrote and checks
@@ -400,6 +402,13 @@ func TestEncode(t *testing.T) {
 	if got := string(sl.AppendJSON(nil)); !strings.HasPrefix(got, `{"content":[{"type":"paragraph"`) || !strings.HasSuffix(got, `"text":"x"}]}],"openStart":2}`) {
 		t.Errorf("slice: %s", got)
 	}
+	// A plain node of the text type (JS node.copy() of a text node, which
+	// replace can make) has no text key.
+	em, _ := s.MarkFromJSON([]byte(`{"type":"em"}`))
+	plain := newNode(s.textNodeType(), nil, Fragment{}, []*Mark{em})
+	if got := string(plain.AppendJSON(nil)); got != `{"type":"text","marks":[{"type":"em"}]}` {
+		t.Errorf("plain text-typed node: %s", got)
+	}
 	// An empty paragraph has content.size 0: no content key.
 	p, _ := s.NodeFromJSON([]byte(`{"type":"paragraph","content":[]}`))
 	if got := string(p.AppendJSON(nil)); got != `{"type":"paragraph"}` {
@@ -408,43 +417,206 @@ func TestEncode(t *testing.T) {
 }
 
 func FuzzNodeFromJSON(f *testing.F) {
-	data, err := os.ReadFile("testdata/json_cases.json")
-	if err != nil {
-		f.Fatal(err)
-	}
-	var cases []jsonCase
-	if err := json.Unmarshal(data, &cases); err != nil {
-		f.Fatal(err)
-	}
-	for _, c := range cases {
+	for _, c := range readJSONCases(f) {
 		f.Add([]byte(c.In))
 	}
 	f.Add([]byte(`{"type":"doc","content":[{"type":"bullet_list","content":[{"type":"list_item","content":[{"type":"paragraph","content":[{"type":"text","marks":[{"type":"link","attrs":{"href":"x","title":null}},{"type":"strong"}],"text":"a"},{"type":"hard_break"}]}]}]},{"type":"heading","attrs":{"level":3}}]}`))
-	s := testBasicSchema(f)
+	f.Add([]byte(`{"type":"img","attrs":{"src":"x","0":[1],"length":2}}`))
+	f.Add([]byte(`{"type":"opt","attrs":"\ud83d\ude00"}`))
+	basic, odd := testBasicSchema(f), testOddSchema(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		n, err := s.NodeFromJSON(in)
-		var je *JSONError
-		var se *jsonscan.SyntaxError
-		switch {
-		case err == nil:
-			// Reading the output again may fail, as in JS (a number out of
-			// range is written as null), but must not change it.
-			out := n.AppendJSON(nil)
-			if n2, err := s.NodeFromJSON(out); err == nil && !bytes.Equal(n2.AppendJSON(nil), out) {
-				t.Fatalf("round trip of %s changes it", out)
-			}
-		case errors.As(err, &je):
-			// JSON.parse would have accepted the input.
-			if verr := jsonscan.Valid(in, 0); verr != nil {
-				t.Fatalf("semantic error %v for malformed input (%v)", err, verr)
-			}
-		case errors.As(err, &se):
-			if jsonscan.Valid(in, 0) == nil {
-				t.Fatalf("syntax error %v for valid input", err)
-			}
-		default:
-			t.Fatalf("error of type %T: %v", err, err)
-		}
-		checkAgreesWithValue(t, s, in)
+		checkFuzzInput(t, basic, in)
+		checkFuzzInput(t, odd, in)
 	})
+}
+
+// checkFuzzInput checks NodeFromJSON on in: no panic, errors of the right
+// kind, output that reads back the same, agreement with NodeFromValue.
+func checkFuzzInput(t *testing.T, s *Schema, in []byte) {
+	n, err := s.NodeFromJSON(in)
+	var je *JSONError
+	var se *jsonscan.SyntaxError
+	switch {
+	case err == nil:
+		// Reading the output again may fail, as in JS (a number out of
+		// range is written as null), but must not change it.
+		out := n.AppendJSON(nil)
+		if n2, err := s.NodeFromJSON(out); err == nil && !bytes.Equal(n2.AppendJSON(nil), out) {
+			t.Fatalf("round trip of %s changes it", out)
+		}
+	case errors.As(err, &je):
+		// JSON.parse would have accepted the input.
+		if verr := jsonscan.Valid(in, 0); verr != nil {
+			t.Fatalf("semantic error %v for malformed input (%v)", err, verr)
+		}
+	case errors.As(err, &se):
+		if jsonscan.Valid(in, 0) == nil {
+			t.Fatalf("syntax error %v for valid input", err)
+		}
+	default:
+		t.Fatalf("error of type %T: %v", err, err)
+	}
+	checkAgreesWithValue(t, s, in)
+}
+
+// reshape rewrites a JSON value tree as text in another form that
+// JSON.parse reads the same: whitespace, reversed key order, escaped
+// keys and strings. The decoder's fast paths only take the canonical
+// form, so this exercises the general paths against them.
+func reshape(buf *bytes.Buffer, v any, mode int) {
+	switch x := v.(type) {
+	case []any:
+		buf.WriteString("[ ")
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteString(" ,\n")
+			}
+			reshape(buf, e, mode)
+		}
+		buf.WriteString(" ]")
+	case JSONObject:
+		buf.WriteString("{\t")
+		for i := range x {
+			p := x[i]
+			if mode&1 != 0 {
+				p = x[len(x)-1-i]
+			}
+			if i > 0 {
+				buf.WriteString(" , ")
+			}
+			reshapeString(buf, p.Key, mode)
+			buf.WriteString(" : ")
+			reshape(buf, p.Value, mode)
+		}
+		buf.WriteString("\r}")
+	case string:
+		reshapeString(buf, x, mode)
+	default:
+		buf.Write(appendJSONValue(nil, v))
+	}
+}
+
+func reshapeString(buf *bytes.Buffer, s string, mode int) {
+	if mode&2 == 0 {
+		buf.Write(appendJSONString(nil, s))
+		return
+	}
+	buf.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x80:
+			buf.WriteString(`\u00`)
+			buf.WriteByte(hexDigits[c>>4])
+			buf.WriteByte(hexDigits[c&15])
+		case c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0: // a lone surrogate
+			buf.Write(appendJSONString(nil, s[i:i+3])[1:7])
+			i += 2
+		default:
+			buf.WriteByte(c)
+		}
+	}
+	buf.WriteByte('"')
+}
+
+// TestFastPathsAgree decodes documents in their canonical form and in
+// reshaped forms, and checks that all give the same node.
+func TestFastPathsAgree(t *testing.T) {
+	s := testBasicSchema(t)
+	docs := [][]byte{}
+	for _, data := range traceDocs(t) {
+		docs = append(docs, data[:min(len(data), 200000)])
+	}
+	docs = append(docs, []byte(`{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","marks":[{"type":"link","attrs":{"href":"a","title":null}},{"type":"em"}],"text":"x"},{"type":"text","marks":[{"type":"em"}],"text":"y\u00e9\"z"},{"type":"image","attrs":{"src":"s","alt":"a","title":null}},{"type":"text","marks":[{"type":"em"}],"text":"\ud83d"},{"type":"text","marks":[{"type":"em"}],"text":"\ude00"}]},{"type":"heading","attrs":{"level":2}}]}`))
+	for _, data := range docs {
+		want, err := s.NodeFromJSON(data)
+		if err != nil {
+			// A trace document cut short: compare errors only.
+			continue
+		}
+		wantJSON := string(want.AppendJSON(nil))
+		v, err := ValueFromDecoder(jsonscan.NewDecoder(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for mode := 0; mode < 4; mode++ {
+			var buf bytes.Buffer
+			reshape(&buf, v, mode)
+			got, err := s.NodeFromJSON(buf.Bytes())
+			if err != nil {
+				t.Errorf("mode %d: %v", mode, err)
+				continue
+			}
+			if g := string(got.AppendJSON(nil)); g != wantJSON {
+				i := 0
+				for i < len(g) && i < len(wantJSON) && g[i] == wantJSON[i] {
+					i++
+				}
+				t.Errorf("mode %d: decoding differs at %d: %q vs %q", mode, i, g[max(0, i-40):min(len(g), i+40)], wantJSON[max(0, i-40):min(len(wantJSON), i+40)])
+			}
+		}
+	}
+}
+
+// TestMarkSetCacheDepth checks that a mark array read once is not reused
+// deeper than the nesting limit allows.
+func TestMarkSetCacheDepth(t *testing.T) {
+	s := testBasicSchema(t)
+	text := `{"type":"text","marks":[{"type":"em"},{"type":"strong"}],"text":"x"}`
+	// doc > blockquote > paragraph > text: the marks array's objects sit at
+	// depth 9 (doc{ content[ bq{ content[ p{ content[ text{ marks[ mark{).
+	shallow := `{"type":"paragraph","content":[` + text + `]}`
+	deep := `{"type":"blockquote","content":[{"type":"paragraph","content":[` + text + `]}]}`
+	data := []byte(`{"type":"doc","content":[` + shallow + `,` + deep + `]}`)
+	d := jsonscan.NewDecoder(data)
+	d.SetMaxDepth(8)
+	if _, err := s.NodeFromDecoder(d); !errors.Is(err, jsonscan.ErrTooDeep) {
+		t.Errorf("limit 8: got %v", err)
+	}
+	d = jsonscan.NewDecoder(data)
+	d.SetMaxDepth(9)
+	if _, err := s.NodeFromDecoder(d); err != nil {
+		t.Errorf("limit 9: got %v", err)
+	}
+	d = jsonscan.NewDecoder([]byte(`{"type":"doc","content":[` + shallow + `]}`))
+	d.SetMaxDepth(7)
+	if _, err := s.NodeFromDecoder(d); err != nil {
+		t.Errorf("shallow, limit 7: got %v", err)
+	}
+}
+
+func TestJSONErrorUnder(t *testing.T) {
+	e := &JSONError{Msg: "m", Path: "content[0].type"}
+	if got := e.Under("slice").Error(); got != "m (at slice.content[0].type)" {
+		t.Errorf("got %s", got)
+	}
+	if got := (&JSONError{Msg: "m", Path: "[3]"}).Under("steps").Error(); got != "m (at steps[3])" {
+		t.Errorf("got %s", got)
+	}
+	if got := (&JSONError{Msg: "m"}).Under("slice").Error(); got != "m (at slice)" {
+		t.Errorf("got %s", got)
+	}
+	if e.Path != "content[0].type" {
+		t.Errorf("Under modified its receiver")
+	}
+}
+
+func TestAppendJSONStringCases(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"", `""`},
+		{"plain text longer than sixteen bytes", `"plain text longer than sixteen bytes"`},
+		{"é日本語😀 and more non-ASCII text, with a \" quote", `"é日本語😀 and more non-ASCII text, with a \" quote"`},
+		{"\xed\x9f\xbf", "\"\xed\x9f\xbf\""},             // U+D7FF, an ordinary character starting with ED
+		{"a\xed\xa0\xbd", `"a\ud83d"`},                   // lone high surrogate
+		{"\xed\xb8\x80b\xed\xa0\xbd", `"\ude00b\ud83d"`}, // lone low, then high
+		{"x\x00\x1f\x7f\\\n", `"x\u0000\u001f` + "\x7f" + `\\\n"`},
+		{"\xff\xfe", "\"\xff\xfe\""}, // bytes that are not UTF-8 are copied
+	}
+	for _, c := range cases {
+		for _, prefix := range []string{"", "0123456789abcdef"} {
+			got := string(appendJSONString([]byte(prefix), c.in))
+			if got != prefix+c.want {
+				t.Errorf("appendJSONString(%q) = %q, want %q", c.in, got, c.want)
+			}
+		}
+	}
 }

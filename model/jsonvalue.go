@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/pmauthority/pmauthority/internal/jsonscan"
 )
 
 // JSON values held in attributes are nil, bool, float64, string, []any and
@@ -218,10 +220,21 @@ func appendJSNumber(buf []byte, f float64) []byte {
 // written as \udxxx.
 func appendJSONString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
+	// Copy s, then look for the first byte that may need escaping, a word
+	// at a time: usually there is none.
+	at := len(buf)
+	buf = append(slices.Grow(buf, len(s)+8), s...)
+	// Scan into the spare capacity too, so that the last bytes go a word
+	// at a time as well; what lies past the end does not count.
+	i := min(jsonscan.SkipPlain(buf[:len(buf)+8], at)-at, len(s))
+	if i == len(s) {
+		return append(buf, '"')
+	}
+	buf = buf[:at+i]
+	start := i
+	for i < len(s) {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+		if jsonPlainByte[c] {
 			i++
 			continue
 		}
@@ -249,7 +262,9 @@ func appendJSONString(buf []byte, s string) []byte {
 			start = i
 			continue
 		}
-		if c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 { // lone surrogate in WTF-8
+		// c is 0xED: the first byte of a lone surrogate in WTF-8 (ED A0-BF
+		// xx), or of an ordinary character (ED 80-9F xx).
+		if i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF {
 			buf = append(buf, s[start:i]...)
 			r := decodeSurrogate(s[i : i+3])
 			buf = append(buf, '\\', 'u', hexDigits[r>>12&0xF], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
@@ -257,14 +272,23 @@ func appendJSONString(buf []byte, s string) []byte {
 			start = i
 			continue
 		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
+		i++
 	}
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')
 }
 
 const hexDigits = "0123456789abcdef"
+
+// jsonPlainByte tells the bytes that appendJSONString copies as they are:
+// all but '"', '\\', control characters and 0xED, which starts the WTF-8
+// form of a lone surrogate (and never occurs inside another character).
+var jsonPlainByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\' && c != 0xED
+	}
+	return t
+}()
 
 // appendJSONValue appends v encoded as JSON.stringify would.
 func appendJSONValue(buf []byte, v any) []byte {

@@ -55,6 +55,12 @@ func NewTextNode(t *NodeType, text string, marks []*Mark) (*Node, error) {
 	return newTextNode(t, t.defaultAttrs, text, marks), nil
 }
 
+// isTextNode reports whether n is a text node proper (JS TextNode). A node
+// of the text type without text is a plain node (JS Node): replace makes
+// one when the document's root is a text node, as JS node.copy(content)
+// does (see closeNode). It is a leaf of size 1 whose JSON has no "text".
+func (n *Node) isTextNode() bool { return n.Type.IsText && n.Text != "" }
+
 // NodeSize returns the size of the node in the position scheme: the
 // UTF-16 length of a text node, 1 for other leaves, and the content size
 // plus two for the others.
@@ -136,7 +142,7 @@ func (n *Node) Eq(o *Node) bool {
 	if n == o {
 		return true
 	}
-	if n.Type.IsText {
+	if n.isTextNode() {
 		return n.SameMarkup(o) && n.Text == o.Text
 	}
 	return n.SameMarkup(o) && n.Content.Eq(o.Content)
@@ -177,7 +183,7 @@ func (n *Node) Mark(marks []*Mark) *Node {
 	if sameMarkSlice(marks, n.Marks) {
 		return n
 	}
-	if n.Type.IsText {
+	if n.isTextNode() {
 		return newTextNode(n.Type, n.Attrs, n.Text, marks)
 	}
 	return &Node{Type: n.Type, Attrs: n.Attrs, Content: n.Content, Marks: marks, size: n.size}
@@ -448,7 +454,7 @@ func (n *Node) writeString(b *strings.Builder) {
 		b.WriteString(m.Type.Name)
 		b.WriteByte('(')
 	}
-	if n.Type.IsText {
+	if n.isTextNode() {
 		b.Write(appendJSONString(nil, n.Text))
 	} else {
 		b.WriteString(n.Type.Name)

@@ -433,6 +433,12 @@ func closeNode(node *Node, content Fragment) (*Node, error) {
 	if !node.Type.ValidContent(content) {
 		return nil, &ReplaceError{"Invalid content for node " + node.Type.Name}
 	}
+	if node.Type.IsText {
+		// Only a root can be a text node here. The JS calls node.copy
+		// with a new fragment, and TextNode does not override copy:
+		// the result is a plain Node of the text type, without text.
+		return newNode(node.Type, node.Attrs, content, node.Marks), nil
+	}
 	return node.Copy(content), nil
 }
 

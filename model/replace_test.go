@@ -122,6 +122,42 @@ func TestReplaceErrors(t *testing.T) {
 	}
 }
 
+// Replacing in a document whose root is a text node gives a plain node of
+// the text type (JS node.copy, which TextNode does not override). The
+// expected values were produced by prosemirror-model 1.25.13.
+func TestReplaceTextRoot(t *testing.T) {
+	s := testBasicSchema(t)
+	root, err := s.NodeFromJSON([]byte(`{"type":"text","text":"héllo","marks":[{"type":"em"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := root.Replace(0, 0, EmptySlice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Type != root.Type || got.Text != "" || got.NodeSize() != 1 || got.TextContent() != "" || got.String() != "em(text)" {
+		t.Errorf("replace in a text root: %v (size %d, text %q)", got, got.NodeSize(), got.Text)
+	}
+	if j := string(got.AppendJSON(nil)); j != `{"type":"text","marks":[{"type":"em"}]}` {
+		t.Errorf("JSON %s", j)
+	}
+	if err := got.Check(); err != nil {
+		t.Errorf("check: %v", err)
+	}
+	if !got.Eq(root) || root.Eq(got) {
+		t.Errorf("eq: plain.eq(text) %t (want true), text.eq(plain) %t (want false)", got.Eq(root), root.Eq(got))
+	}
+	if unmarked := got.Mark(nil); unmarked.NodeSize() != 1 || unmarked.String() != "text" || string(unmarked.AppendJSON(nil)) != `{"type":"text"}` {
+		t.Errorf("mark(none): %v, size %d, JSON %s", unmarked, unmarked.NodeSize(), unmarked.AppendJSON(nil))
+	}
+	para, _ := s.Node("paragraph", nil, Fragment{}, nil)
+	_, err = root.Replace(0, 0, NewSlice(FragmentOf(para), 0, 0))
+	var re *ReplaceError
+	if !errors.As(err, &re) || err.Error() != "Invalid content for node text" {
+		t.Errorf("insert into a text root: %v", err)
+	}
+}
+
 // Slices from JSON may have open depths that do not match their content.
 // The expected results were produced by prosemirror-model 1.25.13.
 func TestReplaceMalformedSlices(t *testing.T) {

@@ -92,7 +92,7 @@ type Decoder struct {
 	depth    int
 	maxDepth int
 	first    bool // just after '{' or '[': no ',' expected
-	ascii    bool // the last string read was plain ASCII
+	units    int  // UTF-16 length of the last string read, -1 if unknown
 	scratch  []byte
 }
 
@@ -135,13 +135,39 @@ func (d *Decoder) Depth() int { return d.depth }
 // Data returns the input.
 func (d *Decoder) Data() []byte { return d.data }
 
-// Advance moves n bytes on, past input the caller has read itself from
-// Data()[Pos():], for fast paths over common shapes. The bytes must be a
-// key with its ':' (as NextKey reads it) or end a member or element of
-// the current container, and must not open or close a container.
+// Advance moves n bytes on, past input the caller has checked itself in
+// Data()[Pos():], for fast paths over common shapes: a key with its ':'
+// (as NextKey reads it), a ',' before an element (as NextElem reads it),
+// or a complete value. A value may hold containers (they are balanced);
+// the caller then answers for the nesting limit.
 func (d *Decoder) Advance(n int) {
 	d.pos += n
 	d.first = false
+}
+
+// TryBeginObject reads a '{' if it is the very next byte and the nesting
+// limit allows, and reports whether it did: a cheap, inlinable
+// BeginObject for fast paths (BeginObject reports the errors).
+func (d *Decoder) TryBeginObject() bool {
+	if d.pos < len(d.data) && d.data[d.pos] == '{' && d.depth < d.maxDepth {
+		d.pos++
+		d.depth++
+		d.first = true
+		return true
+	}
+	return false
+}
+
+// TryEndObject reads a '}' if it is the very next byte and reports
+// whether it did: a cheap, inlinable NextKey for the end of an object.
+func (d *Decoder) TryEndObject() bool {
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		d.depth--
+		d.first = false
+		return true
+	}
+	return false
 }
 
 // Checkpoint is a saved decoder position, to read a value again.
@@ -562,10 +588,10 @@ func (d *Decoder) ReadStringBytes() ([]byte, error) {
 	return d.readString()
 }
 
-// ASCII reports whether the last string read (a key or a value) is
-// known to hold only ASCII characters, so that its length in UTF-16 units
-// is its length in bytes. It may be false for some ASCII strings.
-func (d *Decoder) ASCII() bool { return d.ascii }
+// UTF16Len returns the length in UTF-16 code units (JavaScript's
+// string length) of the last string read, a key or a value, or -1 when the
+// decoder does not know it (strings with escapes or ill-formed UTF-8).
+func (d *Decoder) UTF16Len() int { return d.units }
 
 // ReadString reads a string and returns it as a new Go string (WTF-8).
 func (d *Decoder) ReadString() (string, error) {
@@ -584,7 +610,9 @@ const (
 )
 
 func specialBytes(x uint64) uint64 {
-	return quoteOrControl(x) | x&msb
+	// As below; the high bits of x itself flag non-ASCII bytes, which
+	// makes the masks that keep those out of the other tests unneeded.
+	return ((x ^ (lsb * '"') - lsb) | (x ^ (lsb * '\\') - lsb) | (x - lsb*0x20) | x) & msb
 }
 
 // SkipPlain returns the offset of the first byte from p on that is a
@@ -593,6 +621,16 @@ func specialBytes(x uint64) uint64 {
 // The lowest flagged byte of a word is always a true match, as borrows
 // only propagate upwards from one.
 func SkipPlain(data []byte, p int) int {
+	for ; p+16 <= len(data); p += 16 {
+		m := specialBytes(binary.LittleEndian.Uint64(data[p:]))
+		m2 := specialBytes(binary.LittleEndian.Uint64(data[p+8:]))
+		if m|m2 != 0 {
+			if m != 0 {
+				return p + bits.TrailingZeros64(m)>>3
+			}
+			return p + 8 + bits.TrailingZeros64(m2)>>3
+		}
+	}
 	for ; p+8 <= len(data); p += 8 {
 		if m := specialBytes(binary.LittleEndian.Uint64(data[p:])); m != 0 {
 			return p + bits.TrailingZeros64(m)>>3
@@ -633,31 +671,88 @@ func quoteOrControl(x uint64) uint64 {
 func (d *Decoder) readString() ([]byte, error) {
 	data := d.data
 	start := d.pos + 1
-	p := start
-	d.ascii = true
-	for {
-		p = SkipPlain(data, p)
-		if p >= len(data) {
-			return nil, d.errorf(d.pos, "unterminated string")
-		}
-		c := data[p]
+	p := SkipPlain(data, start)
+	if p < len(data) && data[p] == '"' {
+		d.units = p - start
+		d.pos = p + 1
+		return data[start:p], nil
+	}
+	// Non-ASCII text without escapes is next most common.
+	if q, units := scanUTF8(data, p); q < len(data) && data[q] == '"' {
+		d.units = p - start + units
+		d.pos = q + 1
+		return data[start:q], nil
+	}
+	d.units = -1
+	return d.readStringSlow(start, p)
+}
+
+// plainASCII tells the ASCII bytes that need no escape in a string.
+var plainASCII = func() (t [128]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// utf8Lead describes the first byte of a UTF-8 sequence: its length (0
+// for bytes that cannot start one) and the range of the second byte.
+type utf8Lead struct{ size, lo, hi uint8 }
+
+var utf8Leads = func() (t [256]utf8Lead) {
+	for c := 0xC2; c <= 0xF4; c++ {
 		switch {
-		case c == '"':
-			d.pos = p + 1
-			return data[start:p], nil
-		case c == '\\':
-			return d.readStringSlow(start, p)
-		case c < 0x20:
-			return nil, d.errorf(p, "control character 0x%02x in string", c)
+		case c <= 0xDF:
+			t[c] = utf8Lead{2, 0x80, 0xBF}
+		case c == 0xE0:
+			t[c] = utf8Lead{3, 0xA0, 0xBF}
+		case c == 0xED:
+			t[c] = utf8Lead{3, 0x80, 0x9F}
+		case c <= 0xEF:
+			t[c] = utf8Lead{3, 0x80, 0xBF}
+		case c == 0xF0:
+			t[c] = utf8Lead{4, 0x90, 0xBF}
+		case c == 0xF4:
+			t[c] = utf8Lead{4, 0x80, 0x8F}
 		default:
-			d.ascii = false
-			n := validUTF8Seq(data[p:])
-			if n == 0 {
-				return d.readStringSlow(start, p)
-			}
-			p += n
+			t[c] = utf8Lead{4, 0x80, 0xBF}
 		}
 	}
+	return t
+}()
+
+// scanUTF8 reads well-formed UTF-8 string content from p on and returns
+// where it stops (at a '"', '\\', control character or ill-formed byte)
+// and its length in UTF-16 units.
+func scanUTF8(data []byte, p int) (end, units int) {
+	start, extra := p, 0 // extra: bytes beyond the UTF-16 units they make
+	for p < len(data) {
+		c := data[p]
+		if c < 0x80 {
+			if !plainASCII[c] {
+				break
+			}
+			p++
+			if p < len(data) && data[p] < 0x80 { // more than a space between words
+				p = SkipPlain(data, p)
+			}
+			continue
+		}
+		l := utf8Leads[c]
+		n := int(l.size)
+		if n == 0 || p+n > len(data) || data[p+1]-l.lo > l.hi-l.lo {
+			break
+		}
+		if n > 2 && (data[p+2]-0x80 > 0x3F || n > 3 && data[p+3]-0x80 > 0x3F) {
+			break
+		}
+		extra += n - 1
+		if n == 4 { // a surrogate pair in UTF-16
+			extra--
+		}
+		p += n
+	}
+	return p, p - start - extra
 }
 
 // validUTF8Seq returns the length of the well-formed UTF-8 sequence at
@@ -673,7 +768,6 @@ func validUTF8Seq(b []byte) int {
 // readStringSlow decodes a string that has escapes or ill-formed UTF-8,
 // from p on (start..p is plain text), into the scratch buffer.
 func (d *Decoder) readStringSlow(start, p int) ([]byte, error) {
-	d.ascii = false
 	data := d.data
 	buf := append(d.scratch[:0], data[start:p]...)
 	for {
