@@ -1,14 +1,15 @@
 package model
 
 func findDiffStart(a, b Fragment, pos int) (int, bool) {
+	na, nb := a.ChildCount(), b.ChildCount()
 	for i := 0; ; i++ {
-		if i == len(a.content) || i == len(b.content) {
-			if len(a.content) == len(b.content) {
+		if i == na || i == nb {
+			if na == nb {
 				return 0, false
 			}
 			return pos, true
 		}
-		childA, childB := a.content[i], b.content[i]
+		childA, childB := a.Child(i), b.Child(i)
 		if childA == childB {
 			pos += childA.size
 			continue
@@ -29,7 +30,7 @@ func findDiffStart(a, b Fragment, pos int) (int, bool) {
 }
 
 func findDiffEnd(a, b Fragment, posA, posB int) (int, int, bool) {
-	for iA, iB := len(a.content), len(b.content); ; {
+	for iA, iB := a.ChildCount(), b.ChildCount(); ; {
 		if iA == 0 || iB == 0 {
 			if iA == iB {
 				return 0, 0, false
@@ -38,7 +39,7 @@ func findDiffEnd(a, b Fragment, posA, posB int) (int, int, bool) {
 		}
 		iA--
 		iB--
-		childA, childB := a.content[iA], b.content[iB]
+		childA, childB := a.Child(iA), b.Child(iB)
 		size := childA.size
 		if childA == childB {
 			posA -= size

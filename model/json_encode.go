@@ -82,11 +82,11 @@ func (f Fragment) AppendJSON(buf []byte) []byte {
 }
 
 func (f Fragment) appendJSON(buf []byte) []byte {
-	if len(f.content) == 0 {
+	if f.ChildCount() == 0 {
 		return append(buf, "null"...)
 	}
 	buf = append(buf, '[')
-	for i, c := range f.content {
+	for i, c := range f.all() {
 		if i > 0 {
 			buf = append(buf, ',')
 		}

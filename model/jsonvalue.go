@@ -2,9 +2,6 @@ package model
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -330,78 +327,18 @@ func appendJSONValue(buf []byte, v any) []byte {
 
 // ParseJSONValue parses one JSON value into the representation used for
 // attributes (nil, bool, float64, string, []any, JSONObject), with
-// JavaScript's key order and last-duplicate-wins, as JSON.parse does.
-// It is the slow general path, used for specs and tests.
+// JavaScript's key order and last-duplicate-wins, as JSON.parse does. It is
+// the general path, used for specs and tests.
 func ParseJSONValue(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeJSONValue(dec, 0)
+	d := jsonscan.NewDecoder(data)
+	v, err := ValueFromDecoder(d)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
-		return nil, errors.New("unexpected data after JSON value")
+	if err := d.End(); err != nil {
+		return nil, err
 	}
 	return v, nil
-}
-
-// maxJSONDepth bounds nesting in the general decoder.
-const maxJSONDepth = 512
-
-func decodeJSONValue(dec *json.Decoder, depth int) (any, error) {
-	if depth > maxJSONDepth {
-		return nil, fmt.Errorf("JSON nested deeper than %d", maxJSONDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '[':
-			arr := []any{}
-			for dec.More() {
-				v, err := decodeJSONValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return arr, nil
-		case '{':
-			obj := JSONObject{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, _ := kt.(string)
-				v, err := decodeJSONValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				obj.set(key, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return obj, nil
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	case json.Number:
-		f, err := strconv.ParseFloat(string(t), 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return nil, err
-		}
-		return f, nil
-	case string, bool, nil:
-		return t, nil
-	}
-	return nil, fmt.Errorf("unexpected JSON token %v", tok)
 }
 
 // AppendJSONString appends s as JSON.stringify writes a string (no HTML

@@ -67,10 +67,10 @@ func (n *Node) isTextNode() bool { return n.Type.IsText && n.Text != "" }
 func (n *Node) NodeSize() int { return n.size }
 
 // ChildCount returns the number of children.
-func (n *Node) ChildCount() int { return len(n.Content.content) }
+func (n *Node) ChildCount() int { return n.Content.ChildCount() }
 
 // Child returns the child at index i; it panics when i is out of range.
-func (n *Node) Child(i int) *Node { return n.Content.content[i] }
+func (n *Node) Child(i int) *Node { return n.Content.Child(i) }
 
 // MaybeChild returns the child at index i, or nil.
 func (n *Node) MaybeChild(i int) *Node { return n.Content.MaybeChild(i) }
@@ -202,6 +202,17 @@ func (n *Node) WithText(text string) *Node {
 	return newTextNode(n.Type, n.Attrs, text, n.Marks)
 }
 
+// withTextSize is WithText for a text whose UTF-16 length, size, is known.
+func (n *Node) withTextSize(text string, size int) *Node {
+	if text == n.Text {
+		return n
+	}
+	if text == "" {
+		panic(errEmptyText)
+	}
+	return &Node{Type: n.Type, Attrs: n.Attrs, Marks: n.Marks, Text: text, size: size}
+}
+
 // Cut returns a copy of n with only the content between from and to (for
 // text nodes: the text between the UTF-16 offsets from and to, which must
 // not be empty).
@@ -210,7 +221,9 @@ func (n *Node) Cut(from, to int) *Node {
 		if from == 0 && to == n.size {
 			return n
 		}
-		return n.WithText(textSlice(n.Text, from, to))
+		// textSlice clamps from and to to the text, and keeps every
+		// UTF-16 unit between them (a cut pair leaves a lone surrogate).
+		return n.withTextSize(textSlice(n.Text, from, to), max(0, min(to, n.size)-max(from, 0)))
 	}
 	if from == 0 && to == n.Content.size {
 		return n
@@ -300,9 +313,9 @@ func (n *Node) ChildBefore(pos int) (child *Node, index, offset int) {
 	}
 	index, offset = n.Content.findIndex(pos)
 	if offset < pos {
-		return n.Content.content[index], index, offset
+		return n.Content.Child(index), index, offset
 	}
-	child = n.Content.content[index-1]
+	child = n.Content.Child(index - 1)
 	return child, index - 1, offset - child.size
 }
 
@@ -363,12 +376,12 @@ func (n *Node) canReplace(from, to int, replacement Fragment, start, end int) (b
 	if one == nil {
 		return false, nil
 	}
-	two := one.MatchFragment(n.Content, to, len(n.Content.content))
+	two := one.MatchFragment(n.Content, to, n.Content.ChildCount())
 	if two == nil || !two.ValidEnd {
 		return false, nil
 	}
 	for i := start; i < end; i++ {
-		if !n.Type.AllowsMarks(replacement.content[i].Marks) {
+		if !n.Type.AllowsMarks(replacement.Child(i).Marks) {
 			return false, nil
 		}
 	}
@@ -390,7 +403,7 @@ func (n *Node) CanReplaceWith(from, to int, t *NodeType, marks []*Mark) bool {
 	if start == nil {
 		return false
 	}
-	end := start.MatchFragment(n.Content, to, len(n.Content.content))
+	end := start.MatchFragment(n.Content, to, n.Content.ChildCount())
 	return end != nil && end.ValidEnd
 }
 
@@ -398,8 +411,8 @@ func (n *Node) CanReplaceWith(from, to int, t *NodeType, marks []*Mark) bool {
 // empty o, it reports whether the two types have compatible content.
 func (n *Node) CanAppend(o *Node) bool {
 	if o.Content.size != 0 {
-		c := len(n.Content.content)
-		return n.CanReplace(c, c, o.Content, 0, len(o.Content.content))
+		c := n.Content.ChildCount()
+		return n.CanReplace(c, c, o.Content, 0, o.Content.ChildCount())
 	}
 	return n.Type.CompatibleContent(o.Type)
 }
@@ -433,7 +446,7 @@ func (n *Node) Check() error {
 		}
 		return errors.New(b.String())
 	}
-	for _, c := range n.Content.content {
+	for _, c := range n.Content.all() {
 		if err := c.Check(); err != nil {
 			return err
 		}

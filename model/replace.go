@@ -92,7 +92,7 @@ func removeRange(content Fragment, from, to int) (Fragment, error) {
 		return Fragment{}, err
 	}
 	if offset == from || child.Type.IsText {
-		if offsetTo != to && !content.content[indexTo].Type.IsText {
+		if offsetTo != to && !content.Child(indexTo).Type.IsText {
 			return Fragment{}, errNonFlat
 		}
 		return content.Cut(0, from).Append(content.Cut(to, content.size)), nil
@@ -115,7 +115,7 @@ func insertInto(content Fragment, dist int, insert Fragment, openStart, openEnd 
 	child := content.MaybeChild(index)
 	if offset == dist || child.Type.IsText {
 		if parent != nil && openStart <= 0 && openEnd <= 0 {
-			ok, err := parent.canReplace(index, index, insert, 0, len(insert.content))
+			ok, err := parent.canReplace(index, index, insert, 0, insert.ChildCount())
 			if err != nil || !ok {
 				return Fragment{}, false, err
 			}
@@ -126,7 +126,7 @@ func insertInto(content Fragment, dist int, insert Fragment, openStart, openEnd 
 	if index == 0 {
 		innerStart = openStart - 1
 	}
-	if index == len(content.content)-1 {
+	if index == content.ChildCount()-1 {
 		innerEnd = openEnd - 1
 	}
 	inner, ok, err := insertInto(child.Content, dist-offset-1, insert, innerStart, innerEnd, child)
@@ -191,7 +191,7 @@ func replaceOuter(from, to *ResolvedPos, s Slice, depth int) (*Node, error) {
 			return nil, jsTypeError("copy")
 		}
 		index := from.path[depth].index
-		if index >= len(node.Content.content) {
+		if index >= node.Content.ChildCount() {
 			return nil, jsTypeError("nodeSize")
 		}
 		return node.Copy(node.Content.ReplaceChild(index, inner)), nil
@@ -225,21 +225,22 @@ func replaceOuter(from, to *ResolvedPos, s Slice, depth int) (*Node, error) {
 func joinFragments(content Fragment, from int, insert Fragment, to int) Fragment {
 	i0, s0 := content.findIndex(from)
 	i1, s1 := content.findIndex(to)
-	b := seamBuilder{nodes: make([]*Node, 0, i0+1+len(insert.content)+len(content.content)-i1+1)}
+	n := content.ChildCount()
+	b := seamBuilder{nodes: make([]*Node, 0, i0+1+insert.ChildCount()+n-i1+1)}
 	if s0 < from { // from is inside the text node i0
-		b.piece(content.content[:i0+1], "", false, textSlice(content.content[i0].Text, 0, from-s0), true)
+		b.piece(content.childSlice(0, i0+1), "", 0, textSlice(content.Child(i0).Text, 0, from-s0), from-s0)
 	} else {
-		b.piece(content.content[:i0], "", false, "", false)
+		b.piece(content.childSlice(0, i0), "", 0, "", 0)
 	}
-	b.piece(insert.content, "", false, "", false)
+	b.piece(insert.childSlice(0, insert.ChildCount()), "", 0, "", 0)
 	if s1 < to { // to is inside the text node i1
-		c := content.content[i1]
-		b.piece(content.content[i1:], textSlice(c.Text, to-s1, c.size), true, "", false)
+		c := content.Child(i1)
+		b.piece(content.childSlice(i1, n), textSlice(c.Text, to-s1, c.size), c.size-(to-s1), "", 0)
 	} else {
-		b.piece(content.content[i1:], "", false, "", false)
+		b.piece(content.childSlice(i1, n), "", 0, "", 0)
 	}
 	b.flush()
-	return Fragment{b.nodes[:len(b.nodes):len(b.nodes)], from + insert.size + content.size - to}
+	return makeFragment(b.nodes, from+insert.size+content.size-to)
 }
 
 // seamBuilder concatenates pieces of fragments as Fragment.Append does:
@@ -250,54 +251,57 @@ type seamBuilder struct {
 	nodes  []*Node
 	run    *Node // markup (and, unless runMod, text) of the held-back text node
 	runMod bool  // whether the run's text differs from run.Text
+	runLen int   // the UTF-16 length of the run's text (the sum of its parts')
 	parts  [4]string
 	nparts int
 }
 
 // piece adds nodes, the first one with its text replaced by head when
-// hasHead, the last one with its text replaced by tail when hasTail.
-func (b *seamBuilder) piece(nodes []*Node, head string, hasHead bool, tail string, hasTail bool) {
+// headLen (its UTF-16 length) is not 0, the last one with its text
+// replaced by tail when tailLen is not 0.
+func (b *seamBuilder) piece(nodes []*Node, head string, headLen int, tail string, tailLen int) {
 	if len(nodes) == 0 {
 		return
 	}
 	last := len(nodes) - 1
-	first, text, mod := nodes[0], nodes[0].Text, false
-	if hasHead {
-		text, mod = head, true
+	first, text, size, mod := nodes[0], nodes[0].Text, nodes[0].size, false
+	if headLen != 0 {
+		text, size, mod = head, headLen, true
 	}
-	if last == 0 && hasTail {
-		text, mod = tail, true
+	if last == 0 && tailLen != 0 {
+		text, size, mod = tail, tailLen, true
 	}
 	if b.run != nil && first.Type.IsText && b.run.SameMarkup(first) {
-		b.addPart(text)
+		b.addPart(text, size)
 		b.runMod = true
 	} else {
 		b.flush()
-		b.hold(first, text, mod)
+		b.hold(first, text, size, mod)
 	}
 	if last == 0 {
 		return
 	}
 	b.flush()
 	b.nodes = append(b.nodes, nodes[1:last]...)
-	text, mod = nodes[last].Text, false
-	if hasTail {
-		text, mod = tail, true
+	text, size, mod = nodes[last].Text, nodes[last].size, false
+	if tailLen != 0 {
+		text, size, mod = tail, tailLen, true
 	}
-	b.hold(nodes[last], text, mod)
+	b.hold(nodes[last], text, size, mod)
 }
 
 // hold holds a text node back as the run, or appends any other node.
-func (b *seamBuilder) hold(n *Node, text string, mod bool) {
+func (b *seamBuilder) hold(n *Node, text string, size int, mod bool) {
 	if !n.Type.IsText {
 		b.nodes = append(b.nodes, n)
 		return
 	}
-	b.run, b.runMod, b.nparts = n, mod, 0
-	b.addPart(text)
+	b.run, b.runMod, b.nparts, b.runLen = n, mod, 0, 0
+	b.addPart(text, size)
 }
 
-func (b *seamBuilder) addPart(s string) {
+func (b *seamBuilder) addPart(s string, size int) {
+	b.runLen += size
 	if b.nparts == len(b.parts) { // more seams than joinFragments has
 		b.parts[0], b.nparts = textConcatN(b.parts[:]), 1
 	}
@@ -312,7 +316,7 @@ func (b *seamBuilder) flush() {
 	}
 	n := b.run
 	if b.runMod {
-		n = n.WithText(textConcatN(b.parts[:b.nparts]))
+		n = n.withTextSize(textConcatN(b.parts[:b.nparts]), b.runLen)
 	}
 	b.nodes = append(b.nodes, n)
 	b.run, b.runMod, b.nparts = nil, false, 0
@@ -366,7 +370,7 @@ func joinable(before, after *ResolvedPos, depth int) (*Node, error) {
 func addNode(child *Node, target []*Node) []*Node {
 	last := len(target) - 1
 	if last >= 0 && child.Type.IsText && child.SameMarkup(target[last]) {
-		target[last] = child.WithText(textConcat(target[last].Text, child.Text))
+		target[last] = child.withTextSize(textConcat(target[last].Text, child.Text), target[last].size+child.size)
 		return target
 	}
 	return append(target, child)
@@ -385,7 +389,7 @@ func addRange(start, end *ResolvedPos, depth int, target []*Node) ([]*Node, erro
 		if node == nil {
 			return target, jsTypeError("childCount")
 		}
-		endIndex = len(node.Content.content)
+		endIndex = node.Content.ChildCount()
 	}
 	startIndex, startOK := 0, true
 	if start != nil {
@@ -399,16 +403,18 @@ func addRange(start, end *ResolvedPos, depth int, target []*Node) ([]*Node, erro
 	}
 	if startOK && endOK && startIndex < endIndex {
 		// addNode for each child, appending runs that cannot join in bulk.
-		children := node.Content.content[startIndex:endIndex]
-		for len(children) > 0 {
-			target = addNode(children[0], target)
-			j := 1
-			for j < len(children) && !(children[j].Type.IsText && children[j].SameMarkup(children[j-1])) {
-				j++
+		// (addNode joins each run's first child to the previous run.)
+		node.Content.eachRun(startIndex, endIndex, func(children []*Node) {
+			for len(children) > 0 {
+				target = addNode(children[0], target)
+				j := 1
+				for j < len(children) && !(children[j].Type.IsText && children[j].SameMarkup(children[j-1])) {
+					j++
+				}
+				target = append(target, children[1:j]...)
+				children = children[j:]
 			}
-			target = append(target, children[1:j]...)
-			children = children[j:]
-		}
+		})
 	}
 	if end != nil && end.Depth == depth && end.TextOffset() != 0 {
 		target = addNode(end.NodeBefore(), target)
@@ -420,7 +426,7 @@ func addRange(start, end *ResolvedPos, depth int, target []*Node) ([]*Node, erro
 // undefined), to size result slices.
 func childCountAt(r *ResolvedPos, depth int) int {
 	if n := pathNode(r, depth); n != nil {
-		return len(n.Content.content)
+		return n.Content.ChildCount()
 	}
 	return 0
 }

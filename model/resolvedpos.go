@@ -94,7 +94,7 @@ func resolvePos(doc *Node, pos int) (*ResolvedPos, error) {
 		if rem == 0 {
 			break
 		}
-		node = node.Content.content[index]
+		node = node.Content.Child(index)
 		if node.Type.IsText {
 			break
 		}
@@ -178,10 +178,10 @@ func (r *ResolvedPos) TextOffset() int { return r.Pos - r.path[r.Depth].offset }
 // text node after it), or nil.
 func (r *ResolvedPos) NodeAfter() *Node {
 	e := &r.path[r.Depth]
-	if e.index == len(e.node.Content.content) {
+	if e.index == e.node.Content.ChildCount() {
 		return nil
 	}
-	child := e.node.Content.content[e.index]
+	child := e.node.Content.Child(e.index)
 	if dOff := r.Pos - e.offset; dOff != 0 {
 		return child.Cut(dOff, child.size)
 	}
@@ -193,23 +193,19 @@ func (r *ResolvedPos) NodeAfter() *Node {
 func (r *ResolvedPos) NodeBefore() *Node {
 	e := &r.path[r.Depth]
 	if dOff := r.Pos - e.offset; dOff != 0 {
-		return e.node.Content.content[e.index].Cut(0, dOff)
+		return e.node.Content.Child(e.index).Cut(0, dOff)
 	}
 	if e.index == 0 {
 		return nil
 	}
-	return e.node.Content.content[e.index-1]
+	return e.node.Content.Child(e.index - 1)
 }
 
 // PosAtIndex returns the position at the given index in the ancestor at
 // the given depth.
 func (r *ResolvedPos) PosAtIndex(index, depth int) int {
 	node := r.path[depth].node
-	pos := r.Start(depth)
-	for i := 0; i < index; i++ {
-		pos += node.Content.content[i].size
-	}
-	return pos
+	return r.Start(depth) + node.Content.offsetAt(index)
 }
 
 // Marks returns the marks at the position, taking the inclusive property
@@ -221,7 +217,7 @@ func (r *ResolvedPos) Marks() []*Mark {
 		return nil
 	}
 	if r.TextOffset() != 0 {
-		return parent.Content.content[index].Marks
+		return parent.Content.Child(index).Marks
 	}
 	main, other := parent.MaybeChild(index-1), parent.MaybeChild(index)
 	if main == nil {
