@@ -65,25 +65,45 @@ order and exits 0. A request may name its own "schema" and ask for
 		}
 		return 0
 	}
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
-	var buf []byte
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
+	// Answers are buffered while more input is already waiting and flushed
+	// as soon as it is not, so that a client sending one line at a time and
+	// waiting for each answer never deadlocks.
+	in := bufio.NewReaderSize(stdin, 1<<20)
+	var buf, long []byte
+	for {
+		line, err := in.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				if len(long) > maxLine {
+					fmt.Fprintf(stderr, "pmauthority apply: request line longer than %d bytes\n", maxLine)
+					return 2
+				}
+				line, err = in.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
 		}
-		buf, _ = answer(app, buf[:0], line)
-		buf = append(buf, '\n')
-		if _, err := out.Write(buf); err != nil {
+		if err != nil && err != io.EOF {
+			fmt.Fprintln(stderr, "pmauthority apply: reading stdin:", err)
 			return 2
 		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			buf, _ = answer(app, buf[:0], line)
+			buf = append(buf, '\n')
+			if _, werr := out.Write(buf); werr != nil {
+				return 2
+			}
+		}
+		if err == io.EOF {
+			return 0
+		}
+		if in.Buffered() == 0 {
+			if ferr := out.Flush(); ferr != nil {
+				return 2
+			}
+		}
 	}
-	if err := sc.Err(); err != nil {
-		fmt.Fprintln(stderr, "pmauthority apply: reading stdin:", err)
-		return 2
-	}
-	return 0
 }
 
 // answer appends the answer to one request to buf: {"doc": …} or the

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -32,5 +34,34 @@ func TestApplyCommand(t *testing.T) {
 		if code != tc.code || stdout.String() != tc.out || !strings.Contains(stderr.String(), tc.error) {
 			t.Errorf("apply %q < %s:\nexit %d, want %d\nstdout %s\nwant   %s\nstderr %s", tc.args, tc.stdin, code, tc.code, &stdout, tc.out, &stderr)
 		}
+	}
+}
+
+// TestApplyJSONLAnswersEachLine checks that --jsonl answers a line before
+// the next one is sent (a client waiting for each answer must not deadlock).
+func TestApplyJSONLAnswersEachLine(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"apply", "--jsonl", "--schema", "text"}, inR, outW, io.Discard)
+		outW.Close()
+	}()
+	answers := bufio.NewReader(outR)
+	for i := 0; i < 3; i++ {
+		if _, err := io.WriteString(inW, `{"doc":{"type":"doc"},"steps":[]}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := answers.ReadString('\n')
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		if want := `{"doc":{"type":"doc"}}` + "\n"; got != want {
+			t.Fatalf("answer %d = %q, want %q", i, got, want)
+		}
+	}
+	inW.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit code %d", code)
 	}
 }
