@@ -78,21 +78,6 @@ func (o JSONObject) With(key string, v any) JSONObject {
 	return out
 }
 
-// set is With for an object being built (modifies in place when possible).
-func (o *JSONObject) set(key string, v any) {
-	for i := range *o {
-		if (*o)[i].Key == key {
-			(*o)[i].Value = v
-			return
-		}
-	}
-	if _, isIdx := isArrayIndex(key); !isIdx {
-		*o = append(*o, JSONProp{key, v})
-		return
-	}
-	*o = o.With(key, v)
-}
-
 // compareDeep is prosemirror-model's compareDeep: structural equality
 // where object key order does not matter.
 func compareDeep(a, b any) bool {
