@@ -257,12 +257,14 @@ func (d *Decoder) BeginObject() error {
 		d.pos, d.depth, d.first = int(p)+1, d.depth+1, true
 		return nil
 	}
-	return d.beginObjectSlow()
+	return d.beginSlow('{')
 }
 
-func (d *Decoder) beginObjectSlow() error {
-	if d.skipSpace() != '{' {
-		return d.unexpected(d.pos, "'{'")
+// beginSlow reads the '{' or '[' given as open after whitespace, checking
+// the nesting limit: the slow path of BeginObject and BeginArray.
+func (d *Decoder) beginSlow(open byte) error {
+	if d.skipSpace() != open {
+		return d.unexpected(d.pos, "'"+string(open)+"'")
 	}
 	if d.depth >= d.MaxDepth() {
 		return d.tooDeep()
@@ -417,20 +419,7 @@ func (d *Decoder) BeginArray() error {
 		d.pos, d.depth, d.first = int(p)+1, d.depth+1, true
 		return nil
 	}
-	return d.beginArraySlow()
-}
-
-func (d *Decoder) beginArraySlow() error {
-	if d.skipSpace() != '[' {
-		return d.unexpected(d.pos, "'['")
-	}
-	if d.depth >= d.MaxDepth() {
-		return d.tooDeep()
-	}
-	d.pos++
-	d.depth++
-	d.first = true
-	return nil
+	return d.beginSlow('[')
 }
 
 // NextElem reports whether the array being read has another element
