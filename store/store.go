@@ -1,0 +1,123 @@
+// Package store keeps pmauthority's documents durable: for each document
+// its step log (one row per version), periodic snapshots of the document,
+// and a small metadata blob owned by the collab package (comments). It is
+// a narrow interface with several backends that pass one shared test suite
+// (store/storetest): an in-memory one for tests (store/memstore) and SQLite
+// as the embedded default (store/sqlite).
+//
+// The store does not understand documents or steps: it keeps the bytes it
+// is given. The version counter is its only invariant: a document's steps
+// are numbered 1, 2, 3 … without gaps, and Append at a version that is not
+// the document's latest fails with ErrConflict, so that the store is the
+// arbiter when several servers share one.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors that callers branch on.
+var (
+	// ErrNotFound is returned for a document that does not exist.
+	ErrNotFound = errors.New("store: document not found")
+	// ErrExists is returned by Create for a document that exists.
+	ErrExists = errors.New("store: document already exists")
+	// ErrConflict is returned by Append when the base version is not the
+	// document's latest version.
+	ErrConflict = errors.New("store: version conflict")
+	// ErrCompacted is returned by Steps when some of the asked steps were
+	// pruned.
+	ErrCompacted = errors.New("store: steps compacted")
+	// ErrClosed is returned by every method after Close.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Step is one entry of a document's step log.
+type Step struct {
+	// Version is the version of the document after this step: the first
+	// step of a document has version 1.
+	Version int64
+	// JSON is the step's JSON form.
+	JSON []byte
+	// ClientID is the JSON form of the submitting client's id (a number
+	// or a string, as prosemirror-collab allows).
+	ClientID []byte
+	// Time is when the step was accepted.
+	Time time.Time
+}
+
+// Snapshot is a document's JSON at a version.
+type Snapshot struct {
+	Version int64
+	Doc     []byte
+}
+
+// Head is what Load returns: everything needed to rebuild a document,
+// that is its latest snapshot and the steps after it (read with Steps).
+type Head struct {
+	// Schema is the name of the document's schema, as given to Create.
+	Schema string
+	// Version is the document's latest version.
+	Version int64
+	// Meta is the metadata blob of the latest Create or Append.
+	Meta []byte
+	// Snapshot is the latest snapshot (Version ≤ Head.Version).
+	Snapshot Snapshot
+	// Oldest is the lowest from for which Steps(from, Version) succeeds:
+	// the version before the oldest step still kept (0 when nothing was
+	// pruned). Oldest ≤ Snapshot.Version always.
+	Oldest int64
+}
+
+// DocInfo describes a stored document in List.
+type DocInfo struct {
+	ID      string
+	Schema  string
+	Version int64
+	Updated time.Time
+}
+
+// Store is a durable store of documents. All methods are safe for
+// concurrent use. A method returns only once its effect is durable
+// (committed, and synced as the backend's configuration says).
+type Store interface {
+	// Create records a new document at version 0 with the given schema
+	// name, initial document (its snapshot at version 0) and metadata.
+	// It fails with ErrExists when id is taken.
+	Create(ctx context.Context, id, schema string, doc []byte, meta []byte) error
+
+	// Load returns a document's head (ErrNotFound when there is none).
+	Load(ctx context.Context, id string) (Head, error)
+
+	// Append adds steps to a document whose latest version is base: they
+	// get versions base+1 … base+len(steps). It replaces the document's
+	// metadata with meta (nil keeps it). It fails with ErrConflict,
+	// changing nothing, when the latest version is not base. Appending no
+	// steps with meta at the current version only replaces the metadata.
+	// Backends commit concurrent Appends of many documents together.
+	Append(ctx context.Context, id string, base int64, steps []Step, meta []byte) error
+
+	// Steps returns the steps with from < Version ≤ to in order. It fails
+	// with ErrCompacted when some of them were pruned, and with ErrNotFound
+	// for an unknown document. Asking beyond the latest version returns
+	// what exists.
+	Steps(ctx context.Context, id string, from, to int64) ([]Step, error)
+
+	// SaveSnapshot records a snapshot; its version must be between the
+	// latest snapshot's and the document's latest version. Steps at or
+	// before it that are older than keep steps before the latest version
+	// (Version ≤ latest−keep) are pruned; keep < 0 prunes nothing.
+	SaveSnapshot(ctx context.Context, id string, snap Snapshot, keep int64) error
+
+	// List returns every stored document, ordered by id.
+	List(ctx context.Context) ([]DocInfo, error)
+
+	// Delete removes a document with its steps and snapshots
+	// (ErrNotFound when there is none).
+	Delete(ctx context.Context, id string) error
+
+	// Close waits for pending writes and releases the backend.
+	Close() error
+}
