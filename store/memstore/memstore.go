@@ -1,0 +1,229 @@
+// Package memstore is an in-memory store.Store for tests and for running
+// pmauthority without a disk. Nothing survives the process; otherwise it
+// behaves like the durable backends and passes the same suite
+// (store/storetest). Byte slices are copied on the way in and out, so that
+// callers can neither change stored data nor see later changes.
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pmauthority/pmauthority/store"
+)
+
+// Store is an in-memory store.Store. The zero value is not usable: call New.
+type Store struct {
+	mu     sync.RWMutex
+	docs   map[string]*doc
+	closed bool
+	now    func() time.Time
+}
+
+// doc is one document: steps holds versions oldest+1 … version in order.
+type doc struct {
+	schema  string
+	version int64
+	oldest  int64
+	meta    []byte
+	snap    store.Snapshot
+	steps   []store.Step
+	updated time.Time
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{docs: make(map[string]*doc), now: time.Now}
+}
+
+var _ store.Store = (*Store)(nil)
+
+// check returns the error a method answers before looking at its
+// arguments: ErrClosed, then the context's error. It is called with s.mu
+// held, as is lookup.
+func (s *Store) check(ctx context.Context) error {
+	if s.closed {
+		return store.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// lookup returns the document id, or check's error, or ErrNotFound.
+func (s *Store) lookup(ctx context.Context, id string) (*doc, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	d, ok := s.docs[id]
+	if !ok {
+		return nil, store.ErrNotFound
+	}
+	return d, nil
+}
+
+// Create implements store.Store.
+func (s *Store) Create(ctx context.Context, id, schema string, docJSON, meta []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if _, ok := s.docs[id]; ok {
+		return fmt.Errorf("store: create %q: %w", id, store.ErrExists)
+	}
+	s.docs[id] = &doc{
+		schema:  schema,
+		meta:    clone(meta),
+		snap:    store.Snapshot{Version: 0, Doc: clone(docJSON)},
+		updated: s.now(),
+	}
+	return nil
+}
+
+// Load implements store.Store.
+func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, err)
+	}
+	return store.Head{
+		Schema:   d.schema,
+		Version:  d.version,
+		Meta:     clone(d.meta),
+		Snapshot: store.Snapshot{Version: d.snap.Version, Doc: clone(d.snap.Doc)},
+		Oldest:   d.oldest,
+	}, nil
+}
+
+// Append implements store.Store. Steps with a zero Time get the current
+// time.
+func (s *Store) Append(ctx context.Context, id string, base int64, steps []store.Step, meta []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return fmt.Errorf("store: append %q at %d: %w", id, base, err)
+	}
+	if base != d.version {
+		return fmt.Errorf("store: append %q at %d (latest %d): %w", id, base, d.version, store.ErrConflict)
+	}
+	now := s.now()
+	for i, st := range steps {
+		t := st.Time
+		if t.IsZero() {
+			t = now
+		}
+		d.steps = append(d.steps, store.Step{
+			Version:  base + 1 + int64(i),
+			JSON:     clone(st.JSON),
+			ClientID: clone(st.ClientID),
+			Time:     t,
+		})
+	}
+	d.version += int64(len(steps))
+	if meta != nil {
+		d.meta = clone(meta)
+	}
+	d.updated = now
+	return nil
+}
+
+// Steps implements store.Store.
+func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.Step, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: steps of %q: %w", id, err)
+	}
+	from = max(from, 0)
+	to = min(to, d.version)
+	if to <= from {
+		return nil, nil
+	}
+	if from < d.oldest {
+		return nil, fmt.Errorf("store: steps of %q after %d (oldest %d): %w", id, from, d.oldest, store.ErrCompacted)
+	}
+	// d.steps[0] has version d.oldest+1.
+	out := make([]store.Step, 0, to-from)
+	for _, st := range d.steps[from-d.oldest : to-d.oldest] {
+		st.JSON = clone(st.JSON)
+		st.ClientID = clone(st.ClientID)
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// SaveSnapshot implements store.Store.
+func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot, keep int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return fmt.Errorf("store: snapshot of %q at %d: %w", id, snap.Version, err)
+	}
+	if snap.Version < d.snap.Version || snap.Version > d.version {
+		return fmt.Errorf("store: snapshot of %q at %d: outside [%d, %d]", id, snap.Version, d.snap.Version, d.version)
+	}
+	d.snap = store.Snapshot{Version: snap.Version, Doc: clone(snap.Doc)}
+	if keep >= 0 {
+		if cut := min(snap.Version, d.version-keep); cut > d.oldest {
+			// Copy the kept steps so that the pruned ones can be collected.
+			d.steps = slices.Clone(d.steps[cut-d.oldest:])
+			d.oldest = cut
+		}
+	}
+	return nil
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context) ([]store.DocInfo, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]store.DocInfo, 0, len(s.docs))
+	for id, d := range s.docs {
+		out = append(out, store.DocInfo{ID: id, Schema: d.schema, Version: d.version, Updated: d.updated})
+	}
+	slices.SortFunc(out, func(a, b store.DocInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.lookup(ctx, id); err != nil {
+		return fmt.Errorf("store: delete %q: %w", id, err)
+	}
+	delete(s.docs, id)
+	return nil
+}
+
+// Close implements store.Store. It drops every document; a second Close
+// returns store.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	s.closed = true
+	s.docs = nil
+	return nil
+}
+
+// clone copies b, keeping nil as nil.
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}

@@ -1,0 +1,300 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/pmauthority/pmauthority/store"
+)
+
+// Sync says when a write counts as durable.
+type Sync int
+
+const (
+	// SyncFull (the default) syncs the write-ahead log to disk at every
+	// commit (PRAGMA synchronous=FULL): an acknowledged write survives a
+	// crash of the process, of the operating system and a power loss.
+	SyncFull Sync = iota
+	// SyncNormal syncs only when the write-ahead log is checkpointed into
+	// the database (PRAGMA synchronous=NORMAL): an acknowledged write
+	// survives a crash of the process, but the last commits before an
+	// operating system crash or a power loss may be lost (the database
+	// stays consistent). It saves one fsync per group commit.
+	SyncNormal
+)
+
+// String returns the PRAGMA synchronous value of y.
+func (y Sync) String() string {
+	switch y {
+	case SyncFull:
+		return "FULL"
+	case SyncNormal:
+		return "NORMAL"
+	}
+	return fmt.Sprintf("Sync(%d)", int(y))
+}
+
+// Options configures Open. The zero value is the durable default.
+type Options struct {
+	// Sync says how durable a write is before it is acknowledged.
+	Sync Sync
+	// BusyTimeout is how long an operation waits for a lock that another
+	// process holds on the file (default 5 s).
+	BusyTimeout time.Duration
+}
+
+// readConns is the number of connections that serve Load, Steps and List.
+const readConns = 4
+
+// Store is a store.Store in a SQLite file. Open one with Open.
+type Store struct {
+	path string
+	rdb  *sql.DB // read-only pool
+	wdb  *sql.DB // the writer's one connection
+	w    *writer
+
+	// mu guards closed against sends on queue: submit holds it for
+	// reading while it sends, Close for writing while it closes queue.
+	mu     sync.RWMutex
+	closed atomic.Bool
+	queue  chan *op
+	done   chan struct{} // closed when the writer has drained queue
+	now    func() time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the store in the SQLite file at path, creating the file and
+// its parent directories when they do not exist.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Sync != SyncFull && opts.Sync != SyncNormal {
+		return nil, fmt.Errorf("store: open %s: unknown %v", path, opts.Sync)
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s := &Store{path: path, queue: make(chan *op, maxBatch), done: make(chan struct{}), now: time.Now}
+	if err := s.open(opts); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	go s.writeLoop()
+	return s, nil
+}
+
+// open opens the writer connection, creates or checks the tables, and
+// then opens the read pool.
+func (s *Store) open(opts Options) error {
+	ctx := context.Background()
+	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", opts.BusyTimeout.Milliseconds())
+	var err error
+	s.wdb, err = sql.Open("sqlite", dsn(s.path, busy, "_pragma=synchronous("+opts.Sync.String()+")",
+		"_pragma=journal_size_limit(67108864)"))
+	if err != nil {
+		return err
+	}
+	s.wdb.SetMaxOpenConns(1)
+	s.wdb.SetConnMaxIdleTime(0)
+	conn, err := s.wdb.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	s.w = &writer{conn: conn}
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("cannot use WAL mode (journal_mode is %s)", mode)
+	}
+	if err := migrate(ctx, conn, s.path); err != nil {
+		return err
+	}
+	if err := s.w.prepare(ctx); err != nil {
+		return err
+	}
+	s.rdb, err = sql.Open("sqlite", dsn(s.path, busy, "_query_only=1"))
+	if err != nil {
+		return err
+	}
+	s.rdb.SetMaxOpenConns(readConns)
+	s.rdb.SetMaxIdleConns(readConns)
+	return s.rdb.PingContext(ctx)
+}
+
+// dsn returns the driver's data source name for the file at path with
+// the given query parameters.
+func dsn(path string, params ...string) string {
+	// SQLite URIs take the path as is but for these three.
+	path = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + path + "?" + strings.Join(params, "&")
+}
+
+// Close waits for the queued writes to commit and closes the file.
+// Later calls of every method return store.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed.Load() {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	s.closed.Store(true)
+	close(s.queue)
+	s.mu.Unlock()
+	<-s.done
+	return s.closeDBs()
+}
+
+// closeDBs closes what open opened.
+func (s *Store) closeDBs() error {
+	var errs []error
+	if s.w != nil {
+		errs = append(errs, s.w.close())
+	}
+	if s.wdb != nil {
+		errs = append(errs, s.wdb.Close())
+	}
+	if s.rdb != nil {
+		errs = append(errs, s.rdb.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("store: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// readErr returns err, or store.ErrClosed when a read failed because
+// Close ran meanwhile.
+func (s *Store) readErr(err error) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return err
+}
+
+// Load implements store.Store.
+func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
+	if s.closed.Load() {
+		return store.Head{}, store.ErrClosed
+	}
+	var h store.Head
+	err := s.rdb.QueryRowContext(ctx, `
+		SELECT d.schema, d.version, d.oldest, d.meta, s.version, s.doc
+		FROM docs d JOIN snapshots s ON s.doc_id = d.id
+		WHERE d.id = ? ORDER BY s.version DESC LIMIT 1`, id).
+		Scan(&h.Schema, &h.Version, &h.Oldest, &h.Meta, &h.Snapshot.Version, &h.Snapshot.Doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, s.readErr(err))
+	}
+	return h, nil
+}
+
+// Steps implements store.Store.
+func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.Step, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	steps, err := s.steps(ctx, id, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("store: steps of %q after %d: %w", id, from, s.readErr(err))
+	}
+	return steps, nil
+}
+
+func (s *Store) steps(ctx context.Context, id string, from, to int64) ([]store.Step, error) {
+	// A transaction, so that both queries see the same state.
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var version, oldest int64
+	err = tx.QueryRowContext(ctx, "SELECT version, oldest FROM docs WHERE id = ?", id).Scan(&version, &oldest)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	from, to = max(from, 0), min(to, version)
+	if to <= from {
+		return nil, nil
+	}
+	if from < oldest {
+		return nil, fmt.Errorf("oldest kept is %d: %w", oldest, store.ErrCompacted)
+	}
+	rows, err := tx.QueryContext(ctx, `
+		SELECT version, json, client_id, time FROM steps
+		WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version`, id, from, to)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	steps := make([]store.Step, 0, to-from)
+	for rows.Next() {
+		var st store.Step
+		var t int64
+		if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &t); err != nil {
+			return nil, err
+		}
+		if st.Version != from+int64(len(steps))+1 {
+			return nil, fmt.Errorf("step %d is missing", from+int64(len(steps))+1)
+		}
+		st.Time = time.Unix(0, t)
+		steps = append(steps, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if int64(len(steps)) != to-from {
+		return nil, fmt.Errorf("steps %d to %d are missing", from+int64(len(steps))+1, to)
+	}
+	return steps, nil
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context) ([]store.DocInfo, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	list, err := s.list(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: list: %w", s.readErr(err))
+	}
+	return list, nil
+}
+
+func (s *Store) list(ctx context.Context) ([]store.DocInfo, error) {
+	rows, err := s.rdb.QueryContext(ctx, "SELECT id, schema, version, updated FROM docs ORDER BY id")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	list := []store.DocInfo{}
+	for rows.Next() {
+		var d store.DocInfo
+		var t int64
+		if err := rows.Scan(&d.ID, &d.Schema, &d.Version, &t); err != nil {
+			return nil, err
+		}
+		d.Updated = time.Unix(0, t)
+		list = append(list, d)
+	}
+	return list, rows.Err()
+}

@@ -1,0 +1,395 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pmauthority/pmauthority/store"
+	"github.com/pmauthority/pmauthority/store/storetest"
+)
+
+func TestStore(t *testing.T) {
+	for _, mode := range []Sync{SyncFull, SyncNormal} {
+		t.Run(mode.String(), func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) store.Store {
+				// A directory that does not exist yet: Open creates it.
+				return open(t, filepath.Join(t.TempDir(), "sub", "dir", "store.db"), Options{Sync: mode})
+			})
+		})
+	}
+}
+
+func open(t testing.TB, path string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// closeStore closes s and fails the test when that fails.
+func closeStore(t testing.TB, s *Store) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReopen checks that everything survives closing and reopening.
+func TestReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s := open(t, path, Options{})
+	steps := []store.Step{
+		{JSON: []byte(`{"a":1}`), ClientID: []byte(`1`), Time: time.Unix(100, 5)},
+		{JSON: []byte(`{"a":2}`), ClientID: []byte(`"x"`), Time: time.Unix(200, 6)},
+		{JSON: []byte(`{"a":3}`), ClientID: nil, Time: time.Unix(300, 7)},
+	}
+	if err := s.Create(ctx, "d", "basic", []byte(`{"doc":0}`), []byte(`m0`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "d", 0, steps, []byte(`m3`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveSnapshot(ctx, "d", store.Snapshot{Version: 2, Doc: []byte(`{"doc":2}`)}, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, "e", "other", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	wantList, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeStore(t, s)
+
+	s = open(t, path, Options{Sync: SyncNormal})
+	defer closeStore(t, s)
+	h, err := s.Load(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Schema != "basic" || h.Version != 3 || string(h.Meta) != "m3" || h.Oldest != 1 ||
+		h.Snapshot.Version != 2 || string(h.Snapshot.Doc) != `{"doc":2}` {
+		t.Errorf("reopened head %+v", h)
+	}
+	got, err := s.Steps(ctx, "d", 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range got {
+		want := steps[i+1]
+		if st.Version != int64(i+2) || !bytes.Equal(st.JSON, want.JSON) || !bytes.Equal(st.ClientID, want.ClientID) || !st.Time.Equal(want.Time) {
+			t.Errorf("reopened step %d = %+v, want %+v", i+2, st, want)
+		}
+	}
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(list) != fmt.Sprint(wantList) {
+		t.Errorf("reopened List = %v, want %v", list, wantList)
+	}
+}
+
+// TestOneSnapshot checks that only the latest snapshot of a document is
+// kept.
+func TestOneSnapshot(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "store.db"), Options{})
+	defer closeStore(t, s)
+	for _, id := range []string{"a", "b"} {
+		if err := s.Create(ctx, id, "basic", []byte(`{}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Append(ctx, id, 0, make([]store.Step, 5), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for v := range int64(6) {
+		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: []byte(`{}`)}, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, want := range map[string]int{"a": 1, "b": 1} {
+		var n int
+		if err := s.rdb.QueryRow("SELECT count(*) FROM snapshots WHERE doc_id = ?", id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Errorf("%s has %d snapshots, want %d", id, n, want)
+		}
+	}
+}
+
+// TestBatch runs batches of operations through the writer's commit
+// directly (the writer goroutine is idle meanwhile) and checks that a
+// failing operation fails alone unless it leaves the transaction in doubt.
+func TestBatch(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "store.db"), Options{})
+	defer closeStore(t, s)
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		if err := s.Create(ctx, id, "basic", []byte(`{}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := []store.Step{{JSON: []byte(`{}`)}}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	run := func(ops ...*op) []error {
+		t.Helper()
+		errs := make([]error, len(ops))
+		s.w.commit(ops, errs)
+		return errs
+	}
+	mk := func(ctx context.Context, run func(w *writer) error) *op { return &op{ctx: ctx, run: run} }
+	versions := func() string {
+		t.Helper()
+		list, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, d := range list {
+			fmt.Fprintf(&b, "%s%d ", d.ID, d.Version)
+		}
+		return b.String()
+	}
+
+	commits := s.w.commits.Load()
+	errs := run(
+		mk(ctx, s.appendOp("a", 0, step, nil)),
+		mk(ctx, s.appendOp("b", 7, step, nil)),       // conflict
+		mk(cancelled, s.appendOp("c", 0, step, nil)), // cancelled while queued
+		mk(ctx, s.appendOp("missing", 0, step, nil)),
+		mk(ctx, s.appendOp("d", 0, step, nil)),
+	)
+	if errs[0] != nil || !errors.Is(errs[1], store.ErrConflict) || !errors.Is(errs[2], context.Canceled) ||
+		!errors.Is(errs[3], store.ErrNotFound) || errs[4] != nil {
+		t.Errorf("mixed batch: %v", errs)
+	}
+	if got := versions(); got != "a1 b0 c0 d1 e0 " {
+		t.Errorf("after mixed batch: %s", got)
+	}
+	if n := s.w.commits.Load() - commits; n != 1 {
+		t.Errorf("mixed batch took %d commits", n)
+	}
+
+	// A step row left behind makes the second step's INSERT fail after
+	// the document's version was advanced: the savepoint undoes both.
+	if _, err := s.w.conn.ExecContext(ctx, "INSERT INTO steps VALUES ('e', 2, NULL, NULL, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	errs = run(mk(ctx, s.appendOp("e", 0, make([]store.Step, 3), nil)), mk(ctx, s.appendOp("a", 1, step, nil)))
+	if errs[0] == nil || errs[1] != nil {
+		t.Errorf("batch with a constraint failure: %v", errs)
+	}
+	if got := versions(); got != "a2 b0 c0 d1 e0 " {
+		t.Errorf("after batch with a constraint failure: %s", got)
+	}
+	if _, err := s.w.conn.ExecContext(ctx, "DELETE FROM steps WHERE doc_id = 'e'"); err != nil {
+		t.Fatal(err)
+	}
+
+	// An unexpected error rolls back the whole batch.
+	boom := errors.New("disk on fire")
+	errs = run(
+		mk(ctx, s.appendOp("a", 2, step, nil)),
+		mk(ctx, func(w *writer) error {
+			if err := s.appendOp("b", 0, step, nil)(w); err != nil {
+				return err
+			}
+			return boom
+		}),
+		mk(ctx, s.appendOp("c", 0, step, nil)),
+	)
+	for i, err := range errs {
+		if !errors.Is(err, boom) {
+			t.Errorf("batch with an unexpected error: op %d: %v", i, err)
+		}
+	}
+	if got := versions(); got != "a2 b0 c0 d1 e0 " {
+		t.Errorf("after batch with an unexpected error: %s", got)
+	}
+
+	// A failing COMMIT (here: a deferred foreign key) fails every
+	// operation, and nothing of the batch is kept.
+	if _, err := s.w.conn.ExecContext(ctx, `PRAGMA foreign_keys = ON;
+		CREATE TABLE fk (doc_id TEXT REFERENCES docs (id) DEFERRABLE INITIALLY DEFERRED)`); err != nil {
+		t.Fatal(err)
+	}
+	commits = s.w.commits.Load()
+	errs = run(
+		mk(ctx, s.appendOp("a", 2, step, nil)),
+		mk(ctx, func(w *writer) error {
+			_, err := w.conn.ExecContext(ctx, "INSERT INTO fk VALUES ('nowhere')")
+			return err
+		}),
+	)
+	for i, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "commit") {
+			t.Errorf("batch with a failing commit: op %d: %v", i, err)
+		}
+	}
+	if n := s.w.commits.Load() - commits; n != 0 {
+		t.Errorf("failed batch counted %d commits", n)
+	}
+	if got := versions(); got != "a2 b0 c0 d1 e0 " {
+		t.Errorf("after a failing commit: %s", got)
+	}
+	// The writer goes on.
+	if err := s.Append(ctx, "a", 2, step, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := versions(); got != "a3 b0 c0 d1 e0 " {
+		t.Errorf("after the next append: %s", got)
+	}
+}
+
+// TestCloseDrains closes the store while appends are queued: each append
+// either is acknowledged and durable, or fails with ErrClosed and is not.
+func TestCloseDrains(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s := open(t, path, Options{})
+	const docs = 16
+	acked := make([]int64, docs)
+	var wg sync.WaitGroup
+	for d := range docs {
+		id := fmt.Sprint("d", d)
+		if err := s.Create(ctx, id, "basic", []byte(`{}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for v := int64(0); ; v++ {
+				err := s.Append(ctx, id, v, []store.Step{{JSON: fmt.Appendf(nil, `{"v":%d}`, v+1)}}, nil)
+				if errors.Is(err, store.ErrClosed) {
+					return
+				} else if err != nil {
+					t.Error(err)
+					return
+				}
+				acked[d] = v + 1
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond)
+	closeStore(t, s)
+	wg.Wait()
+	s = open(t, path, Options{})
+	defer closeStore(t, s)
+	total := int64(0)
+	for d := range docs {
+		h, err := s.Load(ctx, fmt.Sprint("d", d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Version != acked[d] {
+			t.Errorf("d%d: version %d after reopening, %d acknowledged", d, h.Version, acked[d])
+		}
+		total += acked[d]
+	}
+	if total == 0 {
+		t.Error("no append was acknowledged before Close")
+	}
+}
+
+// TestGroupCommit checks that concurrent appends share commits.
+func TestGroupCommit(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "store.db"), Options{})
+	defer closeStore(t, s)
+	const docs, rounds = 64, 10
+	for d := range docs {
+		if err := s.Create(ctx, fmt.Sprint("d", d), "basic", []byte(`{}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commits := s.w.commits.Load()
+	var wg sync.WaitGroup
+	for d := range docs {
+		wg.Go(func() {
+			for v := range int64(rounds) {
+				if err := s.Append(ctx, fmt.Sprint("d", d), v, []store.Step{{JSON: []byte(`{}`)}}, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n := s.w.commits.Load() - commits
+	t.Logf("%d appends in %d commits", docs*rounds, n)
+	if n > docs*rounds/4 {
+		t.Errorf("%d appends took %d commits, want at most a quarter as many", docs*rounds, n)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, sqlText string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		db, err := sql.Open("sqlite", dsn(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(sqlText); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	newer := filepath.Join(dir, "newer.db")
+	closeStore(t, open(t, newer, Options{}))
+	write("newer.db", "PRAGMA user_version = 99")
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, bytes.Repeat([]byte("not a database "), 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path string
+		opts Options
+		want string
+	}{
+		{newer, Options{}, "schema version 99, newer than the 1 this pmauthority knows"},
+		{write("foreign.db", "CREATE TABLE t (x)"), Options{}, "not a pmauthority store"},
+		{garbage, Options{}, "garbage.db"},
+		{filepath.Join(blocker, "store.db"), Options{}, "not a directory"},
+		{filepath.Join(dir, "ok.db"), Options{Sync: 7}, "unknown Sync(7)"},
+	} {
+		s, err := Open(tt.path, tt.opts)
+		if err == nil {
+			s.Close()
+			t.Errorf("Open(%s) succeeded", tt.path)
+		} else if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open(%s): %v, want %q", tt.path, err, tt.want)
+		}
+	}
+}
+
+// TestPathChars checks that a path is used as is, characters that SQLite
+// URIs give meaning to included.
+func TestPathChars(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a?b#c%20d&_pragma=x.db")
+	closeStore(t, open(t, path, Options{}))
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	closeStore(t, open(t, path, Options{}))
+}

@@ -1,0 +1,767 @@
+// Package storetest is the conformance suite that every store.Store
+// backend passes: each method's semantics, its edge cases and its
+// behaviour under concurrent use. A backend's tests call Run with a
+// function that opens an empty store:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { return memstore.New() })
+//	}
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pmauthority/pmauthority/store"
+)
+
+// Run runs the suite against the stores that open returns. Each subtest
+// opens its own empty store and closes it at the end (open may register
+// cleanups of its own, such as removing a directory, with t.Cleanup).
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"CreateLoad", testCreateLoad},
+		{"CreateExists", testCreateExists},
+		{"Append", testAppend},
+		{"AppendConflict", testAppendConflict},
+		{"AppendEmpty", testAppendEmpty},
+		{"AppendMany", testAppendMany},
+		{"Bytes", testBytes},
+		{"Steps", testSteps},
+		{"Snapshot", testSnapshot},
+		{"SnapshotRange", testSnapshotRange},
+		{"Prune", testPrune},
+		{"NotFound", testNotFound},
+		{"Delete", testDelete},
+		{"List", testList},
+		{"Aliasing", testAliasing},
+		{"Canceled", testCanceled},
+		{"ConcurrentDocs", testConcurrentDocs},
+		{"ConcurrentOneDoc", testConcurrentOneDoc},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := open(t)
+			closed := false
+			t.Cleanup(func() {
+				if !closed {
+					if err := s.Close(); err != nil {
+						t.Errorf("Close: %v", err)
+					}
+				}
+			})
+			tt.fn(t, s)
+		})
+	}
+	t.Run("Close", func(t *testing.T) { testClose(t, open(t)) })
+}
+
+// mkSteps returns n steps whose JSON and client id name tag and their index.
+func mkSteps(tag string, n int) []store.Step {
+	steps := make([]store.Step, n)
+	for i := range steps {
+		steps[i] = store.Step{
+			JSON:     fmt.Appendf(nil, `{"stepType":"replace","tag":%q,"i":%d}`, tag, i),
+			ClientID: fmt.Appendf(nil, "%d", 1000+i),
+			Time:     time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(i) * time.Millisecond),
+		}
+	}
+	return steps
+}
+
+// mkDoc creates id and appends n steps to it in one Append.
+func mkDoc(t *testing.T, s store.Store, id string, n int) []store.Step {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.Create(ctx, id, "basic", []byte(`{"type":"doc"}`), []byte(`{"comments":[]}`)); err != nil {
+		t.Fatalf("Create %q: %v", id, err)
+	}
+	steps := mkSteps(id, n)
+	if n > 0 {
+		if err := s.Append(ctx, id, 0, steps, nil); err != nil {
+			t.Fatalf("Append %q: %v", id, err)
+		}
+	}
+	for i := range steps {
+		steps[i].Version = int64(i + 1)
+	}
+	return steps
+}
+
+func load(t *testing.T, s store.Store, id string) store.Head {
+	t.Helper()
+	h, err := s.Load(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Load %q: %v", id, err)
+	}
+	if h.Oldest > h.Snapshot.Version || h.Snapshot.Version > h.Version || h.Oldest < 0 {
+		t.Errorf("Load %q: want 0 ≤ Oldest %d ≤ Snapshot.Version %d ≤ Version %d", id, h.Oldest, h.Snapshot.Version, h.Version)
+	}
+	return h
+}
+
+func getSteps(t *testing.T, s store.Store, id string, from, to int64) []store.Step {
+	t.Helper()
+	steps, err := s.Steps(context.Background(), id, from, to)
+	if err != nil {
+		t.Fatalf("Steps(%q, %d, %d): %v", id, from, to, err)
+	}
+	return steps
+}
+
+// sameSteps reports the first difference between got and want.
+func sameSteps(t *testing.T, what string, got, want []store.Step) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: got %d steps, want %d", what, len(got), len(want))
+		return
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Version != w.Version || !bytes.Equal(g.JSON, w.JSON) || !bytes.Equal(g.ClientID, w.ClientID) || !g.Time.Equal(w.Time) {
+			t.Errorf("%s: step %d = {%d %s %s %v}, want {%d %s %s %v}", what, i,
+				g.Version, g.JSON, g.ClientID, g.Time, w.Version, w.JSON, w.ClientID, w.Time)
+			return
+		}
+	}
+}
+
+func sameHead(t *testing.T, what string, got, want store.Head) {
+	t.Helper()
+	if got.Schema != want.Schema || got.Version != want.Version || !bytes.Equal(got.Meta, want.Meta) ||
+		got.Snapshot.Version != want.Snapshot.Version || !bytes.Equal(got.Snapshot.Doc, want.Snapshot.Doc) ||
+		got.Oldest != want.Oldest {
+		t.Errorf("%s: head = %+v, want %+v", what, fmtHead(got), fmtHead(want))
+	}
+}
+
+func fmtHead(h store.Head) string {
+	return fmt.Sprintf("{Schema:%s Version:%d Meta:%q Snapshot:{%d %q} Oldest:%d}",
+		h.Schema, h.Version, h.Meta, h.Snapshot.Version, h.Snapshot.Doc, h.Oldest)
+}
+
+func testCreateLoad(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if err := s.Create(ctx, "a", "basic", []byte(`{"type":"doc","content":[]}`), []byte(`{"comments":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, "nometa", "other", []byte(`{"type":"doc"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	sameHead(t, "a", load(t, s, "a"), store.Head{
+		Schema: "basic", Version: 0, Meta: []byte(`{"comments":[]}`),
+		Snapshot: store.Snapshot{Version: 0, Doc: []byte(`{"type":"doc","content":[]}`)},
+	})
+	sameHead(t, "nometa", load(t, s, "nometa"), store.Head{
+		Schema: "other", Snapshot: store.Snapshot{Doc: []byte(`{"type":"doc"}`)},
+	})
+	if steps := getSteps(t, s, "a", 0, 10); len(steps) != 0 {
+		t.Errorf("new doc has steps %v", steps)
+	}
+}
+
+func testCreateExists(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mkDoc(t, s, "a", 2)
+	before := load(t, s, "a")
+	err := s.Create(ctx, "a", "other", []byte(`{"type":"x"}`), []byte(`{}`))
+	if !errors.Is(err, store.ErrExists) {
+		t.Fatalf("second Create: %v, want ErrExists", err)
+	}
+	sameHead(t, "after second Create", load(t, s, "a"), before)
+	if got := getSteps(t, s, "a", 0, 2); len(got) != 2 {
+		t.Errorf("second Create changed the steps: %d left", len(got))
+	}
+}
+
+func testAppend(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mkDoc(t, s, "a", 0)
+	first := mkSteps("first", 3)
+	for i := range first {
+		first[i].Version = 77 // ignored: the store numbers steps
+	}
+	if err := s.Append(ctx, "a", 0, first, []byte(`{"m":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	second := mkSteps("second", 2)
+	if err := s.Append(ctx, "a", 3, second, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := load(t, s, "a")
+	if h.Version != 5 || string(h.Meta) != `{"m":1}` || h.Snapshot.Version != 0 || h.Oldest != 0 {
+		t.Errorf("head after appends: %s", fmtHead(h))
+	}
+	want := append(append([]store.Step{}, first...), second...)
+	for i := range want {
+		want[i].Version = int64(i + 1)
+	}
+	sameSteps(t, "Steps(0, 5)", getSteps(t, s, "a", 0, 5), want)
+
+	// A zero Time is set to the time of the append.
+	before := time.Now()
+	if err := s.Append(ctx, "a", 5, []store.Step{{JSON: []byte(`{}`), ClientID: []byte(`"s"`)}}, []byte(`{"m":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	got := getSteps(t, s, "a", 5, 6)
+	if len(got) != 1 || got[0].Version != 6 || string(got[0].ClientID) != `"s"` {
+		t.Fatalf("Steps(5, 6) = %+v", got)
+	}
+	if tm := got[0].Time; tm.Before(before.Add(-time.Second)) || tm.After(after.Add(time.Second)) {
+		t.Errorf("zero Time stored as %v, want about %v", tm, before)
+	}
+	if h := load(t, s, "a"); h.Version != 6 || string(h.Meta) != `{"m":2}` {
+		t.Errorf("head after third append: %s", fmtHead(h))
+	}
+}
+
+func testAppendConflict(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	want := mkDoc(t, s, "a", 4)
+	before := load(t, s, "a")
+	for _, base := range []int64{0, 3, 5, 100, -1} {
+		for _, n := range []int{0, 1, 3} {
+			err := s.Append(ctx, "a", base, mkSteps("bad", n), []byte(`{"bad":true}`))
+			if !errors.Is(err, store.ErrConflict) {
+				t.Errorf("Append at %d of %d steps: %v, want ErrConflict", base, n, err)
+			}
+		}
+	}
+	sameHead(t, "after conflicts", load(t, s, "a"), before)
+	sameSteps(t, "after conflicts", getSteps(t, s, "a", 0, 100), want)
+	// The right base still works.
+	if err := s.Append(ctx, "a", 4, mkSteps("good", 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	if h := load(t, s, "a"); h.Version != 5 {
+		t.Errorf("version %d after a good append, want 5", h.Version)
+	}
+}
+
+func testAppendEmpty(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	want := mkDoc(t, s, "a", 2)
+	if err := s.Append(ctx, "a", 2, nil, []byte(`{"comments":[1]}`)); err != nil {
+		t.Fatal(err)
+	}
+	h := load(t, s, "a")
+	if h.Version != 2 || string(h.Meta) != `{"comments":[1]}` {
+		t.Errorf("after empty append with meta: %s", fmtHead(h))
+	}
+	if err := s.Append(ctx, "a", 2, []store.Step{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameHead(t, "after empty append without meta", load(t, s, "a"), h)
+	if err := s.Append(ctx, "a", 1, nil, []byte(`{"stale":1}`)); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("empty append at a stale version: %v, want ErrConflict", err)
+	}
+	// An empty (non-nil) meta replaces the metadata too.
+	if err := s.Append(ctx, "a", 2, nil, []byte{}); err != nil {
+		t.Fatal(err)
+	}
+	if h := load(t, s, "a"); len(h.Meta) != 0 {
+		t.Errorf("meta %q after an empty meta, want none", h.Meta)
+	}
+	sameSteps(t, "steps", getSteps(t, s, "a", 0, 10), want)
+}
+
+func testAppendMany(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mkDoc(t, s, "a", 0)
+	var want []store.Step
+	for round := range 3 {
+		steps := mkSteps(fmt.Sprint("r", round), 1000)
+		if err := s.Append(ctx, "a", int64(len(want)), steps, nil); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, steps...)
+	}
+	for i := range want {
+		want[i].Version = int64(i + 1)
+	}
+	sameSteps(t, "Steps(0, 3000)", getSteps(t, s, "a", 0, 3000), want)
+	sameSteps(t, "Steps(999, 2001)", getSteps(t, s, "a", 999, 2001), want[999:2001])
+}
+
+// testBytes checks that values are kept byte for byte, whatever they hold.
+func testBytes(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	odd := []byte("\x00\xff\xfe'\"\\ \n%_ü\x00")
+	big := bytes.Repeat([]byte(`{"text":"0123456789abcdef"}`), 1<<15) // ~800 KB
+	for _, id := range []string{"it's", `a"b`, "ü/ä", "%_", "a\x00b", strings.Repeat("x", 1000)} {
+		if err := s.Create(ctx, id, "sch'ema", odd, big); err != nil {
+			t.Fatalf("Create %q: %v", id, err)
+		}
+		steps := []store.Step{{JSON: big, ClientID: odd}, {JSON: odd, ClientID: []byte(`"client"`)}}
+		if err := s.Append(ctx, id, 0, steps, odd); err != nil {
+			t.Fatalf("Append %q: %v", id, err)
+		}
+		if err := s.SaveSnapshot(ctx, id, store.Snapshot{Version: 1, Doc: big}, -1); err != nil {
+			t.Fatalf("SaveSnapshot %q: %v", id, err)
+		}
+		h := load(t, s, id)
+		if h.Schema != "sch'ema" || !bytes.Equal(h.Meta, odd) || !bytes.Equal(h.Snapshot.Doc, big) || h.Version != 2 {
+			t.Errorf("%q: head differs: schema %q, version %d, meta %d bytes, doc %d bytes",
+				id, h.Schema, h.Version, len(h.Meta), len(h.Snapshot.Doc))
+		}
+		got := getSteps(t, s, id, 0, 2)
+		if len(got) != 2 || !bytes.Equal(got[0].JSON, big) || !bytes.Equal(got[0].ClientID, odd) ||
+			!bytes.Equal(got[1].JSON, odd) {
+			t.Errorf("%q: steps differ", id)
+		}
+	}
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 6 {
+		t.Errorf("List has %d documents, want 6", len(list))
+	}
+}
+
+func testSteps(t *testing.T, s store.Store) {
+	all := mkDoc(t, s, "a", 10)
+	tests := []struct {
+		from, to int64
+		want     []store.Step
+	}{
+		{0, 10, all},
+		{3, 7, all[3:7]},
+		{0, 1, all[:1]},
+		{9, 10, all[9:]},
+		{5, 5, nil},
+		{0, 0, nil},
+		{7, 3, nil},
+		{8, 100, all[8:]}, // beyond the latest: what exists
+		{10, 20, nil},     // at the latest
+		{15, 20, nil},     // after the latest
+		{-1, 2, all[:2]},  // before the first: from the first
+		{0, -5, nil},      // empty
+		{2, 1 << 62, all[2:]},
+	}
+	for _, tt := range tests {
+		sameSteps(t, fmt.Sprintf("Steps(%d, %d)", tt.from, tt.to), getSteps(t, s, "a", tt.from, tt.to), tt.want)
+	}
+}
+
+func testSnapshot(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	steps := mkDoc(t, s, "a", 5)
+	for _, v := range []int64{0, 2, 2, 5} {
+		doc := fmt.Appendf(nil, `{"type":"doc","v":%d}`, v)
+		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: doc}, -1); err != nil {
+			t.Fatalf("SaveSnapshot at %d: %v", v, err)
+		}
+		h := load(t, s, "a")
+		if h.Snapshot.Version != v || !bytes.Equal(h.Snapshot.Doc, doc) || h.Version != 5 || h.Oldest != 0 {
+			t.Errorf("after SaveSnapshot at %d: %s", v, fmtHead(h))
+		}
+	}
+	// Snapshots do not touch the metadata or the steps.
+	if h := load(t, s, "a"); string(h.Meta) != `{"comments":[]}` || h.Schema != "basic" {
+		t.Errorf("SaveSnapshot changed the head: %s", fmtHead(h))
+	}
+	sameSteps(t, "steps", getSteps(t, s, "a", 0, 5), steps)
+}
+
+func testSnapshotRange(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	steps := mkDoc(t, s, "a", 6)
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 3, Doc: []byte(`{"v":3}`)}, -1); err != nil {
+		t.Fatal(err)
+	}
+	before := load(t, s, "a")
+	for _, v := range []int64{-1, 0, 2, 7, 100} {
+		for _, keep := range []int64{-1, 0} {
+			err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: []byte(`{"bad":1}`)}, keep)
+			if err == nil {
+				t.Errorf("SaveSnapshot at %d (latest snapshot 3, version 6) succeeded", v)
+			} else if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrClosed) {
+				t.Errorf("SaveSnapshot at %d: %v", v, err)
+			}
+		}
+	}
+	sameHead(t, "after rejected snapshots", load(t, s, "a"), before)
+	sameSteps(t, "after rejected snapshots", getSteps(t, s, "a", 0, 6), steps)
+}
+
+func testPrune(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	all := mkDoc(t, s, "a", 10)
+	snap := func(v, keep, wantOldest int64) {
+		t.Helper()
+		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: fmt.Appendf(nil, `{"v":%d}`, v)}, keep); err != nil {
+			t.Fatalf("SaveSnapshot(%d, keep %d): %v", v, keep, err)
+		}
+		if h := load(t, s, "a"); h.Oldest != wantOldest || h.Snapshot.Version != v {
+			t.Errorf("SaveSnapshot(%d, keep %d): %s, want Oldest %d", v, keep, fmtHead(h), wantOldest)
+		}
+	}
+	compacted := func(from, to int64) {
+		t.Helper()
+		if steps, err := s.Steps(ctx, "a", from, to); !errors.Is(err, store.ErrCompacted) {
+			t.Errorf("Steps(%d, %d) = %d steps, %v; want ErrCompacted", from, to, len(steps), err)
+		}
+	}
+	snap(2, -1, 0)   // keep < 0 prunes nothing
+	snap(3, 100, 0)  // more kept than exist
+	snap(4, 8, 2)    // versions ≤ 10-8
+	snap(5, 2, 5)    // versions ≤ the snapshot
+	snap(6, 7, 5)    // never un-prunes
+	compacted(0, 10) // partly pruned
+	compacted(4, 10)
+	compacted(0, 3) // wholly pruned
+	sameSteps(t, "Steps(5, 10)", getSteps(t, s, "a", 5, 10), all[5:])
+	sameSteps(t, "Steps(7, 9)", getSteps(t, s, "a", 7, 9), all[7:9])
+	sameSteps(t, "Steps(5, 50)", getSteps(t, s, "a", 5, 50), all[5:])
+
+	snap(10, 0, 10) // everything
+	compacted(9, 10)
+	if steps := getSteps(t, s, "a", 10, 20); len(steps) != 0 {
+		t.Errorf("Steps(10, 20) = %d steps, want none", len(steps))
+	}
+	more := mkSteps("more", 3)
+	if err := s.Append(ctx, "a", 10, more, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range more {
+		more[i].Version = int64(11 + i)
+	}
+	sameSteps(t, "Steps(10, 13) after pruning", getSteps(t, s, "a", 10, 13), more)
+	if h := load(t, s, "a"); h.Version != 13 || h.Oldest != 10 || h.Snapshot.Version != 10 {
+		t.Errorf("head: %s", fmtHead(h))
+	}
+}
+
+func testNotFound(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mkDoc(t, s, "other", 1)
+	mkDoc(t, s, "gone", 1)
+	if err := s.Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"missing", "gone", "", "Other"} {
+		calls := map[string]error{}
+		_, calls["Load"] = s.Load(ctx, id)
+		calls["Append"] = s.Append(ctx, id, 0, mkSteps("x", 1), nil)
+		calls["Append empty"] = s.Append(ctx, id, 0, nil, []byte(`{}`))
+		_, calls["Steps"] = s.Steps(ctx, id, 0, 1)
+		_, calls["Steps empty"] = s.Steps(ctx, id, 0, 0)
+		calls["SaveSnapshot"] = s.SaveSnapshot(ctx, id, store.Snapshot{Version: 0, Doc: []byte(`{}`)}, 0)
+		calls["Delete"] = s.Delete(ctx, id)
+		for name, err := range calls {
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("%s(%q): %v, want ErrNotFound", name, id, err)
+			}
+		}
+	}
+	if _, err := s.Load(ctx, "missing"); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("Load error %q does not name the document", err)
+	}
+	if h := load(t, s, "other"); h.Version != 1 {
+		t.Errorf("other document changed: %s", fmtHead(h))
+	}
+}
+
+func testDelete(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	keep := mkDoc(t, s, "keep", 3)
+	mkDoc(t, s, "a", 5)
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 4, Doc: []byte(`{"v":4}`)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Load after Delete: %v", err)
+	}
+	if err := s.Delete(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("second Delete: %v", err)
+	}
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != "keep" {
+		t.Errorf("List after Delete = %+v", list)
+	}
+	// A new document with the same id starts from scratch.
+	if err := s.Create(ctx, "a", "other", []byte(`{"new":1}`), nil); err != nil {
+		t.Fatalf("Create after Delete: %v", err)
+	}
+	sameHead(t, "recreated", load(t, s, "a"), store.Head{Schema: "other", Snapshot: store.Snapshot{Doc: []byte(`{"new":1}`)}})
+	if steps := getSteps(t, s, "a", 0, 10); len(steps) != 0 {
+		t.Errorf("recreated document has %d old steps", len(steps))
+	}
+	if err := s.Append(ctx, "a", 5, mkSteps("x", 1), nil); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("Append at the old version: %v, want ErrConflict", err)
+	}
+	// More steps than the old document had, so that none of its steps may
+	// linger.
+	fresh := mkSteps("fresh", 6)
+	if err := s.Append(ctx, "a", 0, fresh, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range fresh {
+		fresh[i].Version = int64(i + 1)
+	}
+	sameSteps(t, "recreated steps", getSteps(t, s, "a", 0, 10), fresh)
+	sameSteps(t, "other document", getSteps(t, s, "keep", 0, 10), keep)
+}
+
+func testList(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if list, err := s.List(ctx); err != nil || len(list) != 0 {
+		t.Fatalf("List of an empty store = %v, %v", list, err)
+	}
+	start := time.Now()
+	ids := []string{"b", "a", "ü", "B", "a-1", "a.0", "z", "aa", "a~"}
+	for i, id := range ids {
+		if err := s.Create(ctx, id, fmt.Sprint("schema", i), []byte(`{}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := s.Append(ctx, id, 0, mkSteps(id, i+1), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Append moves Updated on.
+	time.Sleep(5 * time.Millisecond)
+	mid := time.Now()
+	if err := s.Append(ctx, "a", 0, nil, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now()
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"B", "a", "a-1", "a.0", "aa", "a~", "b", "z", "ü"} // byte order
+	var got []string
+	for _, d := range list {
+		got = append(got, d.ID)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("List ids = %q, want %q", got, want)
+	}
+	for _, d := range list {
+		i := 0
+		for ids[i] != d.ID {
+			i++
+		}
+		wantVersion := int64(0)
+		if i%2 == 0 {
+			wantVersion = int64(i + 1)
+		}
+		if d.Schema != fmt.Sprint("schema", i) || d.Version != wantVersion {
+			t.Errorf("List entry %+v, want schema%d version %d", d, i, wantVersion)
+		}
+		if d.ID == "a" && d.Updated.Before(mid) {
+			t.Errorf("Append did not move Updated of %q to after %v: %v", d.ID, mid, d.Updated)
+		}
+		if d.Updated.Before(start.Add(-time.Second)) || d.Updated.After(end.Add(time.Second)) {
+			t.Errorf("List entry %q updated at %v, want between %v and %v", d.ID, d.Updated, start, end)
+		}
+	}
+}
+
+// testAliasing checks that the store copies byte slices in and out.
+func testAliasing(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	doc, meta := []byte(`{"doc":1}`), []byte(`{"meta":1}`)
+	if err := s.Create(ctx, "a", "basic", doc, meta); err != nil {
+		t.Fatal(err)
+	}
+	doc[2], meta[2] = 'X', 'X'
+	steps := mkSteps("a", 2)
+	meta2 := []byte(`{"meta":2}`)
+	if err := s.Append(ctx, "a", 0, steps, meta2); err != nil {
+		t.Fatal(err)
+	}
+	want := mkSteps("a", 2)
+	want[0].Version, want[1].Version = 1, 2
+	steps[0].JSON[2], steps[1].ClientID[0], meta2[2] = 'X', 'X', 'X'
+	snapDoc := []byte(`{"snap":1}`)
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 1, Doc: snapDoc}, -1); err != nil {
+		t.Fatal(err)
+	}
+	snapDoc[2] = 'X'
+
+	h := load(t, s, "a")
+	if string(h.Meta) != `{"meta":2}` || string(h.Snapshot.Doc) != `{"snap":1}` {
+		t.Fatalf("stored values changed with the caller's slices: %s", fmtHead(h))
+	}
+	h.Meta[2], h.Snapshot.Doc[2] = 'Y', 'Y'
+	got := getSteps(t, s, "a", 0, 2)
+	sameSteps(t, "steps", got, want)
+	got[0].JSON[2], got[1].ClientID[0] = 'Y', 'Y'
+
+	h = load(t, s, "a")
+	if string(h.Meta) != `{"meta":2}` || string(h.Snapshot.Doc) != `{"snap":1}` {
+		t.Errorf("stored values changed with returned slices: %s", fmtHead(h))
+	}
+	sameSteps(t, "steps after changing returned ones", getSteps(t, s, "a", 0, 2), want)
+}
+
+// testCanceled checks that a cancelled context fails every method and
+// changes nothing.
+func testCanceled(t *testing.T, s store.Store) {
+	steps := mkDoc(t, s, "a", 3)
+	before := load(t, s, "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	calls := map[string]error{}
+	calls["Create"] = s.Create(ctx, "b", "basic", []byte(`{}`), nil)
+	_, calls["Load"] = s.Load(ctx, "a")
+	calls["Append"] = s.Append(ctx, "a", 3, mkSteps("x", 1), []byte(`{}`))
+	_, calls["Steps"] = s.Steps(ctx, "a", 0, 3)
+	calls["SaveSnapshot"] = s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 3, Doc: []byte(`{}`)}, 0)
+	_, calls["List"] = s.List(ctx)
+	calls["Delete"] = s.Delete(ctx, "a")
+	for name, err := range calls {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: %v, want context.Canceled", name, err)
+		}
+	}
+	sameHead(t, "after cancelled calls", load(t, s, "a"), before)
+	sameSteps(t, "after cancelled calls", getSteps(t, s, "a", 0, 10), steps)
+	if _, err := s.Load(context.Background(), "b"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("cancelled Create created the document: %v", err)
+	}
+}
+
+// testConcurrentDocs appends to many documents at once, each document
+// from its own goroutine.
+func testConcurrentDocs(t *testing.T, s store.Store) {
+	const docs, rounds = 32, 20
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, docs)
+	for d := range docs {
+		id := fmt.Sprint("doc", d)
+		if err := s.Create(ctx, id, "basic", []byte(`{}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for r := range rounds {
+				steps := mkSteps(fmt.Sprint(id, "/", r), 1)
+				if err := s.Append(ctx, id, int64(r*2), steps[:1], nil); err != nil {
+					errs <- err
+					return
+				}
+				if err := s.Append(ctx, id, int64(r*2+1), steps[:1], []byte(fmt.Sprint(r))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for d := range docs {
+		id := fmt.Sprint("doc", d)
+		h := load(t, s, id)
+		if h.Version != 2*rounds || string(h.Meta) != fmt.Sprint(rounds-1) {
+			t.Errorf("%s: %s", id, fmtHead(h))
+		}
+		steps := getSteps(t, s, id, 0, 2*rounds)
+		for i, st := range steps {
+			want := mkSteps(fmt.Sprint(id, "/", i/2), 1)[0].JSON
+			if st.Version != int64(i+1) || !bytes.Equal(st.JSON, want) {
+				t.Errorf("%s: step %d = %d %s, want %s", id, i, st.Version, st.JSON, want)
+				break
+			}
+		}
+	}
+}
+
+// testConcurrentOneDoc lets goroutines race to append to one document at
+// the version each last saw: exactly one wins each version.
+func testConcurrentOneDoc(t *testing.T, s store.Store) {
+	const workers, tries = 8, 40
+	ctx := context.Background()
+	mkDoc(t, s, "a", 0)
+	var (
+		mu        sync.Mutex
+		winner    = map[int64]string{} // base version → winning step JSON
+		conflicts int
+		wg        sync.WaitGroup
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range tries {
+				h, err := s.Load(ctx, "a")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				json := fmt.Sprintf(`{"w":%d,"i":%d}`, w, i)
+				err = s.Append(ctx, "a", h.Version, []store.Step{{JSON: []byte(json), ClientID: []byte(fmt.Sprint(w))}}, []byte(json))
+				mu.Lock()
+				switch {
+				case err == nil:
+					if prev, ok := winner[h.Version]; ok {
+						t.Errorf("two appends at %d succeeded: %s and %s", h.Version, prev, json)
+					}
+					winner[h.Version] = json
+				case errors.Is(err, store.ErrConflict):
+					conflicts++
+				default:
+					t.Error(err)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	h := load(t, s, "a")
+	if h.Version != int64(len(winner)) || h.Version+int64(conflicts) != workers*tries {
+		t.Errorf("version %d, %d winners, %d conflicts, %d tries", h.Version, len(winner), conflicts, workers*tries)
+	}
+	if string(h.Meta) != winner[h.Version-1] {
+		t.Errorf("meta %s, want the last winner's %s", h.Meta, winner[h.Version-1])
+	}
+	for _, st := range getSteps(t, s, "a", 0, h.Version) {
+		if want := winner[st.Version-1]; string(st.JSON) != want {
+			t.Errorf("step %d = %s, want the winner's %s", st.Version, st.JSON, want)
+		}
+	}
+}
+
+// testClose checks that every method fails with ErrClosed after Close.
+func testClose(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mkDoc(t, s, "a", 1)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	calls := map[string]error{}
+	calls["Create"] = s.Create(ctx, "b", "basic", []byte(`{}`), nil)
+	_, calls["Load"] = s.Load(ctx, "a")
+	calls["Append"] = s.Append(ctx, "a", 1, mkSteps("x", 1), nil)
+	_, calls["Steps"] = s.Steps(ctx, "a", 0, 1)
+	calls["SaveSnapshot"] = s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 1, Doc: []byte(`{}`)}, 0)
+	_, calls["List"] = s.List(ctx)
+	calls["Delete"] = s.Delete(ctx, "a")
+	calls["Close"] = s.Close()
+	for name, err := range calls {
+		if !errors.Is(err, store.ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+}
