@@ -1,0 +1,456 @@
+package collab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/store"
+)
+
+// Config configures an Authority. Store and Schemas are required; zero
+// values of the other fields take the defaults.
+type Config struct {
+	// Store keeps the documents durable. The Authority does not close it.
+	Store store.Store
+	// Schemas returns the schema of a name: the name given to Create, or
+	// DefaultSchema, and recorded in the store with the document.
+	Schemas func(name string) (*model.Schema, bool)
+	// DefaultSchema is the schema of auto-created documents ("" means
+	// "basic").
+	DefaultSchema string
+	// AutoCreate makes a request for an unknown document create it, as
+	// the collab demo does. Without it such requests fail with
+	// ErrNotFound.
+	AutoCreate bool
+	// History is how many steps of each document are kept in memory (and
+	// reloaded after a restart) for Events (default 10,000).
+	History int
+	// KeepSteps is how many steps the store keeps behind the latest
+	// snapshot (default History); negative keeps all.
+	KeepSteps int64
+	// SnapshotEvery is how many steps after the last snapshot a new one
+	// is saved (default 1,000). Documents are also snapshot when they are
+	// unloaded and at Close.
+	SnapshotEvery int
+	// IdleUnload is how long a document stays loaded without requests
+	// (default 10 minutes; negative never unloads).
+	IdleUnload time.Duration
+	// UsersWindow is how long a user counts as present after its last
+	// request (default 1 minute). Users waiting for events always count.
+	UsersWindow time.Duration
+	// MaxSteps bounds the steps (and the comment events) of one
+	// submission (default 1,000).
+	MaxSteps int
+	// MaxDocSize bounds a document's content size in positions (default
+	// 10,000,000).
+	MaxDocSize int
+	// Now returns the current time (default time.Now); for tests.
+	Now func() time.Time
+	// Logger gets background errors: failed snapshots (nil discards them).
+	Logger *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultHistory       = 10_000
+	DefaultSnapshotEvery = 1_000
+	DefaultIdleUnload    = 10 * time.Minute
+	DefaultUsersWindow   = time.Minute
+	DefaultMaxSteps      = 1_000
+	DefaultMaxDocSize    = 10_000_000
+)
+
+// Authority is the central authority of many collaboratively edited
+// documents: it orders their steps, keeps them durable in a store and
+// tells clients what changed. Documents are loaded on first use and
+// unloaded when idle. All methods are safe for concurrent use.
+type Authority struct {
+	cfg   Config
+	store store.Store
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	docs   map[string]*document
+	closed bool
+	bg     sync.WaitGroup // background snapshots, added under mu while !closed
+
+	done        chan struct{} // closed by Close
+	janitorDone chan struct{}
+}
+
+// New returns an Authority over cfg.Store and starts its janitor, which
+// unloads idle documents until Close.
+func New(cfg Config) (*Authority, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("collab: Config.Store is nil")
+	}
+	if cfg.Schemas == nil {
+		return nil, errors.New("collab: Config.Schemas is nil")
+	}
+	if cfg.DefaultSchema == "" {
+		cfg.DefaultSchema = "basic"
+	}
+	if cfg.AutoCreate {
+		if _, ok := cfg.Schemas(cfg.DefaultSchema); !ok {
+			return nil, fmt.Errorf("collab: unknown default schema %q", cfg.DefaultSchema)
+		}
+	}
+	if cfg.History <= 0 {
+		cfg.History = DefaultHistory
+	}
+	if cfg.KeepSteps == 0 {
+		cfg.KeepSteps = int64(cfg.History)
+	}
+	if cfg.SnapshotEvery <= 0 {
+		cfg.SnapshotEvery = DefaultSnapshotEvery
+	}
+	if cfg.IdleUnload == 0 {
+		cfg.IdleUnload = DefaultIdleUnload
+	}
+	if cfg.UsersWindow <= 0 {
+		cfg.UsersWindow = DefaultUsersWindow
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.MaxDocSize <= 0 {
+		cfg.MaxDocSize = DefaultMaxDocSize
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	a := &Authority{
+		cfg:         cfg,
+		store:       cfg.Store,
+		log:         logger,
+		docs:        make(map[string]*document),
+		done:        make(chan struct{}),
+		janitorDone: make(chan struct{}),
+	}
+	if cfg.IdleUnload > 0 {
+		go a.janitor(min(max(cfg.IdleUnload/4, 10*time.Millisecond), time.Minute))
+	} else {
+		close(a.janitorDone)
+	}
+	return a, nil
+}
+
+// Close stops the janitor, makes waiting Events calls return ErrClosed,
+// waits for the submissions in flight and snapshots every loaded document
+// that moved on since its last snapshot. It does not close the store.
+// Every method fails with ErrClosed afterwards.
+func (a *Authority) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	close(a.done)
+	docs := make([]*document, 0, len(a.docs))
+	for _, d := range a.docs {
+		if d.loaded {
+			docs = append(docs, d)
+		}
+	}
+	a.mu.Unlock()
+	<-a.janitorDone
+	a.bg.Wait()
+	var errs []error
+	for _, d := range docs {
+		d.sem <- struct{}{}
+		if err := a.snapshot(context.Background(), d); err != nil {
+			errs = append(errs, fmt.Errorf("collab: snapshot of %q: %w", d.id, err))
+		}
+		<-d.sem
+	}
+	return errors.Join(errs...)
+}
+
+// isClosed reports whether Close was called.
+func (a *Authority) isClosed() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.closed
+}
+
+// now returns the current time.
+func (a *Authority) now() time.Time { return a.cfg.Now() }
+
+// janitor unloads idle documents every interval until Close.
+func (a *Authority) janitor(interval time.Duration) {
+	defer close(a.janitorDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.done:
+			return
+		case <-t.C:
+			a.unloadIdle()
+		}
+	}
+}
+
+// unloadIdle unloads the documents that had no request for
+// Config.IdleUnload, after snapshotting those that moved on since their
+// last snapshot.
+func (a *Authority) unloadIdle() {
+	now := a.now()
+	a.mu.Lock()
+	var idle []*document
+	for _, d := range a.docs {
+		if d.loaded && d.refs == 0 && now.Sub(d.lastActive) >= a.cfg.IdleUnload {
+			idle = append(idle, d)
+		}
+	}
+	a.mu.Unlock()
+	for _, d := range idle {
+		select {
+		case d.sem <- struct{}{}:
+		default:
+			continue // busy after all
+		}
+		if err := a.snapshot(context.Background(), d); err != nil {
+			// Keep it loaded: unloading would lose nothing (the steps are
+			// durable) but the next load would replay them all again.
+			a.log.Warn("collab: snapshot before unload failed", "doc", d.id, "err", err)
+			<-d.sem
+			continue
+		}
+		// Nothing changed since the snapshot: submissions need the
+		// semaphore, which this holds.
+		a.mu.Lock()
+		if a.docs[d.id] == d && d.refs == 0 && now.Sub(d.lastActive) >= a.cfg.IdleUnload {
+			delete(a.docs, d.id)
+		}
+		a.mu.Unlock()
+		<-d.sem
+	}
+}
+
+// acquire returns the document id, loading it (or creating it, with
+// AutoCreate) when it is not loaded, and holds it loaded until release.
+func (a *Authority) acquire(ctx context.Context, id string) (*document, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, invalidf("empty document id")
+	}
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil, ErrClosed
+	}
+	d := a.docs[id]
+	if d == nil {
+		d = newDocument(id)
+		d.refs = 1
+		a.docs[id] = d
+		a.mu.Unlock()
+		a.load(ctx, d)
+	} else {
+		d.refs++
+		a.mu.Unlock()
+		select {
+		case <-d.ready:
+		case <-ctx.Done():
+			a.release(d)
+			return nil, ctx.Err()
+		}
+	}
+	if d.err != nil {
+		a.release(d)
+		return nil, d.err
+	}
+	return d, nil
+}
+
+// load loads (or creates) d, which acquire just added, and signals
+// whoever waits for it. A failed load leaves the map, so that the next
+// request tries again.
+func (a *Authority) load(ctx context.Context, d *document) {
+	// The load serves every request waiting for the document, not only
+	// the one that started it.
+	st, snapVer, err := a.open(context.WithoutCancel(ctx), d.id)
+	a.mu.Lock()
+	if err != nil {
+		d.err = err
+		if a.docs[d.id] == d {
+			delete(a.docs, d.id)
+		}
+	} else {
+		d.st, d.snapVer = st, snapVer
+		d.loaded = true
+	}
+	a.mu.Unlock()
+	close(d.ready)
+	if err == nil {
+		a.maybeSnapshot(d)
+	}
+}
+
+// release ends a use of d begun by acquire.
+func (a *Authority) release(d *document) {
+	a.mu.Lock()
+	d.refs--
+	d.lastActive = a.now()
+	a.mu.Unlock()
+}
+
+// remove drops d from memory (after a Delete, or when the store lost it)
+// and wakes its waiters, who then answer ErrNotFound.
+func (a *Authority) remove(d *document) {
+	a.mu.Lock()
+	if a.docs[d.id] == d {
+		delete(a.docs, d.id)
+	}
+	a.mu.Unlock()
+	d.mu.Lock()
+	if !d.deleted {
+		d.deleted = true
+		close(d.wake)
+	}
+	d.mu.Unlock()
+}
+
+// DocInfo describes a document in List.
+type DocInfo struct {
+	ID string
+	// Users is the number of users of a loaded document (0 when it is
+	// not loaded).
+	Users int
+}
+
+// List returns every stored document, ordered by id.
+func (a *Authority) List(ctx context.Context) ([]DocInfo, error) {
+	if a.isClosed() {
+		return nil, ErrClosed
+	}
+	stored, err := a.store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("collab: list: %w", err)
+	}
+	now := a.now()
+	users := map[string]int{}
+	a.mu.Lock()
+	for id, d := range a.docs {
+		if d.loaded {
+			d.mu.Lock()
+			users[id] = d.userCount(now, a.cfg.UsersWindow)
+			d.mu.Unlock()
+		}
+	}
+	a.mu.Unlock()
+	out := make([]DocInfo, len(stored))
+	for i, s := range stored {
+		out[i] = DocInfo{ID: s.ID, Users: users[s.ID]}
+	}
+	slices.SortFunc(out, func(x, y DocInfo) int { return strings.Compare(x.ID, y.ID) })
+	return out, nil
+}
+
+// Create creates the document id with the given schema and initial
+// document (nil means the schema's top node, filled to be valid). It fails
+// with ErrExists when id is taken. The document is loaded on first use.
+func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *model.Node) error {
+	if id == "" {
+		return invalidf("empty document id")
+	}
+	schema, ok := a.cfg.Schemas(schemaName)
+	if !ok {
+		return invalidf("unknown schema %q", schemaName)
+	}
+	if doc == nil {
+		var err error
+		if doc, err = emptyDoc(schema, schemaName); err != nil {
+			return err
+		}
+	} else if doc.Type.Schema != schema {
+		return invalidf("the document is not of schema %q", schemaName)
+	}
+	if size := doc.Content.Size(); size > a.cfg.MaxDocSize {
+		return &LimitError{What: "document size", Limit: a.cfg.MaxDocSize, Value: size}
+	}
+	a.mu.Lock()
+	closed, loaded := a.closed, a.docs[id] != nil
+	a.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if loaded {
+		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
+	}
+	err := a.store.Create(ctx, id, schemaName, doc.AppendJSON(nil), commentLog{}.appendMeta(nil))
+	if errors.Is(err, store.ErrExists) {
+		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("collab: create %q: %w", id, err)
+	}
+	return nil
+}
+
+// emptyDoc returns the schema's top node, filled to be valid.
+func emptyDoc(schema *model.Schema, name string) (*model.Node, error) {
+	doc, err := schema.TopNodeType.CreateAndFill(nil, model.Fragment{}, nil)
+	if err == nil && doc == nil {
+		err = errors.New("its top node cannot be filled")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("collab: empty document of schema %q: %w", name, err)
+	}
+	return doc, nil
+}
+
+// Delete deletes the document id from the store and from memory. Its
+// waiting Events calls and queued submissions answer ErrNotFound.
+func (a *Authority) Delete(ctx context.Context, id string) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return ErrClosed
+	}
+	d := a.docs[id]
+	if d != nil {
+		d.refs++
+	}
+	a.mu.Unlock()
+	if d != nil {
+		defer a.release(d)
+		select {
+		case <-d.ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if d.err == nil {
+			if err := d.lock(ctx); err != nil {
+				return err
+			}
+			defer d.unlock()
+		}
+	}
+	err := a.store.Delete(ctx, id)
+	if d != nil && d.err == nil && (err == nil || errors.Is(err, store.ErrNotFound)) {
+		a.remove(d)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("collab: delete %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("collab: delete %q: %w", id, err)
+	}
+	return nil
+}

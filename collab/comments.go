@@ -1,0 +1,388 @@
+package collab
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/pmauthority/pmauthority/internal/jsonscan"
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/transform"
+)
+
+// Comment is a comment on the range From..To of a document. Comments are
+// mapped through every accepted step and dropped when their range
+// collapses.
+type Comment struct {
+	From, To int
+	Text     string
+	ID       int64
+}
+
+// AppendJSON appends c as {"from":..,"to":..,"text":..,"id":..}, the
+// collab demo's form.
+func (c Comment) AppendJSON(buf []byte) []byte {
+	buf = append(buf, `{"from":`...)
+	buf = strconv.AppendInt(buf, int64(c.From), 10)
+	buf = append(buf, `,"to":`...)
+	buf = strconv.AppendInt(buf, int64(c.To), 10)
+	buf = append(buf, `,"text":`...)
+	buf = model.AppendJSONString(buf, c.Text)
+	buf = append(buf, `,"id":`...)
+	buf = strconv.AppendInt(buf, c.ID, 10)
+	return append(buf, '}')
+}
+
+// Comment event types.
+const (
+	CommentCreate = "create"
+	CommentDelete = "delete"
+)
+
+// CommentEvent is the creation or deletion of a comment, as clients
+// submit them and Events reports them.
+type CommentEvent struct {
+	// Type is CommentCreate or CommentDelete.
+	Type string
+	// ID identifies the comment.
+	ID int64
+	// From, To and Text are the comment's range and text (create only).
+	// A submitted create gives the range in the document after the
+	// submission's steps; Events gives the comment's current range.
+	From, To int
+	Text     string
+}
+
+// AppendJSON appends e as the collab demo writes events:
+// {"type":"create","id":..,"text":..,"from":..,"to":..} or
+// {"type":"delete","id":..}.
+func (e CommentEvent) AppendJSON(buf []byte) []byte {
+	buf = append(buf, `{"type":`...)
+	buf = model.AppendJSONString(buf, e.Type)
+	buf = append(buf, `,"id":`...)
+	buf = strconv.AppendInt(buf, e.ID, 10)
+	if e.Type != CommentDelete {
+		buf = append(buf, `,"text":`...)
+		buf = model.AppendJSONString(buf, e.Text)
+		buf = append(buf, `,"from":`...)
+		buf = strconv.AppendInt(buf, int64(e.From), 10)
+		buf = append(buf, `,"to":`...)
+		buf = strconv.AppendInt(buf, int64(e.To), 10)
+	}
+	return append(buf, '}')
+}
+
+// Limits on comments, which Config does not expose.
+const (
+	// maxCommentText is the longest comment text, in bytes.
+	maxCommentText = 64 << 10
+	// maxComments is the most comments a document may have.
+	maxComments = 10_000
+	// maxCommentEvents is how many comment events are kept (in memory and
+	// in the meta blob) for Events; older ones answer ErrHistoryGone.
+	maxCommentEvents = 1_000
+)
+
+// commentEvent is a kept comment event: what happened to which id. Events
+// reads the text and range of a created comment from the comment itself.
+type commentEvent struct {
+	id     int64
+	delete bool
+}
+
+// commentLog is a document's comments and their recent events. It is a
+// value that is never modified in place: every change makes new slices, so
+// that readers may keep what they were given.
+type commentLog struct {
+	comments []Comment
+	version  int64
+	// events holds the last events: events[i] is event number
+	// version-len(events)+i+1.
+	events []commentEvent
+}
+
+// mapThrough returns the log with the comments mapped through maps (from
+// with assoc +1, to with assoc −1, dropped when the range collapses) and
+// whether anything changed. Like the demo it records no event for a
+// dropped comment: clients map their copies the same way.
+func (l commentLog) mapThrough(maps []*transform.StepMap) (commentLog, bool) {
+	if len(maps) == 0 || len(l.comments) == 0 {
+		return l, false
+	}
+	mapping := transform.NewMapping(maps)
+	var out []Comment
+	changed := false
+	for i, c := range l.comments {
+		from, to := mapping.Map(c.From, 1), mapping.Map(c.To, -1)
+		if from == c.From && to == c.To {
+			if changed {
+				out = append(out, c)
+			}
+			continue
+		}
+		if !changed {
+			changed = true
+			out = make([]Comment, i, len(l.comments))
+			copy(out, l.comments[:i])
+		}
+		if from < to {
+			c.From, c.To = from, to
+			out = append(out, c)
+		}
+	}
+	if !changed {
+		return l, false
+	}
+	l.comments = out
+	return l, true
+}
+
+// index returns the index of the comment id, or -1.
+func (l commentLog) index(id int64) int {
+	return slices.IndexFunc(l.comments, func(c Comment) bool { return c.ID == id })
+}
+
+// apply applies events submitted with a document whose content size is
+// size, and returns the new log and whether anything changed. A create
+// must fit the document and use a new id; deleting an unknown id changes
+// nothing (another client may have deleted it first).
+func (l commentLog) apply(events []CommentEvent, size int) (commentLog, bool, error) {
+	if len(events) == 0 {
+		return l, false, nil
+	}
+	comments := slices.Clone(l.comments)
+	kept := slices.Clone(l.events)
+	version := l.version
+	for i, e := range events {
+		switch e.Type {
+		case CommentCreate:
+			if e.From < 0 || e.From >= e.To || e.To > size {
+				return l, false, invalidf("comment event %d: range %d-%d is not a non-empty range of the document (size %d)", i, e.From, e.To, size)
+			}
+			if slices.ContainsFunc(comments, func(c Comment) bool { return c.ID == e.ID }) {
+				return l, false, invalidf("comment event %d: comment %d exists", i, e.ID)
+			}
+			if len(comments) >= maxComments {
+				return l, false, &LimitError{What: "comments", Limit: maxComments, Value: len(comments) + 1}
+			}
+			comments = append(comments, Comment{From: e.From, To: e.To, Text: e.Text, ID: e.ID})
+			kept = append(kept, commentEvent{id: e.ID})
+		case CommentDelete:
+			j := slices.IndexFunc(comments, func(c Comment) bool { return c.ID == e.ID })
+			if j < 0 {
+				continue
+			}
+			comments = slices.Delete(comments, j, j+1)
+			kept = append(kept, commentEvent{id: e.ID, delete: true})
+		default:
+			return l, false, invalidf("comment event %d: unknown type %q (want %q or %q)", i, e.Type, CommentCreate, CommentDelete)
+		}
+		version++
+	}
+	if version == l.version {
+		return l, false, nil
+	}
+	if len(kept) > maxCommentEvents {
+		kept = slices.Clone(kept[len(kept)-maxCommentEvents:])
+	}
+	return commentLog{comments: comments, version: version, events: kept}, true, nil
+}
+
+// eventsAfter returns the events after version since (which must be kept):
+// deletes as they were, creates with the comment's current range and
+// text, left out when the comment no longer exists.
+func (l commentLog) eventsAfter(since int64) []CommentEvent {
+	kept := l.events[len(l.events)-int(l.version-since):]
+	if len(kept) == 0 {
+		return nil
+	}
+	var byID map[int64]int
+	if len(kept) > 4 && len(l.comments) > 16 {
+		byID = make(map[int64]int, len(l.comments))
+		for i, c := range l.comments {
+			byID[c.ID] = i
+		}
+	}
+	out := make([]CommentEvent, 0, len(kept))
+	for _, e := range kept {
+		if e.delete {
+			out = append(out, CommentEvent{Type: CommentDelete, ID: e.id})
+			continue
+		}
+		i := -1
+		if byID != nil {
+			if j, ok := byID[e.id]; ok {
+				i = j
+			}
+		} else {
+			i = l.index(e.id)
+		}
+		if i >= 0 {
+			c := l.comments[i]
+			out = append(out, CommentEvent{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text})
+		}
+	}
+	return out
+}
+
+// appendComments appends comments as a JSON array.
+func appendComments(buf []byte, comments []Comment) []byte {
+	buf = append(buf, '[')
+	for i, c := range comments {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = c.AppendJSON(buf)
+	}
+	return append(buf, ']')
+}
+
+// appendMeta appends the meta blob that the store keeps for the
+// document: {"comments":[..],"commentVersion":N,"events":[{"type":..,"id":..},..]}.
+func (l commentLog) appendMeta(buf []byte) []byte {
+	buf = append(buf, `{"comments":`...)
+	buf = appendComments(buf, l.comments)
+	buf = append(buf, `,"commentVersion":`...)
+	buf = strconv.AppendInt(buf, l.version, 10)
+	buf = append(buf, `,"events":[`...)
+	for i, e := range l.events {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		typ := CommentCreate
+		if e.delete {
+			typ = CommentDelete
+		}
+		buf = CommentEvent{Type: typ, ID: e.id}.appendShort(buf)
+	}
+	return append(buf, "]}"...)
+}
+
+// appendShort appends {"type":..,"id":..}.
+func (e CommentEvent) appendShort(buf []byte) []byte {
+	buf = append(buf, `{"type":`...)
+	buf = model.AppendJSONString(buf, e.Type)
+	buf = append(buf, `,"id":`...)
+	buf = strconv.AppendInt(buf, e.ID, 10)
+	return append(buf, '}')
+}
+
+var (
+	metaKeys    = jsonscan.NewKeys("comments", "commentVersion", "events")
+	commentKeys = jsonscan.NewKeys("from", "to", "text", "id", "type")
+)
+
+// decodeMeta reads a meta blob written by appendMeta. An empty blob is an
+// empty log.
+func decodeMeta(data []byte) (commentLog, error) {
+	var l commentLog
+	if len(data) == 0 {
+		return l, nil
+	}
+	d := jsonscan.NewDecoder(data)
+	if err := d.BeginObject(); err != nil {
+		return l, err
+	}
+	for {
+		k, key, ok, err := d.NextKeyIndex(metaKeys)
+		if err != nil {
+			return l, err
+		}
+		if !ok {
+			break
+		}
+		switch k {
+		case 0, 2:
+			if err := d.BeginArray(); err != nil {
+				return l, err
+			}
+			for {
+				more, err := d.NextElem()
+				if err != nil {
+					return l, err
+				}
+				if !more {
+					break
+				}
+				e, err := decodeMetaEvent(d)
+				if err != nil {
+					return l, err
+				}
+				if k == 0 {
+					l.comments = append(l.comments, Comment{From: e.From, To: e.To, Text: e.Text, ID: e.ID})
+				} else {
+					l.events = append(l.events, commentEvent{id: e.ID, delete: e.Type == CommentDelete})
+				}
+			}
+		case 1:
+			n, err := readInt(d)
+			if err != nil {
+				return l, err
+			}
+			l.version = n
+		default:
+			return l, fmt.Errorf("unknown key %q", key)
+		}
+	}
+	if err := d.End(); err != nil {
+		return l, err
+	}
+	if int64(len(l.events)) > l.version {
+		return l, fmt.Errorf("%d comment events at comment version %d", len(l.events), l.version)
+	}
+	return l, nil
+}
+
+// decodeMetaEvent reads a comment or an event object of the meta blob.
+func decodeMetaEvent(d *jsonscan.Decoder) (CommentEvent, error) {
+	var e CommentEvent
+	if err := d.BeginObject(); err != nil {
+		return e, err
+	}
+	for {
+		k, key, ok, err := d.NextKeyIndex(commentKeys)
+		if err != nil {
+			return e, err
+		}
+		if !ok {
+			return e, nil
+		}
+		var n int64
+		switch k {
+		case 0, 1, 3:
+			if n, err = readInt(d); err != nil {
+				return e, err
+			}
+		case 2, 4:
+			s, err := d.ReadString()
+			if err != nil {
+				return e, err
+			}
+			if k == 2 {
+				e.Text = s
+			} else {
+				e.Type = s
+			}
+			continue
+		default:
+			return e, fmt.Errorf("unknown key %q", key)
+		}
+		switch k {
+		case 0:
+			e.From = int(n)
+		case 1:
+			e.To = int(n)
+		case 3:
+			e.ID = n
+		}
+	}
+}
+
+// readInt reads an integer number.
+func readInt(d *jsonscan.Decoder) (int64, error) {
+	_, raw, err := d.ReadNumber()
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(raw), 10, 64)
+}

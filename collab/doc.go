@@ -1,0 +1,18 @@
+// Package collab is pmauthority's central authority for collaborative
+// editing: for each document it orders the steps that clients submit,
+// applies them with the document's schema, keeps them durable in a
+// store.Store, and tells every client what changed, as the ProseMirror
+// collab demo server does (prosemirror-collab clients work with it
+// unchanged).
+//
+// An Authority holds many documents. Each is loaded on first use from its
+// latest snapshot and the steps after it, and unloaded when idle. Submit
+// accepts a client's steps made on the current version, all or nothing,
+// and answers only once they are durable; Events returns, or waits for,
+// the steps and comment events after a version. Comments are ranges of the
+// document mapped through every step, as the demo keeps them.
+//
+// Like the core of etcd-io/raft, the package does no networking and no
+// disk I/O of its own: the server package puts it on HTTP, and the store
+// decides where the bytes go.
+package collab

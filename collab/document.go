@@ -1,0 +1,369 @@
+package collab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/store"
+	"github.com/pmauthority/pmauthority/transform"
+)
+
+// document is a loaded document. Its fields are guarded in layers: sem
+// serializes the writers (Submit, Delete, unload, Close), mu guards the
+// state that readers see, and Authority.mu guards the bookkeeping of
+// loading and unloading. Locks are taken in that order.
+type document struct {
+	id    string
+	ready chan struct{} // closed once loaded, or once the load failed
+
+	// Set before ready is closed.
+	err error // why the load failed
+
+	// Guarded by Authority.mu.
+	loaded     bool
+	refs       int // requests using the document, waiters included
+	lastActive time.Time
+
+	sem    chan struct{} // a one-slot semaphore held by writers
+	snapMu sync.Mutex    // serializes snapshots
+
+	mu       sync.Mutex
+	st       docState
+	docJSON  []byte        // st.node's JSON, nil until asked for
+	wake     chan struct{} // closed (and replaced) at every publish
+	deleted  bool
+	snapping bool  // a background snapshot is running
+	snapVer  int64 // version of the latest snapshot in the store
+	users    map[string]*userEntry
+	// nextPrune is when the first user not waiting expires (zero when no
+	// user can expire).
+	nextPrune time.Time
+}
+
+// docState is what a document is at a version. Its slices are never
+// modified in place, so that what readers were given stays valid.
+type docState struct {
+	schema     *model.Schema
+	schemaName string
+	node       *model.Node
+	version    int64
+	// steps holds the last steps: steps[i] made version
+	// version-len(steps)+i+1.
+	steps    []StepRecord
+	comments commentLog
+}
+
+// userEntry is a user seen recently.
+type userEntry struct {
+	last    time.Time
+	waiting int // Events calls of this user waiting now
+}
+
+func newDocument(id string) *document {
+	return &document{
+		id:    id,
+		ready: make(chan struct{}),
+		sem:   make(chan struct{}, 1),
+		wake:  make(chan struct{}),
+		users: make(map[string]*userEntry),
+	}
+}
+
+// lock takes d's writer semaphore, or fails when ctx is done first.
+func (d *document) lock(ctx context.Context) error {
+	select {
+	case d.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// unlock releases d's writer semaphore.
+func (d *document) unlock() { <-d.sem }
+
+// publish makes st the document's state and wakes the waiters. It is
+// called with sem held, once st is durable.
+func (d *document) publish(st docState) {
+	d.mu.Lock()
+	if d.deleted {
+		d.mu.Unlock()
+		return
+	}
+	if st.node != d.st.node {
+		d.docJSON = nil
+	}
+	d.st = st
+	close(d.wake)
+	d.wake = make(chan struct{})
+	d.mu.Unlock()
+}
+
+// state returns the current state.
+func (d *document) state() docState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.st
+}
+
+// seen records a request of user (none when user is empty). It is called
+// with mu held.
+func (d *document) seen(user string, now time.Time, window time.Duration) {
+	if user == "" {
+		return
+	}
+	u := d.users[user]
+	if u == nil {
+		u = &userEntry{}
+		d.users[user] = u
+	}
+	u.last = now
+	if u.waiting == 0 {
+		d.expireAt(now.Add(window))
+	}
+}
+
+// wait records that an Events call of user starts (delta 1) or stops
+// (delta −1) waiting. It is called with mu held.
+func (d *document) wait(user string, delta int, now time.Time, window time.Duration) {
+	if user == "" {
+		return
+	}
+	u := d.users[user]
+	if u == nil {
+		u = &userEntry{last: now}
+		d.users[user] = u
+	}
+	u.waiting += delta
+	if u.waiting == 0 {
+		u.last = now
+		d.expireAt(now.Add(window))
+	}
+}
+
+// expireAt notes that a user may expire at t.
+func (d *document) expireAt(t time.Time) {
+	if d.nextPrune.IsZero() || t.Before(d.nextPrune) {
+		d.nextPrune = t
+	}
+}
+
+// userCount returns the number of users seen within window or waiting,
+// forgetting the others. It is called with mu held.
+func (d *document) userCount(now time.Time, window time.Duration) int {
+	if !d.nextPrune.IsZero() && !now.Before(d.nextPrune) {
+		d.nextPrune = time.Time{}
+		for name, u := range d.users {
+			if u.waiting > 0 {
+				continue
+			}
+			exp := u.last.Add(window)
+			if !now.Before(exp) {
+				delete(d.users, name)
+			} else {
+				d.expireAt(exp)
+			}
+		}
+	}
+	return len(d.users)
+}
+
+// open loads the document id, or creates it when it does not exist and
+// Config.AutoCreate is on.
+func (a *Authority) open(ctx context.Context, id string) (st docState, snapVer int64, err error) {
+	st, snapVer, err = a.loadState(ctx, id)
+	if !errors.Is(err, ErrNotFound) || !a.cfg.AutoCreate {
+		return st, snapVer, err
+	}
+	schema, _ := a.cfg.Schemas(a.cfg.DefaultSchema)
+	if schema == nil {
+		return st, 0, fmt.Errorf("collab: unknown default schema %q", a.cfg.DefaultSchema)
+	}
+	node, err := emptyDoc(schema, a.cfg.DefaultSchema)
+	if err != nil {
+		return st, 0, err
+	}
+	err = a.store.Create(ctx, id, a.cfg.DefaultSchema, node.AppendJSON(nil), commentLog{}.appendMeta(nil))
+	if errors.Is(err, store.ErrExists) {
+		// Created meanwhile by another server sharing the store.
+		return a.loadState(ctx, id)
+	}
+	if err != nil {
+		return st, 0, fmt.Errorf("collab: create %q: %w", id, err)
+	}
+	return docState{schema: schema, schemaName: a.cfg.DefaultSchema, node: node}, 0, nil
+}
+
+// loadState rebuilds the document id from the store: its latest snapshot
+// with the steps after it replayed, the last History steps for Events,
+// and the comments of the meta blob. It also returns the snapshot's
+// version.
+func (a *Authority) loadState(ctx context.Context, id string) (docState, int64, error) {
+	for try := 0; ; try++ {
+		st, snapVer, err := a.loadOnce(ctx, id)
+		// A snapshot by another server may prune steps between Load and
+		// Steps: load again.
+		if errors.Is(err, store.ErrCompacted) && try < 3 {
+			continue
+		}
+		return st, snapVer, err
+	}
+}
+
+func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, error) {
+	var st docState
+	head, err := a.store.Load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return st, 0, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return st, 0, fmt.Errorf("collab: load %q: %w", id, err)
+	}
+	schema, ok := a.cfg.Schemas(head.Schema)
+	if !ok {
+		return st, 0, fmt.Errorf("collab: load %q: unknown schema %q", id, head.Schema)
+	}
+	node, err := schema.NodeFromJSON(head.Snapshot.Doc)
+	if err != nil {
+		return st, 0, fmt.Errorf("collab: load %q: snapshot at version %d: %w", id, head.Snapshot.Version, err)
+	}
+	comments, err := decodeMeta(head.Meta)
+	if err != nil {
+		return st, 0, fmt.Errorf("collab: load %q: meta: %w", id, err)
+	}
+	// The steps to read: those after the snapshot, to replay, and the last
+	// History ones still kept, for Events.
+	histFrom := max(head.Oldest, head.Version-int64(a.cfg.History))
+	from := min(head.Snapshot.Version, histFrom)
+	var steps []store.Step
+	if from < head.Version {
+		steps, err = a.store.Steps(ctx, id, from, head.Version)
+		if err != nil {
+			return st, 0, fmt.Errorf("collab: load %q: steps after %d: %w", id, from, err)
+		}
+	}
+	if int64(len(steps)) != head.Version-from {
+		return st, 0, fmt.Errorf("collab: load %q: the store returned %d steps after version %d, want %d", id, len(steps), from, head.Version-from)
+	}
+	records := make([]StepRecord, 0, head.Version-histFrom)
+	for i, s := range steps {
+		if v := from + int64(i) + 1; s.Version != v {
+			return st, 0, fmt.Errorf("collab: load %q: the store returned step %d where %d was due", id, s.Version, v)
+		}
+		if s.Version > head.Snapshot.Version {
+			step, err := transform.StepFromJSON(schema, s.JSON)
+			if err == nil {
+				node, err = step.Apply(node)
+			}
+			if err != nil {
+				return st, 0, fmt.Errorf("collab: load %q: replaying step %d: %w", id, s.Version, err)
+			}
+		}
+		if s.Version > histFrom {
+			records = append(records, StepRecord{JSON: s.JSON, ClientID: s.ClientID})
+		}
+	}
+	return docState{
+		schema:     schema,
+		schemaName: head.Schema,
+		node:       node,
+		version:    head.Version,
+		steps:      records,
+		comments:   comments,
+	}, head.Snapshot.Version, nil
+}
+
+// resync reloads d from the store when the store is ahead of memory: after
+// an Append that failed with ErrConflict (another server wrote) or whose
+// outcome is unknown. It is called with sem held.
+func (a *Authority) resync(ctx context.Context, d *document) {
+	head, err := a.store.Load(ctx, d.id)
+	if errors.Is(err, store.ErrNotFound) {
+		a.remove(d)
+		return
+	}
+	if err != nil {
+		a.log.Warn("collab: resync failed", "doc", d.id, "err", err)
+		return
+	}
+	if head.Version == d.state().version {
+		return
+	}
+	st, snapVer, err := a.loadState(ctx, d.id)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			a.remove(d)
+		} else {
+			a.log.Warn("collab: resync failed", "doc", d.id, "err", err)
+		}
+		return
+	}
+	d.publish(st)
+	d.mu.Lock()
+	d.snapVer = snapVer
+	d.mu.Unlock()
+}
+
+// snapshot saves a snapshot of d when it moved on since the latest one.
+func (a *Authority) snapshot(ctx context.Context, d *document) error {
+	d.snapMu.Lock()
+	defer d.snapMu.Unlock()
+	d.mu.Lock()
+	st, js := d.st, d.docJSON
+	skip := d.deleted || st.version <= d.snapVer
+	d.mu.Unlock()
+	if skip {
+		return nil
+	}
+	if js == nil {
+		js = st.node.AppendJSON(nil)
+	}
+	snap := store.Snapshot{Version: st.version, Doc: js}
+	if err := a.store.SaveSnapshot(ctx, d.id, snap, a.cfg.KeepSteps); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.snapVer = max(d.snapVer, st.version)
+	if d.docJSON == nil && d.st.node == st.node {
+		d.docJSON = js
+	}
+	d.mu.Unlock()
+	return nil
+}
+
+// maybeSnapshot starts a background snapshot of d when it is
+// SnapshotEvery steps past the latest one and none is running.
+func (a *Authority) maybeSnapshot(d *document) {
+	d.mu.Lock()
+	start := !d.snapping && !d.deleted && d.st.version-d.snapVer >= int64(a.cfg.SnapshotEvery)
+	if start {
+		d.snapping = true
+	}
+	d.mu.Unlock()
+	if !start {
+		return
+	}
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		d.mu.Lock()
+		d.snapping = false
+		d.mu.Unlock()
+		return
+	}
+	a.bg.Add(1)
+	a.mu.Unlock()
+	go func() {
+		defer a.bg.Done()
+		if err := a.snapshot(context.Background(), d); err != nil {
+			a.log.Warn("collab: snapshot failed", "doc", d.id, "err", err)
+		}
+		d.mu.Lock()
+		d.snapping = false
+		d.mu.Unlock()
+	}()
+}

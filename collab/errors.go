@@ -1,0 +1,82 @@
+package collab
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors that callers branch on. The texts of ErrConflict and
+// ErrHistoryGone are the collab demo server's answers, which clients may
+// show.
+var (
+	// ErrConflict is returned by Submit when the submission's version is
+	// not the document's current version (HTTP 409): the client must
+	// first receive the steps it has not seen.
+	ErrConflict = errors.New("Version not current")
+	// ErrInvalidVersion is returned for a version that the document never
+	// had: negative or ahead of the current one (HTTP 400). The returned
+	// error wraps it and reads "Invalid version N", which is what
+	// prosemirror-collab clients look for before reloading.
+	ErrInvalidVersion = errors.New("Invalid version")
+	// ErrHistoryGone is returned by Events when the steps or comment
+	// events after the asked versions are no longer kept (HTTP 410).
+	ErrHistoryGone = errors.New("History no longer available")
+	// ErrNotFound is returned for a document that does not exist, when
+	// Config.AutoCreate is off or the document was deleted meanwhile
+	// (HTTP 404).
+	ErrNotFound = errors.New("document not found")
+	// ErrExists is returned by Create for a document that exists.
+	ErrExists = errors.New("document already exists")
+	// ErrInvalidRequest is wrapped by the errors for a malformed request:
+	// a bad client id, a comment event that does not fit the document, an
+	// unknown schema (HTTP 400). Their texts say what is wrong.
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrClosed is returned by every method after Close, and by waiting
+	// Events calls when Close is called.
+	ErrClosed = errors.New("collab: authority closed")
+)
+
+// versionError is the error for a version the document never had.
+type versionError struct {
+	version int64
+	comment bool // the comment version is the culprit
+}
+
+func (e *versionError) Error() string {
+	if e.comment {
+		// Still "Invalid version": the client must reload in this case too.
+		return fmt.Sprintf("Invalid version %d (commentVersion)", e.version)
+	}
+	return fmt.Sprintf("Invalid version %d", e.version)
+}
+
+func (e *versionError) Is(target error) bool { return target == ErrInvalidVersion }
+
+// requestError is a malformed request: its text says why, and it matches
+// ErrInvalidRequest.
+type requestError struct{ msg string }
+
+func (e *requestError) Error() string { return e.msg }
+
+func (e *requestError) Is(target error) bool { return target == ErrInvalidRequest }
+
+func invalidf(format string, args ...any) error {
+	return &requestError{msg: fmt.Sprintf(format, args...)}
+}
+
+// LimitError is returned when a request goes over one of the limits in
+// Config (HTTP 413). Nothing was changed.
+type LimitError struct {
+	// What names the limit: "steps", "comment events", "document size",
+	// "comment text" or "comments".
+	What string
+	// Limit is the configured maximum.
+	Limit int
+	// Value is what the request asked for (or would have produced).
+	Value int
+}
+
+// Error returns a message such as "steps over the limit: 1200 > 1000".
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s over the limit: %d > %d", e.What, e.Value, e.Limit)
+}

@@ -1,0 +1,164 @@
+package collab
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/pmauthority/pmauthority/model"
+)
+
+// State is a document as Get returns it.
+type State struct {
+	// Doc is the document.
+	Doc *model.Node
+	// DocJSON is Doc's JSON form, cached: do not modify it.
+	DocJSON []byte
+	// Version is the document's version: the number of steps applied
+	// since it was created.
+	Version int64
+	// Comments are the document's comments (do not modify them).
+	Comments []Comment
+	// CommentVersion counts the comment events.
+	CommentVersion int64
+	// Users is the number of users seen recently.
+	Users int
+	// Schema is the name of the document's schema.
+	Schema string
+}
+
+// Get returns the current state of the document id, loading it (or
+// creating it, with Config.AutoCreate) when needed, and counts user (when
+// not empty) as one of its users.
+func (a *Authority) Get(ctx context.Context, id, user string) (State, error) {
+	d, err := a.acquire(ctx, id)
+	if err != nil {
+		return State{}, err
+	}
+	defer a.release(d)
+	now := a.now()
+	d.mu.Lock()
+	d.seen(user, now, a.cfg.UsersWindow)
+	st, js, deleted := d.st, d.docJSON, d.deleted
+	users := d.userCount(now, a.cfg.UsersWindow)
+	d.mu.Unlock()
+	if deleted {
+		return State{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+	}
+	if js == nil {
+		// Encode outside the lock: documents can be large.
+		js = st.node.AppendJSON(nil)
+		d.mu.Lock()
+		if d.st.node == st.node {
+			d.docJSON = js
+		}
+		d.mu.Unlock()
+	}
+	return State{
+		Doc:            st.node,
+		DocJSON:        js,
+		Version:        st.version,
+		Comments:       slices.Clip(st.comments.comments),
+		CommentVersion: st.comments.version,
+		Users:          users,
+		Schema:         st.schemaName,
+	}, nil
+}
+
+// StepRecord is an accepted step as Events reports it.
+type StepRecord struct {
+	// JSON is the step's JSON form.
+	JSON []byte
+	// ClientID is the id of the client that submitted the step.
+	ClientID ClientID
+}
+
+// Events is what happened to a document after some version and comment
+// version.
+type Events struct {
+	// Version and CommentVersion are the document's current ones.
+	Version, CommentVersion int64
+	// Steps are the steps after the asked version, in order (do not
+	// modify them).
+	Steps []StepRecord
+	// Comment are the comment events after the asked comment version.
+	Comment []CommentEvent
+	// Users is the number of users seen recently.
+	Users int
+}
+
+// Events returns the steps and comment events of the document id after
+// version and commentVersion, and counts user as one of its users.
+//
+// It fails with ErrInvalidVersion when either version is negative or
+// ahead of the document's, and with ErrHistoryGone when some of the steps
+// or comment events after them are no longer kept. When nothing is newer
+// it returns an empty Events at once, or, when wait is true, waits for
+// the next accepted change (steps or comments) and returns that; when ctx
+// is done first it returns ctx's error.
+func (a *Authority) Events(ctx context.Context, id, user string, version, commentVersion int64, wait bool) (Events, error) {
+	d, err := a.acquire(ctx, id)
+	if err != nil {
+		return Events{}, err
+	}
+	defer a.release(d)
+	d.mu.Lock()
+	d.seen(user, a.now(), a.cfg.UsersWindow)
+	for {
+		if d.deleted {
+			d.mu.Unlock()
+			return Events{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+		}
+		ev, newer, err := d.eventsAfter(version, commentVersion)
+		if err != nil || newer || !wait {
+			if err == nil {
+				ev.Users = d.userCount(a.now(), a.cfg.UsersWindow)
+			}
+			d.mu.Unlock()
+			return ev, err
+		}
+		wake := d.wake
+		d.wait(user, 1, a.now(), a.cfg.UsersWindow)
+		d.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+		case <-a.done:
+		}
+		d.mu.Lock()
+		d.wait(user, -1, a.now(), a.cfg.UsersWindow)
+		select {
+		case <-wake:
+		default:
+			d.mu.Unlock()
+			if err := ctx.Err(); err != nil {
+				return Events{}, err
+			}
+			return Events{}, ErrClosed
+		}
+	}
+}
+
+// eventsAfter returns the events after version and commentVersion and
+// whether there are any. It is called with mu held.
+func (d *document) eventsAfter(version, commentVersion int64) (Events, bool, error) {
+	st := d.st
+	if version < 0 || version > st.version {
+		return Events{}, false, &versionError{version: version}
+	}
+	if commentVersion < 0 || commentVersion > st.comments.version {
+		return Events{}, false, &versionError{version: commentVersion, comment: true}
+	}
+	behind := st.version - version
+	commentsBehind := st.comments.version - commentVersion
+	if behind > int64(len(st.steps)) || commentsBehind > int64(len(st.comments.events)) {
+		return Events{}, false, ErrHistoryGone
+	}
+	ev := Events{
+		Version:        st.version,
+		CommentVersion: st.comments.version,
+		Steps:          slices.Clip(st.steps[len(st.steps)-int(behind):]),
+		Comment:        st.comments.eventsAfter(commentVersion),
+	}
+	return ev, behind > 0 || commentsBehind > 0, nil
+}

@@ -1,0 +1,180 @@
+package collab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pmauthority/pmauthority/store"
+	"github.com/pmauthority/pmauthority/transform"
+)
+
+// Submission is what a client sends: steps made on the document at
+// Version, and comment events.
+type Submission struct {
+	// Version is the version the steps were made on.
+	Version int64
+	// Steps are the steps' JSON forms.
+	Steps [][]byte
+	// ClientID identifies the client in Events (required with steps).
+	ClientID ClientID
+	// Comments are comment events, applied after the steps.
+	Comments []CommentEvent
+}
+
+// Result is the answer to an accepted submission.
+type Result struct {
+	Version, CommentVersion int64
+}
+
+// Submit applies a client's submission to the document id and returns
+// its new version and comment version, once the change is durable.
+//
+// The version is checked first: a version ahead of the document (or
+// negative) fails with ErrInvalidVersion, an older one with ErrConflict.
+// Then each step is decoded with the document's schema and applied; a step
+// that fails either way gives a *transform.StepError naming it. Comments
+// are mapped through the steps, then the comment events are applied: a
+// created comment's range refers to the document after the steps. A
+// submission without steps at the current version changes only comments
+// (or nothing) and keeps the version.
+//
+// Submit is all or nothing: when it fails, neither the document nor the
+// store changed. Submissions to one document are applied one at a time;
+// submissions to different documents proceed in parallel.
+func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (Result, error) {
+	if n := len(s.Steps); n > a.cfg.MaxSteps {
+		return Result{}, &LimitError{What: "steps", Limit: a.cfg.MaxSteps, Value: n}
+	}
+	if n := len(s.Comments); n > a.cfg.MaxSteps {
+		return Result{}, &LimitError{What: "comment events", Limit: a.cfg.MaxSteps, Value: n}
+	}
+	for i, e := range s.Comments {
+		if len(e.Text) > maxCommentText {
+			return Result{}, &LimitError{What: fmt.Sprintf("bytes in the text of comment event %d", i), Limit: maxCommentText, Value: len(e.Text)}
+		}
+	}
+	var clientID ClientID
+	if len(s.Steps) > 0 { // a comment-only submission's client id is unused
+		var err error
+		if clientID, err = s.ClientID.validate(); err != nil {
+			return Result{}, err
+		}
+	}
+	d, err := a.acquire(ctx, id)
+	if err != nil {
+		return Result{}, err
+	}
+	defer a.release(d)
+	d.mu.Lock()
+	d.seen(user, a.now(), a.cfg.UsersWindow)
+	d.mu.Unlock()
+	if err := d.lock(ctx); err != nil {
+		return Result{}, err
+	}
+	defer d.unlock()
+	if a.isClosed() {
+		return Result{}, ErrClosed
+	}
+	d.mu.Lock()
+	st, deleted := d.st, d.deleted
+	d.mu.Unlock()
+	if deleted {
+		return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+	}
+	if s.Version < 0 || s.Version > st.version {
+		return Result{}, &versionError{version: s.Version}
+	}
+	if s.Version != st.version {
+		return Result{}, ErrConflict
+	}
+
+	next, records, err := a.applySteps(st, s.Steps, clientID)
+	if err != nil {
+		return Result{}, err
+	}
+	comments, changed, err := next.comments.apply(s.Comments, next.node.Content.Size())
+	if err != nil {
+		return Result{}, err
+	}
+	next.comments = comments
+	if len(records) == 0 && !changed {
+		return Result{Version: st.version, CommentVersion: st.comments.version}, nil
+	}
+	var meta []byte
+	if changed || next.commentsChanged {
+		meta = comments.appendMeta(nil)
+	}
+
+	// The append must not be abandoned halfway because the client went
+	// away: its outcome would be unknown.
+	if err := a.store.Append(context.WithoutCancel(ctx), id, st.version, records, meta); err != nil {
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			a.remove(d)
+			return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+		case errors.Is(err, store.ErrConflict):
+			// Another writer moved the document on: catch up.
+			a.resync(context.WithoutCancel(ctx), d)
+			return Result{}, ErrConflict
+		}
+		// The append may have happened nevertheless (a lost
+		// acknowledgement): look.
+		a.resync(context.WithoutCancel(ctx), d)
+		return Result{}, fmt.Errorf("collab: append to %q: %w", id, err)
+	}
+	d.publish(next.docState)
+	a.maybeSnapshot(d)
+	return Result{Version: next.version, CommentVersion: next.comments.version}, nil
+}
+
+// applied is a state after a submission's steps.
+type applied struct {
+	docState
+	commentsChanged bool // the steps moved or dropped comments
+}
+
+// applySteps decodes and applies steps to st and returns the new state
+// (comments mapped through the steps) and the steps to append.
+func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (applied, []store.Step, error) {
+	if len(steps) == 0 {
+		return applied{docState: st}, nil, nil
+	}
+	node := st.node
+	maps := make([]*transform.StepMap, len(steps))
+	records := make([]store.Step, len(steps))
+	added := make([]StepRecord, len(steps))
+	now := a.now()
+	for i, raw := range steps {
+		step, err := transform.StepFromJSON(st.schema, raw)
+		if err != nil {
+			return applied{}, nil, &transform.StepError{Index: i, Err: err}
+		}
+		if node, err = step.Apply(node); err != nil {
+			return applied{}, nil, &transform.StepError{Index: i, Err: err}
+		}
+		if size := node.Content.Size(); size > a.cfg.MaxDocSize {
+			return applied{}, nil, &LimitError{What: "document size", Limit: a.cfg.MaxDocSize, Value: size}
+		}
+		maps[i] = step.GetMap()
+		js := step.AppendJSON(nil)
+		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: clientID, Time: now}
+		added[i] = StepRecord{JSON: js, ClientID: clientID}
+	}
+	next := st
+	next.node = node
+	next.version += int64(len(steps))
+	next.steps = appendHistory(st.steps, added, a.cfg.History)
+	var changed bool
+	next.comments, changed = st.comments.mapThrough(maps)
+	return applied{docState: next, commentsChanged: changed}, records, nil
+}
+
+// appendHistory returns history with added appended, keeping the last
+// limit entries. Appending never overwrites what readers were given: they
+// get slices clipped to the published length. The dropped front is freed
+// when append next moves the slice to a larger array.
+func appendHistory(history, added []StepRecord, limit int) []StepRecord {
+	out := append(history, added...)
+	return out[max(0, len(out)-limit):]
+}
