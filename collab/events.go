@@ -92,8 +92,10 @@ type Events struct {
 //
 // It fails with ErrInvalidVersion when either version is negative or
 // ahead of the document's, and with ErrHistoryGone when some of the steps
-// or comment events after them are no longer kept. When nothing is newer
-// it returns an empty Events at once, or, when wait is true, waits for
+// or comment events after them are no longer kept. When there are no
+// steps or comment events to return (even if the comment version moved on:
+// the create event of a comment that collapsed since is left out) it
+// returns an Events without them at once, or, when wait is true, waits for
 // the next accepted change (steps or comments) and returns that; when ctx
 // is done first it returns ctx's error.
 func (a *Authority) Events(ctx context.Context, id, user string, version, commentVersion int64, wait bool) (Events, error) {
@@ -140,7 +142,7 @@ func (a *Authority) Events(ctx context.Context, id, user string, version, commen
 }
 
 // eventsAfter returns the events after version and commentVersion and
-// whether there are any. It is called with mu held.
+// whether they hold any steps or comment events. It is called with mu held.
 func (d *document) eventsAfter(version, commentVersion int64) (Events, bool, error) {
 	st := d.st
 	if version < 0 || version > st.version {
@@ -160,5 +162,10 @@ func (d *document) eventsAfter(version, commentVersion int64) (Events, bool, err
 		Steps:          slices.Clip(st.steps[len(st.steps)-int(behind):]),
 		Comment:        st.comments.eventsAfter(commentVersion),
 	}
-	return ev, behind > 0 || commentsBehind > 0, nil
+	// As the ProseMirror demo server: an answer without steps or comment
+	// events is not news, even when the comment version moved on (a
+	// created comment that has since collapsed is left out). Its reference
+	// client ignores such an answer and polls again at its old versions,
+	// so answering at once would make it spin until the next change.
+	return ev, len(ev.Steps) > 0 || len(ev.Comment) > 0, nil
 }

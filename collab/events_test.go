@@ -157,6 +157,34 @@ func TestEventsWait(t *testing.T) {
 	}
 }
 
+// TestEventsWaitCollapsedComment checks that a poll behind only on the
+// comment version, whose events were all left out (the comment collapsed),
+// waits like the demo server instead of answering nothing at once.
+func TestEventsWaitCollapsedComment(t *testing.T) {
+	ctx := context.Background()
+	a := newAuthority(t, nil, collab.Config{})
+	mustGet(t, a, "d")
+	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "abcd")), ClientID: collab.ClientID(`1`)})
+	mustSubmit(t, a, "d", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: "create", ID: 9, From: 2, To: 4, Text: "c"}}})
+	mustSubmit(t, a, "d", collab.Submission{Version: 1, Steps: steps(del(1, 5)), ClientID: collab.ClientID(`1`)})
+
+	ev, err := a.Events(ctx, "d", "u", 2, 0, false)
+	if err != nil || ev.Version != 2 || ev.CommentVersion != 1 || len(ev.Steps)+len(ev.Comment) != 0 {
+		t.Fatalf("events of a collapsed comment: %+v, %v", ev, err)
+	}
+	ch := poll(t, a, ctx, "u", 2, 0)
+	select {
+	case r := <-ch:
+		t.Fatalf("poll with nothing to show answered at once: %+v, %v", r.ev, r.err)
+	case <-time.After(30 * time.Millisecond):
+	}
+	mustSubmit(t, a, "d", collab.Submission{Version: 2, Steps: steps(insert(1, "x")), ClientID: collab.ClientID(`1`)})
+	r := recv(t, ch)
+	if r.err != nil || r.ev.Version != 3 || len(r.ev.Steps) != 1 || r.ev.CommentVersion != 1 {
+		t.Fatalf("poll woken by steps: %+v, %v", r.ev, r.err)
+	}
+}
+
 // TestManyWaiters checks that one publish wakes every waiter.
 func TestManyWaiters(t *testing.T) {
 	const n = 1000

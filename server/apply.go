@@ -26,6 +26,7 @@ type exchange struct {
 	bytes  int
 	steps  int
 	err    string
+	waited time.Duration // of a long poll: the time spent waiting for news
 }
 
 // Buffers up to maxPooledBuffer are kept for reuse; larger ones (rare

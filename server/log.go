@@ -16,7 +16,7 @@ func (s *Server) logRequest(r *http.Request, x *exchange) {
 	switch {
 	case x.status >= 500:
 		level = slog.LevelError
-	case s.slow > 0 && d >= s.slow:
+	case s.slow > 0 && d-x.waited >= s.slow:
 		level = slog.LevelWarn
 	case !s.logRequests:
 		return
@@ -33,6 +33,9 @@ func (s *Server) logRequest(r *http.Request, x *exchange) {
 		slog.Duration("duration", d),
 		slog.Int("steps", x.steps),
 		slog.String("remote", r.RemoteAddr),
+	}
+	if x.waited > 0 {
+		attrs = append(attrs, slog.Duration("waited", x.waited))
 	}
 	if x.err != "" {
 		attrs = append(attrs, slog.String("error", x.err))

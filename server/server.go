@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/applyreq"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
@@ -49,8 +50,23 @@ type Config struct {
 	// cost is mostly HTTP, never wait.
 	ApplyWorkers int
 	// SlowRequest is the duration from which a request is logged as slow
-	// (0 means DefaultSlowRequest, negative never).
+	// (0 means DefaultSlowRequest, negative never). A long poll's wait
+	// does not count.
 	SlowRequest time.Duration
+
+	// Collab serves the collab API (GET /docs, GET /docs/{id},
+	// GET and POST /docs/{id}/events) on this authority; nil leaves those
+	// routes unanswered (404). The caller closes it after Serve returns.
+	Collab *collab.Authority
+	// PollTimeout is how long GET /docs/{id}/events waits for news before
+	// answering {} (0 means DefaultPollTimeout). Waiting requests get
+	// their own connection deadlines, so it may exceed Timeouts.Write.
+	PollTimeout time.Duration
+	// TrustProxy takes the client's address, which the user counts of the
+	// collab API go by, from the first entry of X-Forwarded-For (when it
+	// is an IP address) instead of the connection. Set it only behind a
+	// proxy that sets that header.
+	TrustProxy bool
 }
 
 // Limits bound what one request may ask for. Every limit answers with a
@@ -188,6 +204,13 @@ type Server struct {
 	exchanges sync.Pool     // of *exchange
 	active    atomic.Int64  // requests in the handler
 
+	collab        *collab.Authority
+	pollTimeout   time.Duration
+	trustProxy    bool
+	collabScratch sync.Pool          // of *collabScratch
+	polls         context.Context    // done when Serve shuts down: waiting polls answer at once
+	stopPolls     context.CancelFunc // ends polls
+
 	// Header values, shared by all answers (never modified).
 	jsonType, allowPost, allowGet []string
 }
@@ -230,7 +253,14 @@ func New(cfg Config) (*Server, error) {
 		jsonType:    []string{"application/json; charset=utf-8"},
 		allowPost:   []string{"POST"},
 		allowGet:    []string{"GET, HEAD"},
+		collab:      cfg.Collab,
+		pollTimeout: cfg.PollTimeout,
+		trustProxy:  cfg.TrustProxy,
 	}
+	if s.pollTimeout <= 0 {
+		s.pollTimeout = DefaultPollTimeout
+	}
+	s.polls, s.stopPolls = context.WithCancel(context.Background())
 	workers := cfg.ApplyWorkers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -312,6 +342,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.write(w, x, http.StatusOK, []byte(`{"status":"ok"}`))
 	default:
+		if s.collab != nil && s.serveCollab(w, r, x) {
+			return
+		}
 		s.writeError(w, x, http.StatusNotFound, -1, "not found: no route for "+r.URL.Path)
 	}
 }
@@ -339,6 +372,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	hs.RegisterOnShutdown(s.stopPolls)
 	l := s.limits
 	s.log.Info("pmauthority serving",
 		"addr", ln.Addr().String(),

@@ -10,27 +10,51 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/server"
+	"github.com/pmauthority/pmauthority/store"
+	"github.com/pmauthority/pmauthority/store/memstore"
+	"github.com/pmauthority/pmauthority/store/sqlite"
 )
 
-const serveUsage = `usage: pmauthority serve [--addr 127.0.0.1:8080] [--data ./pmauthority-data]
+const serveUsage = `usage: pmauthority serve [--addr 127.0.0.1:8080] [--store sqlite|memory] [--data ./pmauthority-data]
                          [--schema NAME=FILE]… [--default-schema basic] [flags]
 
 Runs the HTTP server until SIGINT or SIGTERM, then stops gracefully: requests
-in flight finish (up to --shutdown-timeout); a second signal exits at once.
+in flight finish (up to --shutdown-timeout), waiting polls answer {}, then the
+documents are snapshotted and the store closed; a second signal exits at once.
 
   POST /  and  POST /v1/apply   {"doc": …, "steps": […], "schema"?: NAME} → {"doc": …}
   GET  /v1/schemas              the schema names and the default
   GET  /healthz                 {"status":"ok"}
 
+The collab API of the ProseMirror website's collab demo (its client works
+unchanged); a document is created, with the default schema, when first read:
+
+  GET  /docs                    [{"id": …, "users": n}, …]
+  GET  /docs/{id}               {"doc", "users", "version", "comments", "commentVersion"}
+  GET  /docs/{id}/events?version=V&commentVersion=C
+                                the steps and comment events after them, at once or
+                                as soon as there are some ({} after --poll-timeout)
+  POST /docs/{id}/events        {"version", "steps", "clientID", "comment"}
+                                → {"version", "commentVersion"}
+
+Steps are acknowledged only once durable in the store (--store sqlite: the
+file pmauthority.db in --data; --store memory keeps nothing).
+
 Errors are JSON {"error": {"step"?: i, "message": "…"}}: 400 malformed or
-invalid request, 404, 405, 413 over a limit, 415 not JSON, 422 a step fails
-or the document is invalid for the schema.
+invalid request ("Invalid version N": a version ahead of the document's), 404,
+405, 409 "Version not current", 410 "History no longer available", 413 over a
+limit, 415 not JSON, 422 a step fails or the document is invalid for the
+schema.
 
 flags:
 `
@@ -53,7 +77,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	fs.SetOutput(stderr)
 	lim, tmo := server.DefaultLimits(), server.DefaultTimeouts()
 	addr := fs.String("addr", "127.0.0.1:8080", "`address` to listen on (host:port; port 0 picks a free port)")
-	fs.String("data", "./pmauthority-data", "`directory` of the durable document store; not used yet (the store arrives with the collab API): nothing is read or written")
+	storeKind := fs.String("store", "sqlite", "document store: sqlite (durable, in --data) or memory (nothing survives the process)")
+	data := fs.String("data", "./pmauthority-data", "`directory` of the SQLite store, the file pmauthority.db (created if missing)")
+	syncMode := fs.String("sync", "full", "SQLite sync: full (an acknowledged step survives a power loss) or normal (it survives a crash of the process; faster)")
+	history := fs.Int("history", 10_000, "steps kept in memory per document; a client further behind reloads (410)")
+	snapshotEvery := fs.Int("snapshot-every", 1000, "snapshot a document after this many steps since the last snapshot")
+	idleUnload := fs.Duration("idle-unload", 10*time.Minute, "unload documents idle for this long, snapshotting them (0: never)")
+	pollTimeout := fs.Duration("poll-timeout", server.DefaultPollTimeout, "how long GET /docs/{id}/events waits for news before answering {}")
+	trustProxy := fs.Bool("trust-proxy", false, "count users by the first X-Forwarded-For address (only behind a proxy that sets it)")
 	var named schemaFlags
 	fs.Var(&named, "schema", "serve the schema spec in `NAME=FILE` (JSON) under NAME; repeatable")
 	def := fs.String("default-schema", "basic", "`name` of the schema of requests that name none (a built-in: basic, text; or a --schema NAME)")
@@ -109,21 +140,48 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 		fmt.Fprintf(stderr, "pmauthority serve: --log-format must be text or json, not %q\n", *logFormat)
 		return 2
 	}
+	if *storeKind != "sqlite" && *storeKind != "memory" {
+		fmt.Fprintf(stderr, "pmauthority serve: --store must be sqlite or memory, not %q\n", *storeKind)
+		return 2
+	}
+	if *syncMode != "full" && *syncMode != "normal" {
+		fmt.Fprintf(stderr, "pmauthority serve: --sync must be full or normal, not %q\n", *syncMode)
+		return 2
+	}
+	for name, v := range map[string]int64{"history": int64(*history), "snapshot-every": int64(*snapshotEvery),
+		"poll-timeout": int64(*pollTimeout)} {
+		if v <= 0 {
+			fmt.Fprintf(stderr, "pmauthority serve: --%s must be positive\n", name)
+			return 2
+		}
+	}
+	if *idleUnload < 0 {
+		fmt.Fprintln(stderr, "pmauthority serve: --idle-unload must not be negative")
+		return 2
+	}
+	if *idleUnload == 0 {
+		*idleUnload = -1 // never, for collab.Config
+	}
 	slow := *logSlow
 	if slow <= 0 {
 		slow = -1
 	}
-	srv, err := server.New(server.Config{
+	logger := slog.New(handler)
+	cfg := server.Config{
 		Schemas:       named.schemas,
 		DefaultSchema: *def,
 		Limits:        lim,
 		Timeouts:      tmo,
-		Logger:        slog.New(handler),
+		Logger:        logger,
 		ApplyWorkers:  *workers,
 		LogRequests:   *logRequests,
 		SlowRequest:   slow,
-	})
-	if err != nil {
+		PollTimeout:   *pollTimeout,
+		TrustProxy:    *trustProxy,
+	}
+	// server.New checks the schemas; check them before the store is
+	// opened, so that a bad flag leaves no data directory behind.
+	if _, err := server.New(cfg); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
 		return 2
 	}
@@ -132,14 +190,88 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
 		return 1
 	}
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	if err := srv.Serve(ctx, ln); err != nil {
+	st, where, err := openStore(*storeKind, *data, *syncMode == "full")
+	if err != nil {
+		ln.Close()
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
 		return 1
 	}
-	return 0
+	auth, err := collab.New(collab.Config{
+		Store:         st,
+		Schemas:       schemaLookup(named.schemas),
+		DefaultSchema: *def,
+		AutoCreate:    true,
+		History:       *history,
+		SnapshotEvery: *snapshotEvery,
+		IdleUnload:    *idleUnload,
+		MaxSteps:      lim.MaxSteps,
+		MaxDocSize:    lim.MaxDocSize,
+		Logger:        logger,
+	})
+	if err != nil {
+		ln.Close()
+		st.Close()
+		fmt.Fprintln(stderr, "pmauthority serve:", err)
+		return 1
+	}
+	cfg.Collab = auth
+	srv, err := server.New(cfg)
+	if err != nil { // checked above: not expected
+		ln.Close()
+		auth.Close()
+		st.Close()
+		fmt.Fprintln(stderr, "pmauthority serve:", err)
+		return 2
+	}
+	logger.Info("store opened", "store", *storeKind, "path", where, "sync", *syncMode)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	code := 0
+	if err := srv.Serve(ctx, ln); err != nil {
+		fmt.Fprintln(stderr, "pmauthority serve:", err)
+		code = 1
+	}
+	// No request is running any more: snapshot the loaded documents,
+	// then let the store finish its writes.
+	if err := auth.Close(); err != nil {
+		fmt.Fprintln(stderr, "pmauthority serve: closing the documents:", err)
+		code = 1
+	}
+	if err := st.Close(); err != nil {
+		fmt.Fprintln(stderr, "pmauthority serve: closing the store:", err)
+		code = 1
+	}
+	return code
+}
+
+// openStore opens the document store of --store, returning where it is.
+func openStore(kind, dir string, fullSync bool) (store.Store, string, error) {
+	if kind == "memory" {
+		return memstore.New(), "memory", nil
+	}
+	path := filepath.Join(dir, "pmauthority.db")
+	sync := sqlite.SyncNormal
+	if fullSync {
+		sync = sqlite.SyncFull
+	}
+	st, err := sqlite.Open(path, sqlite.Options{Sync: sync})
+	if err != nil {
+		return nil, "", err
+	}
+	return st, path, nil
+}
+
+// schemaLookup returns the schema of a name: one of --schema, or a
+// built-in.
+func schemaLookup(named map[string]*model.Schema) func(string) (*model.Schema, bool) {
+	return func(name string) (*model.Schema, bool) {
+		if sc, ok := named[name]; ok {
+			return sc, true
+		}
+		sc, err := schemas.Get(name)
+		return sc, err == nil
+	}
 }
 
 // schemaFlags collects --schema NAME=FILE, loading each file.

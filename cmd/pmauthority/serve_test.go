@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -47,7 +48,8 @@ func TestServe(t *testing.T) {
 	code := make(chan int, 1)
 	go func() {
 		code <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--default-schema", "text", "--schema", "lines=" + spec,
-			"--max-body", "1KiB", "--log-requests", "--log-slow", "0", "--log-format", "json"}, stderr, func(addr string) { addrc <- addr })
+			"--max-body", "1KiB", "--log-requests", "--log-slow", "0", "--log-format", "json",
+			"--store", "memory"}, stderr, func(addr string) { addrc <- addr })
 	}()
 	var addr string
 	select {
@@ -93,7 +95,8 @@ func TestServe(t *testing.T) {
 	}
 	logs := stderr.String()
 	for _, want := range []string{`"msg":"pmauthority serving"`, `"max_body_bytes":1024`, `"schemas":["basic","lines","text"]`,
-		`"msg":"request","method":"POST","path":"/","status":200,"bytes":65`, `"status":413`, `"msg":"stopped"`} {
+		`"msg":"request","method":"POST","path":"/","status":200,"bytes":65`, `"status":413`, `"msg":"stopped"`,
+		`"msg":"store opened","store":"memory"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("log lacks %s:\n%s", want, logs)
 		}
@@ -120,8 +123,17 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--max-steps", "0"}, 2, "--max-steps must be positive"},
 		{[]string{"--log-format", "xml"}, 2, "--log-format must be text or json"},
 		{[]string{"extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"--store", "postgres"}, 2, `--store must be sqlite or memory, not "postgres"`},
+		{[]string{"--sync", "off"}, 2, `--sync must be full or normal, not "off"`},
+		{[]string{"--history", "0"}, 2, "--history must be positive"},
+		{[]string{"--snapshot-every", "-1"}, 2, "--snapshot-every must be positive"},
+		{[]string{"--poll-timeout", "0s"}, 2, "--poll-timeout must be positive"},
+		{[]string{"--idle-unload", "-1s"}, 2, "--idle-unload must not be negative"},
+		{[]string{"--addr", "127.0.0.1:0", "--data", good}, 1, "good.json"}, // a file, not a directory
 		{[]string{"--addr", "256.0.0.1:bad"}, 1, "pmauthority serve:"},
 		{[]string{"-h"}, 0, "--data"},
+		{[]string{"-h"}, 0, "GET  /docs/{id}/events"},
+		{[]string{"-h"}, 0, "--poll-timeout"},
 	} {
 		stderr := &syncBuffer{}
 		if code := serve(context.Background(), tc.args, stderr, nil); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
@@ -147,6 +159,110 @@ func TestSizeFlag(t *testing.T) {
 		s := sizeFlag(n)
 		if got := s.String(); got != want {
 			t.Errorf("String(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// startServe runs serve with args on a free port; stop ends it as SIGTERM
+// would and returns its exit code.
+func startServe(t *testing.T, args ...string) (addr string, stderr *syncBuffer, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr = &syncBuffer{}
+	addrc := make(chan string, 1)
+	code := make(chan int, 1)
+	go func() {
+		code <- serve(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), stderr, func(addr string) { addrc <- addr })
+	}()
+	select {
+	case addr = <-addrc:
+	case c := <-code:
+		cancel()
+		t.Fatalf("serve exited with %d: %s", c, stderr)
+	}
+	stopped, result := false, 0
+	stop = func() int {
+		if !stopped {
+			stopped = true
+			cancel()
+			select {
+			case result = <-code:
+			case <-time.After(10 * time.Second):
+				t.Fatal("serve did not stop")
+			}
+		}
+		return result
+	}
+	t.Cleanup(func() { stop() })
+	return addr, stderr, stop
+}
+
+// TestServeCollab runs the collab API on a SQLite store: steps are
+// accepted and polled, --history and --poll-timeout take effect, and a
+// restart on the same --data finds the document as it was.
+func TestServeCollab(t *testing.T) {
+	data := t.TempDir()
+	args := []string{"--data", data, "--sync", "normal", "--history", "5", "--snapshot-every", "2",
+		"--idle-unload", "0", "--poll-timeout", "200ms"}
+	addr, stderr, stop := startServe(t, args...)
+	do := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	expect := func(method, path, body string, status int, want string) {
+		t.Helper()
+		if s, got := do(method, path, body); s != status || got != want {
+			t.Fatalf("%s %s: %d %s\nwant %d %s", method, path, s, got, status, want)
+		}
+	}
+	step := func(text string) string {
+		return `{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"` + text + `"}]}}`
+	}
+	expect("GET", "/docs", "", 200, `[]`)
+	expect("GET", "/docs/x", "", 200, `{"doc":{"type":"doc","content":[{"type":"paragraph"}]},"users":1,"version":0,"comments":[],"commentVersion":0}`)
+	expect("POST", "/docs/x/events", `{"version":0,"steps":[`+step("a")+`],"clientID":4294967295}`, 200, `{"version":1,"commentVersion":0}`)
+	events := `{"version":1,"commentVersion":0,"steps":[` + step("a") + `],"clientIDs":[4294967295],"comment":[],"users":1}`
+	expect("GET", "/docs/x/events?version=0&commentVersion=0", "", 200, events)
+	start := time.Now()
+	expect("GET", "/docs/x/events?version=1&commentVersion=0", "", 200, `{}`)
+	if d := time.Since(start); d < 200*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("a poll with nothing new answered after %v (--poll-timeout 200ms)", d)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(data, "pmauthority.db")); err != nil {
+		t.Fatal(err)
+	}
+
+	addr, stderr, stop = startServe(t, args...)
+	expect("GET", "/docs", "", 200, `[{"id":"x","users":0}]`)
+	expect("GET", "/docs/x/events?version=0&commentVersion=0", "", 200, events)
+	for v := 1; v < 7; v++ {
+		expect("POST", "/docs/x/events", `{"version":`+strconv.Itoa(v)+`,"steps":[`+step("b")+`],"clientID":1}`, 200,
+			`{"version":`+strconv.Itoa(v+1)+`,"commentVersion":0}`)
+	}
+	expect("GET", "/docs/x/events?version=1&commentVersion=0", "", 410, `{"error":{"message":"History no longer available"}}`)
+	expect("GET", "/docs/x/events?version=8&commentVersion=0", "", 400, `{"error":{"message":"Invalid version 8"}}`)
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`msg="store opened" store=sqlite path=` + filepath.Join(data, "pmauthority.db") + ` sync=normal`, "msg=stopped"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("log lacks %s:\n%s", want, stderr)
 		}
 	}
 }

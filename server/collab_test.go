@@ -1,0 +1,825 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/schemas"
+	"github.com/pmauthority/pmauthority/store/memstore"
+)
+
+// fakeClock is the authority's clock in these tests: user counts change
+// only when a test moves it.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// usersWindow is the authority's Config.UsersWindow in these tests.
+const usersWindow = time.Minute
+
+// collabEnv is a Server with the collab API on an in-memory store.
+type collabEnv struct {
+	s     *Server
+	auth  *collab.Authority
+	clock *fakeClock
+	logs  *logBuffer
+}
+
+// newCollab returns a Server for cfg with an authority for ccfg (the
+// store, schemas, clock and users window filled in; documents are
+// auto-created with the basic schema and never unloaded).
+func newCollab(t testing.TB, cfg Config, ccfg collab.Config) *collabEnv {
+	t.Helper()
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ccfg.Store = memstore.New()
+	ccfg.Schemas = func(name string) (*model.Schema, bool) {
+		sc, err := schemas.Get(name)
+		return sc, err == nil
+	}
+	ccfg.AutoCreate = true
+	ccfg.Now = clock.Now
+	ccfg.UsersWindow = usersWindow
+	if ccfg.IdleUnload == 0 {
+		ccfg.IdleUnload = -1
+	}
+	auth, err := collab.New(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { auth.Close() })
+	cfg.Collab = auth
+	if cfg.DefaultSchema == "" {
+		cfg.DefaultSchema = "basic"
+	}
+	s, logs := newServer(t, cfg)
+	return &collabEnv{s: s, auth: auth, clock: clock, logs: logs}
+}
+
+// defaultIP is the client address of requests that name none.
+const defaultIP = "192.0.2.1"
+
+// request answers one request from defaultIP, checking what every answer
+// has (checkAnswer).
+func (e *collabEnv) request(t *testing.T, method, target, body string) (int, string) {
+	t.Helper()
+	return e.requestFrom(t, defaultIP, method, target, body)
+}
+
+func (e *collabEnv) requestFrom(t *testing.T, ip, method, target, body string) (int, string) {
+	t.Helper()
+	w := e.serve(ip, method, target, body, nil)
+	checkAnswer(t, w.Code, w.Header(), w.Body.Bytes())
+	return w.Code, w.Body.String()
+}
+
+// serve answers one request with ServeHTTP; it is safe to call from any
+// goroutine (it reports nothing to a *testing.T).
+func (e *collabEnv) serve(ip, method, target, body string, ctx context.Context) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	if ctx != nil {
+		r = r.WithContext(ctx)
+	}
+	r.RemoteAddr = ip + ":40000"
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	w := httptest.NewRecorder()
+	e.s.ServeHTTP(w, r)
+	return w
+}
+
+// mustGet answers a GET that must succeed and returns its body.
+func (e *collabEnv) mustGet(t *testing.T, target string) string {
+	t.Helper()
+	status, body := e.request(t, "GET", target, "")
+	if status != 200 {
+		t.Fatalf("GET %s: %d %s", target, status, body)
+	}
+	return body
+}
+
+// mustPost posts a submission that must be accepted and returns the
+// answer.
+func (e *collabEnv) mustPost(t *testing.T, id, body string) string {
+	t.Helper()
+	status, answer := e.request(t, "POST", "/docs/"+id+"/events", body)
+	if status != 200 {
+		t.Fatalf("POST %s: %d %s", body, status, answer)
+	}
+	return answer
+}
+
+// users returns the user count of document id in GET /docs.
+func (e *collabEnv) users(t *testing.T, id string) int {
+	t.Helper()
+	var docs []struct {
+		ID    string `json:"id"`
+		Users int    `json:"users"`
+	}
+	if err := json.Unmarshal([]byte(e.mustGet(t, "/docs")), &docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if d.ID == id {
+			return d.Users
+		}
+	}
+	t.Fatalf("GET /docs lacks %q", id)
+	return 0
+}
+
+// waitWaiting waits until n long polls wait on document id. Moving the
+// clock past the users window forgets every user but those waiting, so
+// the user count is then the number of waiting users (a waiting Events
+// call records its user and its wait at once).
+func (e *collabEnv) waitWaiting(t *testing.T, id string, n int) {
+	t.Helper()
+	waitFor(t, func() bool {
+		e.clock.Advance(2 * usersWindow)
+		return e.users(t, id) == n
+	})
+}
+
+// insert returns a step inserting text at pos (in the basic schema).
+func insert(pos int, text string) string {
+	return `{"stepType":"replace","from":` + strconv.Itoa(pos) + `,"to":` + strconv.Itoa(pos) +
+		`,"slice":{"content":[{"type":"text","text":` + strconv.Quote(text) + `}]}}`
+}
+
+const emptyBasicDoc = `{"type":"doc","content":[{"type":"paragraph"}]}`
+
+// TestCollabErrors sends every kind of wrong request to a document at
+// version 1 with a comment, and checks the status, the error and that
+// nothing changed. Requests that succeed without changing anything are
+// in the table too.
+func TestCollabErrors(t *testing.T) {
+	e := newCollab(t, Config{Limits: Limits{MaxBodyBytes: 2000, MaxSteps: 3, MaxDepth: 10}},
+		collab.Config{MaxDocSize: 20})
+	e.mustGet(t, "/docs/d")
+	e.mustPost(t, "d", `{"version":0,"steps":[`+insert(1, "ab")+`],"clientID":1}`)
+	e.mustPost(t, "d", `{"version":1,"steps":[],"clientID":1,"comment":[{"type":"create","id":9,"from":1,"to":3,"text":"c"}]}`)
+	before := e.mustGet(t, "/docs/d")
+	const wantBefore = `{"doc":{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"ab"}]}]},` +
+		`"users":1,"version":1,"comments":[{"from":1,"to":3,"text":"c","id":9}],"commentVersion":1}`
+	if before != wantBefore {
+		t.Fatalf("got  %s\nwant %s", before, wantBefore)
+	}
+	events := e.mustGet(t, "/docs/d/events?version=0&commentVersion=0")
+
+	deep := strings.Repeat("[", 10) + strings.Repeat("]", 10)
+	type req = struct{ method, target, body string }
+	post := func(body string) req { return req{"POST", "/docs/d/events", body} }
+	get := func(target string) req { return req{"GET", target, ""} }
+	mk := func(method, target, body string) req { return req{method, target, body} }
+	tests := []struct {
+		name   string
+		req    req
+		ctype  string // "" means application/json for a body
+		status int
+		want   string // the whole body (200), or a part of the error message
+		step   int    // the error's step (-1: none)
+		allow  string
+	}{
+		{"list", get("/docs"), "", 200, `[{"id":"d","users":1}]`, -1, ""},
+		{"list with slash", get("/docs/"), "", 200, `[{"id":"d","users":1}]`, -1, ""},
+		{"list HEAD", mk("HEAD", "/docs", ""), "", 200, `[{"id":"d","users":1}]`, -1, ""},
+		{"doc with slash", get("/docs/d/"), "", 200, wantBefore, -1, ""},
+		{"events with slash", get("/docs/d/events/?version=0&commentVersion=0"), "", 200, events, -1, ""},
+		{"escaped query", get("/docs/d/events?version=%30&commentVersion=0&x=1"), "", 200, events, -1, ""},
+		{"comment-only no-op", post(`{"version":1,"steps":[],"clientID":0,"comment":[]}`), "", 200, `{"version":1,"commentVersion":1}`, -1, ""},
+		{"nothing at all", post(`{"version":1}`), "", 200, `{"version":1,"commentVersion":1}`, -1, ""},
+		{"delete an unknown comment", post(`{"version":1,"steps":[],"clientID":0,"comment":[{"type":"delete","id":8}]}`), "", 200, `{"version":1,"commentVersion":1}`, -1, ""},
+
+		{"POST /docs", mk("POST", "/docs", "{}"), "", 405, "method POST not allowed", -1, "GET, HEAD"},
+		{"DELETE doc", mk("DELETE", "/docs/d", ""), "", 405, "method DELETE not allowed", -1, "GET, HEAD"},
+		{"POST doc", mk("POST", "/docs/d", "{}"), "", 405, "not allowed", -1, "GET, HEAD"},
+		{"PUT events", mk("PUT", "/docs/d/events", "{}"), "", 405, "method PUT not allowed", -1, "GET, POST"},
+		{"HEAD events", mk("HEAD", "/docs/d/events?version=0&commentVersion=0", ""), "", 405, "not allowed", -1, "GET, POST"},
+		{"unknown doc route", get("/docs/d/x"), "", 404, "no route for /docs/d/x", -1, ""},
+		{"below events", get("/docs/d/events/x"), "", 404, "no route", -1, ""},
+		{"two slashes", get("/docs/d/events//"), "", 404, "no route", -1, ""},
+		{"docsx", get("/docsx"), "", 404, "no route", -1, ""},
+		{"space in id", get("/docs/bad%20id"), "", 400, `invalid document id "bad id"`, -1, ""},
+		{"escaped slash in id", get("/docs/a%2Fb/events?version=0&commentVersion=0"), "", 400, `invalid document id "a/b"`, -1, ""},
+		{"empty id", get("/docs//"), "", 400, `invalid document id ""`, -1, ""},
+		{"id too long", get("/docs/" + strings.Repeat("x", 129)), "", 400, "want 1 to 128 characters", -1, ""},
+		{"non-ASCII id", get("/docs/%C3%A9"), "", 400, "invalid document id", -1, ""},
+
+		{"no query", get("/docs/d/events"), "", 400, `missing query parameter "version"`, -1, ""},
+		{"no commentVersion", get("/docs/d/events?version=1"), "", 400, `missing query parameter "commentVersion"`, -1, ""},
+		{"version not a number", get("/docs/d/events?version=x&commentVersion=0"), "", 400, `Not a non-negative integer: x (query parameter "version")`, -1, ""},
+		{"negative version", get("/docs/d/events?version=-1&commentVersion=0"), "", 400, "Not a non-negative integer: -1", -1, ""},
+		{"fractional version", get("/docs/d/events?version=1.0&commentVersion=0"), "", 400, "Not a non-negative integer: 1.0", -1, ""},
+		{"empty version", get("/docs/d/events?version=&commentVersion=0"), "", 400, "Not a non-negative integer: ", -1, ""},
+		{"commentVersion not a number", get("/docs/d/events?version=0&commentVersion=1e1"), "", 400, `Not a non-negative integer: 1e1 (query parameter "commentVersion")`, -1, ""},
+		{"events version ahead", get("/docs/d/events?version=2&commentVersion=0"), "", 400, "Invalid version 2", -1, ""},
+		{"events version far ahead", get("/docs/d/events?version=99999999999999999999&commentVersion=0"), "", 400, "Invalid version 9223372036854775807", -1, ""},
+		{"events commentVersion ahead", get("/docs/d/events?version=1&commentVersion=5"), "", 400, "Invalid version 5 (commentVersion)", -1, ""},
+
+		{"not JSON", post(`{"version":1}`), "text/plain", 415, `unsupported Content-Type "text/plain"`, -1, ""},
+		{"body over the limit", post(`{"version":1,"x":"` + strings.Repeat("x", 2000) + `"}`), "", 413, "over the limit of 2000 bytes", -1, ""},
+		{"empty body", post(""), "", 400, "empty request", -1, ""},
+		{"malformed", post(`{"version":1`), "", 400, "JSON syntax error", -1, ""},
+		{"malformed after a type error", post(`{"version":"1",`), "", 400, "JSON syntax error", -1, ""},
+		{"not an object", post(`[]`), "", 400, "must be a JSON object (found array)", -1, ""},
+		{"trailing data", post(`{"version":1} x`), "", 400, "unexpected data after the JSON value", -1, ""},
+		{"too deep", post(`{"version":1,"x":` + deep + `}`), "", 400, "over the limit of 10 levels", -1, ""},
+		{"version a string", post(`{"version":"1"}`), "", 400, `"version" must be a non-negative integer (found string)`, -1, ""},
+		{"version fractional", post(`{"version":1.5}`), "", 400, `"version" must be a non-negative integer (found 1.5)`, -1, ""},
+		{"version negative", post(`{"version":-1}`), "", 400, `(found -1)`, -1, ""},
+		{"version null", post(`{"version":null}`), "", 400, `(found null)`, -1, ""},
+		{"version missing", post(`{"steps":[]}`), "", 400, `missing "version"`, -1, ""},
+		{"duplicate version, the last wrong", post(`{"version":1,"version":"x"}`), "", 400, `"version" must be`, -1, ""},
+		{"steps a string", post(`{"version":1,"steps":"x"}`), "", 400, `"steps" must be an array (found string)`, -1, ""},
+		{"clientID an object", post(`{"version":1,"steps":[],"clientID":{}}`), "", 400, `"clientID" must be a number or a string (found object)`, -1, ""},
+		{"clientID a boolean", post(`{"version":1,"clientID":true}`), "", 400, `(found true)`, -1, ""},
+		{"comment an object", post(`{"version":1,"comment":{}}`), "", 400, `"comment" must be an array of comment events (found object)`, -1, ""},
+		{"comment event a number", post(`{"version":1,"comment":[1]}`), "", 400, `"comment[0]" must be an object (found number)`, -1, ""},
+		{"comment type unknown", post(`{"version":1,"comment":[{"type":"delete","id":9},{"type":"edit","id":1}]}`), "", 400, `"comment[1].type" must be "create" or "delete"`, -1, ""},
+		{"comment type missing", post(`{"version":1,"comment":[{"id":9}]}`), "", 400, `missing "comment[0].type"`, -1, ""},
+		{"comment id a string", post(`{"version":1,"comment":[{"type":"delete","id":"9"}]}`), "", 400, `"comment[0].id" must be an integer (found string)`, -1, ""},
+		{"comment id fractional", post(`{"version":1,"comment":[{"type":"delete","id":9.5}]}`), "", 400, `"comment[0].id" must be an integer from -2^53 to 2^53 (found 9.5)`, -1, ""},
+		{"comment id missing", post(`{"version":1,"comment":[{"type":"delete"}]}`), "", 400, `missing "comment[0].id"`, -1, ""},
+		{"comment from negative", post(`{"version":1,"comment":[{"type":"create","id":1,"from":-1,"to":2,"text":"x"}]}`), "", 400, `"comment[0].from" must be a non-negative integer position (found -1)`, -1, ""},
+		{"comment to a string", post(`{"version":1,"comment":[{"type":"create","id":1,"from":1,"to":"2","text":"x"}]}`), "", 400, `"comment[0].to" must be a number (found string)`, -1, ""},
+		{"comment text a number", post(`{"version":1,"comment":[{"type":"create","id":1,"from":1,"to":2,"text":5}]}`), "", 400, `"comment[0].text" must be a string (found number)`, -1, ""},
+		{"comment text missing", post(`{"version":1,"comment":[{"type":"create","id":1,"from":1,"to":2}]}`), "", 400, `missing "comment[0].text"`, -1, ""},
+		{"comment outside the doc", post(`{"version":1,"comment":[{"type":"create","id":1,"from":1,"to":5,"text":"x"}]}`), "", 400, "range 1-5 is not a non-empty range of the document (size 4)", -1, ""},
+		{"comment id taken", post(`{"version":1,"comment":[{"type":"create","id":9,"from":1,"to":2,"text":"x"}]}`), "", 400, "comment 9 exists", -1, ""},
+		{"clientID missing with steps", post(`{"version":1,"steps":[` + insert(1, "x") + `]}`), "", 400, "clientID is missing", -1, ""},
+		{"clientID null with steps", post(`{"version":1,"steps":[` + insert(1, "x") + `],"clientID":null}`), "", 400, "clientID is missing", -1, ""},
+		{"clientID negative", post(`{"version":1,"steps":[` + insert(1, "x") + `],"clientID":-1}`), "", 400, "clientID -1 is not an integer from 0 to 2^53", -1, ""},
+		{"clientID too large", post(`{"version":1,"steps":[` + insert(1, "x") + `],"clientID":9007199254740994}`), "", 400, "not an integer from 0 to 2^53", -1, ""},
+		{"clientID string too long", post(`{"version":1,"steps":[` + insert(1, "x") + `],"clientID":"` + strings.Repeat("c", 300) + `"}`), "", 400, "clientID is a string of 300 bytes", -1, ""},
+
+		{"too many steps", post(`{"version":1,"steps":[{},{},{},{}],"clientID":1}`), "", 413, "the request has 4, over the limit of 3 steps", -1, ""},
+		{"doc too large", post(`{"version":1,"steps":[` + insert(1, strings.Repeat("x", 20)) + `],"clientID":1}`), "", 413, "document size over the limit: 24 > 20", -1, ""},
+
+		{"version ahead", post(`{"version":2,"steps":[],"clientID":1}`), "", 400, "Invalid version 2", -1, ""},
+		{"version far ahead", post(`{"version":1e300,"steps":[],"clientID":1}`), "", 400, "Invalid version 9223372036854775807", -1, ""},
+		{"version stale", post(`{"version":0,"steps":[` + insert(1, "x") + `],"clientID":1}`), "", 409, "Version not current", -1, ""},
+		{"comment-only stale", post(`{"version":0,"steps":[],"clientID":0,"comment":[{"type":"delete","id":9}]}`), "", 409, "Version not current", -1, ""},
+
+		{"step does not decode", post(`{"version":1,"steps":[` + insert(1, "x") + `,{"stepType":"nope"}],"clientID":1}`), "", 422, "No step type nope defined", 1, ""},
+		{"step not an object", post(`{"version":1,"steps":[5],"clientID":1}`), "", 422, "", 0, ""},
+		{"step does not apply", post(`{"version":1,"steps":[` + insert(1, "x") + `,` + insert(9, "y") + `],"clientID":1}`), "", 422, "Position 9 out of range", 1, ""},
+		{"step with a comment after it fails", post(`{"version":1,"steps":[` + insert(7, "x") + `],"clientID":1,"comment":[{"type":"delete","id":9}]}`), "", 422, "out of range", 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(tc.req.method, tc.req.target, strings.NewReader(tc.req.body))
+			r.RemoteAddr = defaultIP + ":40000"
+			switch {
+			case tc.ctype != "":
+				r.Header.Set("Content-Type", tc.ctype)
+			case tc.req.body != "" || tc.req.method == "POST":
+				r.Header.Set("Content-Type", "application/json")
+			}
+			w := httptest.NewRecorder()
+			e.s.ServeHTTP(w, r)
+			body := w.Body.String()
+			if w.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tc.status, body)
+			}
+			step, msg := checkAnswer(t, w.Code, w.Header(), w.Body.Bytes())
+			if tc.status == 200 {
+				if body != tc.want {
+					t.Fatalf("got  %s\nwant %s", body, tc.want)
+				}
+			} else if step != tc.step || !strings.Contains(msg, tc.want) {
+				t.Fatalf("got %s, want step %d and a message containing %q", body, tc.step, tc.want)
+			}
+			if allow := w.Header().Get("Allow"); allow != tc.allow {
+				t.Fatalf("Allow %q, want %q", allow, tc.allow)
+			}
+			if after := e.mustGet(t, "/docs/d"); after != before {
+				t.Fatalf("the document changed:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}
+
+// TestCollabSubmitAndEvents follows a document through steps and
+// comments, checking the exact answers.
+func TestCollabSubmitAndEvents(t *testing.T) {
+	e := newCollab(t, Config{}, collab.Config{})
+	if got := e.mustGet(t, "/docs"); got != `[]` {
+		t.Fatalf("GET /docs: %s", got)
+	}
+	want := `{"doc":` + emptyBasicDoc + `,"users":1,"version":0,"comments":[],"commentVersion":0}`
+	if got := e.mustGet(t, "/docs/x"); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if got := e.mustGet(t, "/docs"); got != `[{"id":"x","users":1}]` {
+		t.Fatalf("GET /docs: %s", got)
+	}
+
+	// A client id beyond int32, one per step; the poster's own steps come
+	// back in events (that is how prosemirror-collab confirms them).
+	a, b := insert(1, "a"), insert(2, "b")
+	if got := e.mustPost(t, "x", `{"version":0,"steps":[`+a+`,`+b+`],"clientID":4294967295,"comment":[]}`); got != `{"version":2,"commentVersion":0}` {
+		t.Fatalf("POST: %s", got)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"version=0&commentVersion=0", `{"version":2,"commentVersion":0,"steps":[` + a + `,` + b + `],"clientIDs":[4294967295,4294967295],"comment":[],"users":1}`},
+		{"version=1&commentVersion=0", `{"version":2,"commentVersion":0,"steps":[` + b + `],"clientIDs":[4294967295],"comment":[],"users":1}`},
+	} {
+		if got := e.mustGet(t, "/docs/x/events?"+tc.query); got != tc.want {
+			t.Fatalf("events?%s:\ngot  %s\nwant %s", tc.query, got, tc.want)
+		}
+	}
+	// A string client id, from another client.
+	c := insert(3, "c")
+	if status, got := e.requestFrom(t, "198.51.100.2", "POST", "/docs/x/events", `{"clientID":"tab-1","version":2,"steps":[`+c+`]}`); status != 200 || got != `{"version":3,"commentVersion":0}` {
+		t.Fatalf("POST: %d %s", status, got)
+	}
+	if got, want := e.mustGet(t, "/docs/x/events?version=2&commentVersion=0"), `{"version":3,"commentVersion":0,"steps":[`+c+`],"clientIDs":["tab-1"],"comment":[],"users":2}`; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+
+	// A comment-only submission keeps the version.
+	create := `{"type":"create","id":4294967295,"from":1,"to":3,"text":"note"}`
+	if got := e.mustPost(t, "x", `{"version":3,"steps":[],"clientID":0,"comment":[`+create+`]}`); got != `{"version":3,"commentVersion":1}` {
+		t.Fatalf("POST comment: %s", got)
+	}
+	doc := `{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"abc"}]}]}`
+	want = `{"doc":` + doc + `,"users":2,"version":3,"comments":[{"from":1,"to":3,"text":"note","id":4294967295}],"commentVersion":1}`
+	if got := e.mustGet(t, "/docs/x"); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	want = `{"version":3,"commentVersion":1,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":4294967295,"text":"note","from":1,"to":3}],"users":2}`
+	if got := e.mustGet(t, "/docs/x/events?version=3&commentVersion=0"); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	// Deleting an unknown comment changes nothing; deleting it is an event.
+	if got := e.mustPost(t, "x", `{"version":3,"steps":[],"clientID":0,"comment":[{"type":"delete","id":1}]}`); got != `{"version":3,"commentVersion":1}` {
+		t.Fatalf("POST delete unknown: %s", got)
+	}
+	if got := e.mustPost(t, "x", `{"version":3,"steps":[],"clientID":0,"comment":[{"type":"delete","id":4294967295}]}`); got != `{"version":3,"commentVersion":2}` {
+		t.Fatalf("POST delete: %s", got)
+	}
+	want = `{"version":3,"commentVersion":2,"steps":[],"clientIDs":[],"comment":[{"type":"delete","id":4294967295}],"users":2}`
+	if got := e.mustGet(t, "/docs/x/events?version=3&commentVersion=1"); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	// Both lists at once: steps and, created after them, a comment whose
+	// range is in the document after the steps.
+	d := insert(1, "d")
+	if got := e.mustPost(t, "x", `{"version":3,"steps":[`+d+`],"clientID":7,"comment":[{"type":"create","id":-5,"from":1,"to":5,"text":"all"}]}`); got != `{"version":4,"commentVersion":3}` {
+		t.Fatalf("POST: %s", got)
+	}
+	want = `{"version":4,"commentVersion":3,"steps":[` + d + `],"clientIDs":[7],"comment":[{"type":"create","id":-5,"text":"all","from":1,"to":5}],"users":2}`
+	if got := e.mustGet(t, "/docs/x/events?version=3&commentVersion=2"); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// poll starts a long poll from ip and returns the channel its answer
+// arrives on.
+func (e *collabEnv) poll(ip, target string, ctx context.Context) <-chan *httptest.ResponseRecorder {
+	c := make(chan *httptest.ResponseRecorder, 1)
+	go func() { c <- e.serve(ip, "GET", target, "", ctx) }()
+	return c
+}
+
+// answer returns the answer of a poll, failing after 5 seconds.
+func answer(t *testing.T, c <-chan *httptest.ResponseRecorder) (int, string) {
+	t.Helper()
+	select {
+	case w := <-c:
+		checkAnswer(t, w.Code, w.Header(), w.Body.Bytes())
+		return w.Code, w.Body.String()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the poll did not answer")
+		return 0, ""
+	}
+}
+
+// TestCollabLongPoll checks that a waiting poll answers when another
+// client submits steps, and when it submits only a comment.
+func TestCollabLongPoll(t *testing.T) {
+	e := newCollab(t, Config{PollTimeout: time.Minute}, collab.Config{})
+	e.mustGet(t, "/docs/p")
+	const poller = "198.51.100.7"
+
+	c := e.poll(poller, "/docs/p/events?version=0&commentVersion=0", nil)
+	e.waitWaiting(t, "p", 1)
+	select {
+	case w := <-c:
+		t.Fatalf("the poll answered with nothing new: %s", w.Body)
+	default:
+	}
+	a := insert(1, "a")
+	e.mustPost(t, "p", `{"version":0,"steps":[`+a+`],"clientID":5}`)
+	if status, got := answer(t, c); status != 200 || got != `{"version":1,"commentVersion":0,"steps":[`+a+`],"clientIDs":[5],"comment":[],"users":2}` {
+		t.Fatalf("%d %s", status, got)
+	}
+
+	c = e.poll(poller, "/docs/p/events?version=1&commentVersion=0", nil)
+	e.waitWaiting(t, "p", 1)
+	e.mustPost(t, "p", `{"version":1,"steps":[],"clientID":0,"comment":[{"type":"create","id":3,"from":1,"to":2,"text":"hi"}]}`)
+	if status, got := answer(t, c); status != 200 || got != `{"version":1,"commentVersion":1,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":3,"text":"hi","from":1,"to":2}],"users":2}` {
+		t.Fatalf("%d %s", status, got)
+	}
+
+	// Several pollers of one document all wake.
+	var cs []<-chan *httptest.ResponseRecorder
+	for i := range 3 {
+		cs = append(cs, e.poll("198.51.100."+strconv.Itoa(10+i), "/docs/p/events?version=1&commentVersion=1", nil))
+	}
+	e.waitWaiting(t, "p", 3)
+	e.mustPost(t, "p", `{"version":1,"steps":[`+insert(1, "b")+`],"clientID":6}`)
+	for _, c := range cs {
+		if status, got := answer(t, c); status != 200 || !strings.HasPrefix(got, `{"version":2,"commentVersion":1,"steps":[`) {
+			t.Fatalf("%d %s", status, got)
+		}
+	}
+}
+
+// TestCollabPollTimeout checks that a poll with nothing new answers {}
+// after Config.PollTimeout, and is not logged as a slow request.
+func TestCollabPollTimeout(t *testing.T) {
+	const pollTimeout = 300 * time.Millisecond
+	e := newCollab(t, Config{PollTimeout: pollTimeout, SlowRequest: pollTimeout / 3, LogRequests: true}, collab.Config{})
+	e.mustGet(t, "/docs/p")
+	start := time.Now()
+	status, got := e.request(t, "GET", "/docs/p/events?version=0&commentVersion=0", "")
+	if d := time.Since(start); status != 200 || got != `{}` || d < pollTimeout {
+		t.Fatalf("after %v: %d %s", d, status, got)
+	}
+	logs := e.logs.String()
+	if strings.Contains(logs, "slow request") || !strings.Contains(logs, "path=/docs/p/events status=200 bytes=2") || !strings.Contains(logs, "waited=") {
+		t.Fatalf("log:\n%s", logs)
+	}
+}
+
+// TestCollabPollClientGone checks that a poll whose client goes away
+// stops waiting: the handler returns and the authority forgets the
+// waiter.
+func TestCollabPollClientGone(t *testing.T) {
+	e := newCollab(t, Config{PollTimeout: time.Minute}, collab.Config{})
+	e.mustGet(t, "/docs/p")
+	ctx, cancel := context.WithCancel(context.Background())
+	c := e.poll("198.51.100.7", "/docs/p/events?version=0&commentVersion=0", ctx)
+	e.waitWaiting(t, "p", 1)
+	cancel()
+	answer(t, c)
+	e.clock.Advance(2 * usersWindow)
+	if n := e.users(t, "p"); n != 0 {
+		t.Fatalf("%d users after the only one left", n)
+	}
+}
+
+// TestCollabPollOverTheWire runs long polls through net/http with read
+// and write timeouts shorter than the poll: the poll gets its own
+// deadlines, and answers both at its timeout and on news after the
+// connection's timeouts passed. Shutdown answers waiting polls at once.
+func TestCollabPollOverTheWire(t *testing.T) {
+	const pollTimeout = time.Second
+	e := newCollab(t, Config{
+		PollTimeout: pollTimeout,
+		Timeouts:    Timeouts{ReadHeader: 100 * time.Millisecond, Read: 100 * time.Millisecond, Write: 100 * time.Millisecond},
+	}, collab.Config{})
+	addr, stop := serving(t, e.s)
+	get := func(target string) (int, string, error) {
+		resp, err := http.Get("http://" + addr + target)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), err
+	}
+	if status, _, err := get("/docs/p"); err != nil || status != 200 {
+		t.Fatal(status, err)
+	}
+
+	start := time.Now()
+	status, body, err := get("/docs/p/events?version=0&commentVersion=0")
+	if d := time.Since(start); err != nil || status != 200 || body != "{}" || d < pollTimeout {
+		t.Fatalf("after %v: %d %q %v", d, status, body, err)
+	}
+
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	poll := func() <-chan result {
+		c := make(chan result, 1)
+		go func() {
+			status, body, err := get("/docs/p/events?version=0&commentVersion=0")
+			c <- result{status, body, err}
+		}()
+		return c
+	}
+	c := poll()
+	e.waitWaiting(t, "p", 1)
+	time.Sleep(250 * time.Millisecond) // past the connection's timeouts
+	e.mustPost(t, "p", `{"version":0,"steps":[`+insert(1, "a")+`],"clientID":1}`)
+	r := <-c
+	if r.err != nil || r.status != 200 || !strings.HasPrefix(r.body, `{"version":1,`) {
+		t.Fatalf("%+v", r)
+	}
+
+	// Shutdown: a waiting poll answers {} at once, and Serve returns.
+	c = func() <-chan result {
+		c := make(chan result, 1)
+		go func() {
+			status, body, err := get("/docs/p/events?version=1&commentVersion=0")
+			c <- result{status, body, err}
+		}()
+		return c
+	}()
+	e.waitWaiting(t, "p", 1)
+	start = time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	r = <-c
+	if d := time.Since(start); r.err != nil || r.status != 200 || r.body != "{}" || d >= pollTimeout/2 {
+		t.Fatalf("after %v: %+v", d, r)
+	}
+}
+
+func TestCollabUser(t *testing.T) {
+	for _, tc := range []struct {
+		trust      bool
+		remote     string
+		xff        []string
+		want       string
+		wantShared bool
+	}{
+		{false, "192.0.2.1:1234", nil, "192.0.2.1", false},
+		{false, "[2001:db8::1]:443", nil, "2001:db8::1", false},
+		{false, "192.0.2.1:1234", []string{"203.0.113.5"}, "192.0.2.1", false},
+		{true, "192.0.2.1:1234", nil, "192.0.2.1", false},
+		{true, "192.0.2.1:1234", []string{"203.0.113.5, 10.0.0.1"}, "203.0.113.5", false},
+		{true, "192.0.2.1:1234", []string{" 203.0.113.5 ", "10.0.0.1"}, "203.0.113.5", false},
+		{true, "192.0.2.1:1234", []string{"2001:db8::2"}, "2001:db8::2", false},
+		{true, "192.0.2.1:1234", []string{"203.0.113.5:4711"}, "203.0.113.5", false},
+		{true, "192.0.2.1:1234", []string{"[2001:db8::2]:4711"}, "2001:db8::2", false},
+		{true, "192.0.2.1:1234", []string{"unknown"}, "192.0.2.1", false},
+		{true, "192.0.2.1:1234", []string{""}, "192.0.2.1", false},
+		{false, "pipe", nil, "pipe", false},
+	} {
+		s := &Server{trustProxy: tc.trust}
+		r := httptest.NewRequest("GET", "/docs/x", nil)
+		r.RemoteAddr = tc.remote
+		r.Header["X-Forwarded-For"] = tc.xff
+		if got := s.user(r); got != tc.want {
+			t.Errorf("trust %v, remote %q, X-Forwarded-For %q: %q, want %q", tc.trust, tc.remote, tc.xff, got, tc.want)
+		}
+	}
+	// End to end: two clients behind one proxy are two users.
+	for _, trust := range []bool{false, true} {
+		e := newCollab(t, Config{TrustProxy: trust}, collab.Config{})
+		for _, client := range []string{"203.0.113.5", "203.0.113.6"} {
+			r := httptest.NewRequest("GET", "/docs/x", nil)
+			r.RemoteAddr = "10.0.0.1:5555"
+			r.Header.Set("X-Forwarded-For", client+", 10.0.0.1")
+			e.s.ServeHTTP(httptest.NewRecorder(), r)
+		}
+		want := 1
+		if trust {
+			want = 2
+		}
+		if n := e.users(t, "x"); n != want {
+			t.Errorf("TrustProxy %v: %d users, want %d", trust, n, want)
+		}
+	}
+}
+
+// TestCollabOff checks that without Config.Collab the routes do not
+// exist.
+func TestCollabOff(t *testing.T) {
+	s, _ := newServer(t, Config{})
+	for _, target := range []string{"/docs", "/docs/x", "/docs/x/events?version=0&commentVersion=0"} {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest("GET", target, nil))
+		if w.Code != 404 {
+			t.Errorf("GET %s: %d %s", target, w.Code, w.Body)
+		}
+	}
+}
+
+// TestCollabConcurrent runs posters (retrying on 409), a commenter and
+// long pollers on one document at once (run it with -race): every poller
+// sees every step once, in order, with one client id per step, and the
+// document ends with every poster's text.
+func TestCollabConcurrent(t *testing.T) {
+	const posters, stepsEach, pollers, comments = 4, 8, 3, 4
+	const total = posters * stepsEach
+	e := newCollab(t, Config{PollTimeout: 5 * time.Second}, collab.Config{})
+	e.mustGet(t, "/docs/c")
+
+	type events struct {
+		Version        int64             `json:"version"`
+		CommentVersion int64             `json:"commentVersion"`
+		Steps          []json.RawMessage `json:"steps"`
+		ClientIDs      []json.RawMessage `json:"clientIDs"`
+		Comment        []json.RawMessage `json:"comment"`
+	}
+	current := func(ip string) (int64, error) {
+		w := e.serve(ip, "GET", "/docs/c", "", nil)
+		var st struct{ Version int64 }
+		if err := json.Unmarshal(w.Body.Bytes(), &st); w.Code != 200 || err != nil {
+			return 0, fmt.Errorf("GET: %d %s", w.Code, w.Body)
+		}
+		return st.Version, nil
+	}
+	// submit posts body (a format with the version as %d) until accepted.
+	submit := func(ip, format string) error {
+		for {
+			v, err := current(ip)
+			if err != nil {
+				return err
+			}
+			w := e.serve(ip, "POST", "/docs/c/events", fmt.Sprintf(format, v), nil)
+			switch w.Code {
+			case 200:
+				var res struct{ Version int64 }
+				if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil || res.Version < v {
+					return fmt.Errorf("answer %s to a POST at %d", w.Body, v)
+				}
+				return nil
+			case 409:
+			default:
+				return fmt.Errorf("POST: %d %s", w.Code, w.Body)
+			}
+		}
+	}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, posters+pollers+1)
+	for p := range posters {
+		wg.Go(func() {
+			ip := "198.51.100." + strconv.Itoa(p+1)
+			for range stepsEach {
+				if err := submit(ip, `{"version":%d,"steps":[`+insert(1, strconv.Itoa(p))+`],"clientID":`+strconv.Itoa(p+1)+`}`); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range comments {
+			for {
+				if v, err := current("198.51.100.99"); err != nil || v > 0 {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			create := `{"type":"create","id":` + strconv.Itoa(i) + `,"from":1,"to":2,"text":"c"}`
+			if err := submit("198.51.100.99", `{"version":%d,"steps":[],"clientID":0,"comment":[`+create+`]}`); err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	seen := make([][posters]int, pollers)
+	for q := range pollers {
+		wg.Go(func() {
+			ip := "203.0.113." + strconv.Itoa(q+1)
+			var v, cv int64
+			for v < total || cv < comments {
+				w := e.serve(ip, "GET", fmt.Sprintf("/docs/c/events?version=%d&commentVersion=%d", v, cv), "", nil)
+				var ev events
+				if err := json.Unmarshal(w.Body.Bytes(), &ev); w.Code != 200 || err != nil {
+					errs <- fmt.Errorf("poll: %d %s", w.Code, w.Body)
+					return
+				}
+				if ev.Steps == nil {
+					continue // {}: timed out
+				}
+				if len(ev.ClientIDs) != len(ev.Steps) || ev.Version != v+int64(len(ev.Steps)) || ev.CommentVersion < cv {
+					errs <- fmt.Errorf("poll at %d/%d: %s", v, cv, w.Body)
+					return
+				}
+				for _, id := range ev.ClientIDs {
+					n, err := strconv.Atoi(string(id))
+					if err != nil || n < 1 || n > posters {
+						errs <- fmt.Errorf("client id %s", id)
+						return
+					}
+					seen[q][n-1]++
+				}
+				v, cv = ev.Version, ev.CommentVersion
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for q := range pollers {
+		for p := range posters {
+			if seen[q][p] != stepsEach {
+				t.Errorf("poller %d saw %d steps of poster %d, want %d", q, seen[q][p], p, stepsEach)
+			}
+		}
+	}
+	var st struct {
+		Version  int64
+		Doc      json.RawMessage
+		Comments []json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(e.mustGet(t, "/docs/c")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Version != total || len(st.Comments) != comments {
+		t.Fatalf("version %d with %d comments", st.Version, len(st.Comments))
+	}
+	for p := range posters {
+		if n := strings.Count(string(st.Doc), strconv.Itoa(p)); n != stepsEach {
+			t.Errorf("the document has %d of poster %d's %d insertions: %s", n, p, stepsEach, st.Doc)
+		}
+	}
+}
+
+// BenchmarkCollabSubmit measures a POST of one step and the poll that
+// receives it, the hot path of an editing session.
+func BenchmarkCollabSubmit(b *testing.B) {
+	e := newCollab(b, Config{LogRequests: false}, collab.Config{})
+	w := &discardWriter{h: http.Header{}}
+	get := httptest.NewRequest("GET", "/docs/b", nil)
+	e.s.ServeHTTP(w, get)
+	step := insert(1, "x")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		body := `{"version":` + strconv.Itoa(i) + `,"steps":[` + step + `],"clientID":1}`
+		r := httptest.NewRequest("POST", "/docs/b/events", strings.NewReader(body))
+		e.s.ServeHTTP(w, r)
+		if w.status != 200 {
+			b.Fatal(w.status)
+		}
+		r = httptest.NewRequest("GET", "/docs/b/events?version="+strconv.Itoa(i)+"&commentVersion=0", nil)
+		e.s.ServeHTTP(w, r)
+		if w.status != 200 {
+			b.Fatal(w.status)
+		}
+	}
+}
+
+// TestCollabUnavailable checks the answers when the authority is closed
+// (503) and when its store fails (500, with the cause in the log).
+func TestCollabUnavailable(t *testing.T) {
+	st := memstore.New()
+	auth, err := collab.New(collab.Config{Store: st, AutoCreate: true, IdleUnload: -1,
+		Schemas: func(name string) (*model.Schema, bool) {
+			sc, err := schemas.Get(name)
+			return sc, err == nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, logs := newServer(t, Config{Collab: auth})
+	e := &collabEnv{s: s, auth: auth, logs: logs}
+
+	st.Close()
+	w := e.serve(defaultIP, "GET", "/docs", "", nil)
+	if w.Code != 500 || w.Body.String() != `{"error":{"message":"internal server error"}}` {
+		t.Fatalf("store closed: %d %s", w.Code, w.Body)
+	}
+	if !strings.Contains(logs.String(), `status=500`) || !strings.Contains(logs.String(), `error="collab: list: store: closed"`) {
+		t.Fatalf("log:\n%s", logs)
+	}
+
+	auth.Close()
+	for _, r := range []struct{ method, target, body string }{
+		{"GET", "/docs", ""},
+		{"GET", "/docs/x", ""},
+		{"GET", "/docs/x/events?version=0&commentVersion=0", ""},
+		{"POST", "/docs/x/events", `{"version":0}`},
+	} {
+		if w := e.serve(defaultIP, r.method, r.target, r.body, nil); w.Code != 503 || w.Body.String() != `{"error":{"message":"shutting down"}}` {
+			t.Errorf("%s %s after Close: %d %s", r.method, r.target, w.Code, w.Body)
+		}
+	}
+}
