@@ -1,0 +1,553 @@
+package conformance
+
+// TestCollabEditors runs real editors against pmauthority: the node
+// harness js/collab-editors.mjs drives 8 EditorStates with the real
+// prosemirror-collab plugin and the real editing commands against the
+// collab API of an in-process server (over SQLite in a temporary folder),
+// all on one document, until a few thousand edits are made and every
+// editor has synced. Then every editor's document must be the server's,
+// byte for byte, at the server's version; the stored step log replayed
+// from version 0 must give the same document (and the stored snapshot
+// the document at its version); and a new authority over the reopened
+// store must serve the same document, version and comments.
+//
+// The harness needs node and the npm packages of js/ (npm ci, which
+// scripts/test runs); without them the test is skipped, unless
+// PMA_REQUIRE_NODE=1. Each run takes a new seed (PMA_EDITORS_SEED sets
+// it); the network's timing decides what each editor sees, so a seed
+// reproduces a run in distribution only.
+//
+// TestCollabEditorsNodeAuthority checks the harness itself against the
+// node reference authority (bench/noderef/authority.mjs), when its npm
+// packages are installed.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/schemas"
+	"github.com/pmauthority/pmauthority/server"
+	"github.com/pmauthority/pmauthority/store/sqlite"
+	"github.com/pmauthority/pmauthority/transform"
+)
+
+// editorsStartDoc is the document the editors start from: a little of
+// everything the basic schema has, so that list and quote commands find
+// something to work on from the first edit.
+const editorsStartDoc = `{"type":"doc","content":[` +
+	`{"type":"heading","attrs":{"level":1},"content":[{"type":"text","text":"Real editors"}]},` +
+	`{"type":"paragraph","content":[{"type":"text","text":"Some "},{"type":"text","marks":[{"type":"em"}],"text":"text"},{"type":"text","text":" to edit. 😀"}]},` +
+	`{"type":"bullet_list","content":[` +
+	`{"type":"list_item","content":[{"type":"paragraph","content":[{"type":"text","text":"one"}]}]},` +
+	`{"type":"list_item","content":[{"type":"paragraph","content":[{"type":"text","text":"two"}]}]}]},` +
+	`{"type":"blockquote","content":[{"type":"paragraph","content":[{"type":"text","text":"quoted"}]}]},` +
+	`{"type":"code_block","content":[{"type":"text","text":"x := 1"}]},` +
+	`{"type":"paragraph","content":[{"type":"text","text":"end"}]}]}`
+
+// editorLine is a line of the harness's output for one editor.
+type editorLine struct {
+	Editor         int             `json:"editor"`
+	ClientID       json.RawMessage `json:"clientID"`
+	Version        int64           `json:"version"`
+	CommentVersion int64           `json:"commentVersion"`
+	Sendable       bool            `json:"sendable"`
+	Doc            json.RawMessage `json:"doc"`
+}
+
+// editorsSummary is the harness's last line (the fields checked here).
+type editorsSummary struct {
+	Seed           uint64            `json:"seed"`
+	Editors        int               `json:"editors"`
+	Edits          int               `json:"edits"`
+	StepsLocal     int64             `json:"stepsLocal"`
+	StepsSent      int64             `json:"stepsSent"`
+	MaxPostSteps   int64             `json:"maxPostSteps"`
+	StepsAccepted  int64             `json:"stepsAccepted"`
+	StepsDropped   int64             `json:"stepsDropped"`
+	Posts          int64             `json:"posts"`
+	Conflicts      int64             `json:"conflicts"`
+	Polls          int64             `json:"polls"`
+	PollsAborted   int64             `json:"pollsAborted"`
+	Rebased        int64             `json:"rebased"`
+	CommentsMade   int64             `json:"commentsCreated"`
+	CommentsGone   int64             `json:"commentsDeleted"`
+	InitialVersion int64             `json:"initialVersion"`
+	ServerVersion  int64             `json:"serverVersion"`
+	Diverged       []json.RawMessage `json:"diverged"`
+	Ms             int64             `json:"ms"`
+	Error          *string           `json:"error"`
+}
+
+// editorsRun is what one run of the harness printed.
+type editorsRun struct {
+	editors []editorLine
+	summary *editorsSummary
+	stderr  string
+}
+
+// editorsNode returns the node binary, or skips the test when node or
+// the harness's npm packages are missing.
+func editorsNode(t *testing.T, packages string) string {
+	t.Helper()
+	skip := func(why string) {
+		if os.Getenv("PMA_REQUIRE_NODE") == "1" {
+			t.Fatalf("%s (PMA_REQUIRE_NODE=1)", why)
+		}
+		t.Skip(why)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skip("no node on PATH")
+	}
+	if _, err := os.Stat(packages); err != nil {
+		skip(fmt.Sprintf("npm packages missing (%v): run npm ci in js/", err))
+	}
+	return node
+}
+
+// editorsSeed returns PMA_EDITORS_SEED or a fresh seed.
+func editorsSeed(t *testing.T) uint64 {
+	if s := os.Getenv("PMA_EDITORS_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || seed >= 1<<53 {
+			t.Fatalf("PMA_EDITORS_SEED=%q: want an integer below 2^53", s)
+		}
+		return seed
+	}
+	return uint64(time.Now().UnixNano()) % (1 << 32)
+}
+
+// runEditors runs the harness against the authority at url and parses
+// what it printed. A harness that fails is reported as a test error, not
+// a fatal one, so that the caller's checks say more.
+func runEditors(t *testing.T, node, url, doc string, editors, edits int, seed uint64) editorsRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "js/collab-editors.mjs", "--url", url, "--doc", doc,
+		"--editors", strconv.Itoa(editors), "--edits", strconv.Itoa(edits), "--seed", strconv.FormatUint(seed, 10))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	run := editorsRun{stderr: stderr.String()}
+	if err != nil {
+		t.Errorf("harness (seed %d): %v\n%s", seed, err, lastLines(run.stderr, 30))
+	}
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if bytes.HasPrefix(line, []byte(`{"summary":`)) {
+			var s struct{ Summary editorsSummary }
+			if err := json.Unmarshal(line, &s); err != nil {
+				t.Fatalf("summary line: %v: %s", err, clip(string(line)))
+			}
+			run.summary = &s.Summary
+			continue
+		}
+		var e editorLine
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatalf("editor line: %v: %s", err, clip(string(line)))
+		}
+		run.editors = append(run.editors, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("harness output: %v", err)
+	}
+	if run.summary == nil {
+		t.Fatalf("harness (seed %d) printed %d editors and no summary\n%s", seed, len(run.editors), lastLines(run.stderr, 30))
+	}
+	s := run.summary
+	if s.Error != nil {
+		t.Errorf("harness (seed %d): %s", seed, *s.Error)
+	}
+	if len(s.Diverged) > 0 {
+		t.Errorf("harness (seed %d): editors %s diverged from the server", seed, s.Diverged)
+	}
+	if len(run.editors) != editors {
+		t.Errorf("harness printed %d editors, want %d", len(run.editors), editors)
+	}
+	return run
+}
+
+// check checks the harness's figures: every edit made, steps accepted,
+// every local step accepted or dropped in a rebase, and conflicts (with
+// several editors typing at once there are always some).
+func (r editorsRun) check(t *testing.T, edits int) {
+	t.Helper()
+	s := r.summary
+	if s.Edits != edits {
+		t.Errorf("summary: %d edits, want %d", s.Edits, edits)
+	}
+	if s.StepsAccepted <= 0 || s.StepsAccepted != s.ServerVersion-s.InitialVersion {
+		t.Errorf("summary: %d steps accepted, the server went from version %d to %d", s.StepsAccepted, s.InitialVersion, s.ServerVersion)
+	}
+	if s.StepsLocal != s.StepsAccepted+s.StepsDropped {
+		t.Errorf("summary: %d local steps, %d accepted + %d dropped", s.StepsLocal, s.StepsAccepted, s.StepsDropped)
+	}
+	if s.Editors > 1 && s.Conflicts == 0 {
+		t.Errorf("summary: %d editors and no conflict", s.Editors)
+	}
+	t.Logf("seed %d: %d editors, %d edits, %d local steps: %d accepted, %d dropped in rebases; "+
+		"%d posts (up to %d steps), %d conflicts (409), %d polls (%d aborted), %d rebases, comments %d made %d deleted; "+
+		"version %d → %d in %.1f s",
+		s.Seed, s.Editors, s.Edits, s.StepsLocal, s.StepsAccepted, s.StepsDropped,
+		s.Posts, s.MaxPostSteps, s.Conflicts, s.Polls, s.PollsAborted, s.Rebased, s.CommentsMade, s.CommentsGone,
+		s.InitialVersion, s.ServerVersion, float64(s.Ms)/1000)
+}
+
+// collabDocState is GET /docs/{id}'s answer, the document kept verbatim.
+type collabDocState struct {
+	Doc            json.RawMessage `json:"doc"`
+	Version        int64           `json:"version"`
+	Comments       json.RawMessage `json:"comments"`
+	CommentVersion int64           `json:"commentVersion"`
+}
+
+// collabListEntry is an element of GET /docs's answer.
+type collabListEntry struct {
+	ID    string `json:"id"`
+	Users int    `json:"users"`
+}
+
+func getDocState(t *testing.T, url string) collabDocState {
+	t.Helper()
+	var st collabDocState
+	getJSON(t, url, &st)
+	return st
+}
+
+// getJSON decodes the answer of GET url into v.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s: %s", url, resp.Status, clip(string(body)))
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("GET %s: %v: %s", url, err, clip(string(body)))
+	}
+}
+
+// syncBuffer is a bytes.Buffer for a logger shared by goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// collabSchemas is collab.Config.Schemas over the built-in schemas.
+func collabSchemas(name string) (*model.Schema, bool) {
+	s, err := schemas.Get(name)
+	return s, err == nil
+}
+
+// newEditorsAuthority opens the SQLite store at path and an authority on
+// it that snapshots often and prunes nothing.
+func newEditorsAuthority(t *testing.T, path string, logger *slog.Logger) (*collab.Authority, *sqlite.Store) {
+	t.Helper()
+	st, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := collab.New(collab.Config{
+		Store:         st,
+		Schemas:       collabSchemas,
+		DefaultSchema: "basic",
+		AutoCreate:    true,
+		SnapshotEvery: 300,
+		KeepSteps:     -1,
+		Logger:        logger,
+	})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	return a, st
+}
+
+func TestCollabEditors(t *testing.T) {
+	node := editorsNode(t, "js/node_modules/prosemirror-collab")
+	const editors, docID = 8, "real-editors"
+	edits := 4000
+	if testing.Short() {
+		edits = 400
+	}
+	seed := editorsSeed(t)
+
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	defer func() {
+		if t.Failed() && logs.String() != "" {
+			t.Logf("server log:\n%s", lastLines(logs.String(), 50))
+		}
+	}()
+	dbPath := filepath.Join(t.TempDir(), "pmauthority.db")
+	a, st := newEditorsAuthority(t, dbPath, logger)
+	basic, err := schemas.Get("basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := basic.NodeFromJSON([]byte(editorsStartDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := a.Create(ctx, docID, "basic", start); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Collab: a, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serveCtx, ln) }()
+	shutdown := func() {
+		if stopServe != nil {
+			stopServe()
+			stopServe = nil
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+			if err := a.Close(); err != nil {
+				t.Errorf("Authority.Close: %v", err)
+			}
+			if err := st.Close(); err != nil {
+				t.Errorf("store Close: %v", err)
+			}
+		}
+	}
+	defer shutdown()
+	base := "http://" + ln.Addr().String()
+
+	run := runEditors(t, node, base, docID, editors, edits, seed)
+	run.check(t, edits)
+
+	// Every editor has the server's document and version.
+	final := getDocState(t, base+"/docs/"+docID)
+	if final.Version != run.summary.ServerVersion {
+		t.Errorf("GET /docs/%s: version %d, the harness ended at %d", docID, final.Version, run.summary.ServerVersion)
+	}
+	ids := map[string]bool{}
+	for _, e := range run.editors {
+		ids[string(e.ClientID)] = true
+		if e.Version != final.Version || e.CommentVersion != final.CommentVersion || e.Sendable {
+			t.Errorf("editor %d (client %s): version %d, comment version %d, sendable %t; the server is at %d, %d",
+				e.Editor, e.ClientID, e.Version, e.CommentVersion, e.Sendable, final.Version, final.CommentVersion)
+		}
+		if !bytes.Equal(e.Doc, final.Doc) {
+			t.Errorf("editor %d (client %s): document differs from the server's: %s",
+				e.Editor, e.ClientID, firstDifference(e.Doc, final.Doc))
+		}
+	}
+
+	// GET /docs lists the document, with its user (every editor is at
+	// 127.0.0.1).
+	var list []collabListEntry
+	getJSON(t, base+"/docs", &list)
+	if !slices.ContainsFunc(list, func(d collabListEntry) bool { return d.ID == docID && d.Users >= 1 }) {
+		t.Errorf("GET /docs: %v, without %s and its users", list, docID)
+	}
+
+	// The step log, replayed from the start document, gives the server's
+	// document, and the snapshot the document at its version.
+	head, err := st.Load(ctx, docID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.Version != final.Version || head.Schema != "basic" {
+		t.Errorf("store: version %d, schema %q; the server is at %d", head.Version, head.Schema, final.Version)
+	}
+	steps, err := st.Steps(ctx, docID, 0, head.Version)
+	if err != nil {
+		t.Fatalf("store Steps(0, %d): %v", head.Version, err)
+	}
+	if int64(len(steps)) != head.Version {
+		t.Fatalf("store: %d steps for version %d", len(steps), head.Version)
+	}
+	doc := start
+	fromClients := map[string]int{}
+	snapshotChecked := head.Snapshot.Version == 0
+	for i, s := range steps {
+		if s.Version != int64(i+1) {
+			t.Fatalf("store: step %d has version %d", i+1, s.Version)
+		}
+		fromClients[string(s.ClientID)]++
+		if !ids[string(s.ClientID)] {
+			t.Errorf("store: step %d from client %s, which is none of the editors", s.Version, s.ClientID)
+		}
+		step, err := transform.StepFromJSON(basic, s.JSON)
+		if err != nil {
+			t.Fatalf("store: step %d %s: %v", s.Version, clip(string(s.JSON)), err)
+		}
+		if doc, err = step.Apply(doc); err != nil {
+			t.Fatalf("store: step %d %s does not apply: %v", s.Version, clip(string(s.JSON)), err)
+		}
+		if s.Version == head.Snapshot.Version {
+			snapshotChecked = true
+			if got := doc.AppendJSON(nil); !bytes.Equal(got, head.Snapshot.Doc) {
+				t.Errorf("store: the snapshot at version %d differs from the replayed steps: %s",
+					s.Version, firstDifference(head.Snapshot.Doc, got))
+			}
+		}
+	}
+	if !snapshotChecked {
+		t.Errorf("store: snapshot at version %d, beyond the steps", head.Snapshot.Version)
+	}
+	if got := doc.AppendJSON(nil); !bytes.Equal(got, final.Doc) {
+		t.Errorf("store: the step log replayed from version 0 differs from the server's document: %s",
+			firstDifference(got, final.Doc))
+	}
+	if len(fromClients) < 2 {
+		t.Errorf("store: steps from %d clients, want several: %v", len(fromClients), fromClients)
+	}
+	t.Logf("store: %d steps from %d clients replayed, snapshot at version %d; document %d bytes",
+		len(steps), len(fromClients), head.Snapshot.Version, len(final.Doc))
+
+	// The events since version 0 (the history kept in memory, which the
+	// editors saw only in slices) are the stored steps.
+	var events struct {
+		Version   int64             `json:"version"`
+		Steps     []json.RawMessage `json:"steps"`
+		ClientIDs []json.RawMessage `json:"clientIDs"`
+	}
+	getJSON(t, fmt.Sprintf("%s/docs/%s/events?version=0&commentVersion=%d", base, docID, final.CommentVersion), &events)
+	if events.Version != final.Version || len(events.Steps) != len(steps) || len(events.ClientIDs) != len(steps) {
+		t.Errorf("events since version 0: version %d, %d steps, %d client ids; want %d of each",
+			events.Version, len(events.Steps), len(events.ClientIDs), len(steps))
+	} else {
+		for i, s := range steps {
+			if !bytes.Equal(events.Steps[i], s.JSON) || !bytes.Equal(events.ClientIDs[i], s.ClientID) {
+				t.Errorf("events since version 0: step %d is %s from %s, the store has %s from %s", i+1,
+					clip(string(events.Steps[i])), events.ClientIDs[i], clip(string(s.JSON)), s.ClientID)
+				break
+			}
+		}
+	}
+
+	// A new authority over the reopened store serves the same state.
+	shutdown()
+	a2, st2 := newEditorsAuthority(t, dbPath, logger)
+	defer func() {
+		if err := a2.Close(); err != nil {
+			t.Errorf("Authority.Close after the restart: %v", err)
+		}
+		st2.Close()
+	}()
+	again, err := a2.Get(ctx, docID, "restart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Version != final.Version || again.CommentVersion != final.CommentVersion {
+		t.Errorf("after a restart: version %d, comment version %d; before %d, %d",
+			again.Version, again.CommentVersion, final.Version, final.CommentVersion)
+	}
+	if got := again.Doc.AppendJSON(nil); !bytes.Equal(got, final.Doc) {
+		t.Errorf("after a restart the document differs: %s", firstDifference(got, final.Doc))
+	}
+	var restarted collabDocState
+	if err := json.Unmarshal(again.AppendJSON(nil), &restarted); err != nil {
+		t.Fatalf("State.AppendJSON after a restart: %v", err)
+	}
+	if !bytes.Equal(restarted.Comments, final.Comments) {
+		t.Errorf("after a restart the comments are %s, before %s", clip(string(restarted.Comments)), clip(string(final.Comments)))
+	}
+}
+
+// TestCollabEditorsNodeAuthority runs the harness against the node
+// reference authority: a harness that reports divergence there is wrong
+// itself.
+func TestCollabEditorsNodeAuthority(t *testing.T) {
+	node := editorsNode(t, "js/node_modules/prosemirror-collab")
+	if _, err := os.Stat("../bench/noderef/node_modules/prosemirror-transform"); err != nil {
+		t.Skipf("bench/noderef has no npm packages (%v)", err)
+	}
+	edits := 1000
+	if testing.Short() {
+		edits = 200
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "../bench/noderef/authority.mjs", "--port", "0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		cmd.Wait()
+	}()
+	// It prints "listening on PORT" once it listens.
+	line, err := bufio.NewReader(out).ReadString('\n')
+	port, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("authority.mjs said %q (%v)\n%s", line, err, stderr.String())
+	}
+	go io.Copy(io.Discard, out)
+	run := runEditors(t, node, "http://127.0.0.1:"+port, "harness-check", 8, edits, editorsSeed(t))
+	run.check(t, edits)
+}
+
+// firstDifference describes where a and b first differ.
+func firstDifference(a, b []byte) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-60)
+	return fmt.Sprintf("at byte %d of %d/%d: …%s… vs …%s…", i, len(a), len(b),
+		a[from:min(len(a), i+60)], b[from:min(len(b), i+60)])
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
