@@ -2,7 +2,10 @@ module github.com/pmauthority/pmauthority
 
 go 1.26.8
 
-require modernc.org/sqlite v1.62.0
+require (
+	github.com/coder/websocket v1.8.15
+	modernc.org/sqlite v1.62.0
+)
 
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect

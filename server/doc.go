@@ -8,6 +8,8 @@
 //	POST /v1/apply    apply
 //	GET  /v1/schemas  {"default": NAME, "schemas": [NAME, …]}
 //	GET  /healthz     {"status":"ok"}
+//	GET  /, /edit/{id}, /assets/…
+//	                  the demo pages, when Config.Web is set (package web)
 //
 // An apply request is {"doc": …, "steps": […], "schema"?: NAME}. The answer
 // is {"doc": …} with status 200, byte for byte what a node server sending

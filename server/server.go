@@ -67,6 +67,11 @@ type Config struct {
 	// is an IP address) instead of the connection. Set it only behind a
 	// proxy that sets that header.
 	TrustProxy bool
+
+	// Web serves the demo pages (GET and HEAD of /, /edit/{id} and
+	// /assets/…), normally web.Handler(); nil leaves those paths
+	// unanswered (GET / answers 405). POST / stays the apply endpoint.
+	Web http.Handler
 }
 
 // Limits bound what one request may ask for. Every limit answers with a
@@ -210,9 +215,11 @@ type Server struct {
 	collabScratch sync.Pool          // of *collabScratch
 	polls         context.Context    // done when Serve shuts down: waiting polls answer at once
 	stopPolls     context.CancelFunc // ends polls
+	ws            wsHubs             // WebSocket connections and their per-document hubs (ws_hub.go)
+	web           http.Handler       // the demo pages (Config.Web), or nil
 
 	// Header values, shared by all answers (never modified).
-	jsonType, allowPost, allowGet []string
+	jsonType, allowPost, allowGet, allowRoot []string
 }
 
 // New returns a Server for cfg. It fails when a schema name is taken
@@ -253,9 +260,14 @@ func New(cfg Config) (*Server, error) {
 		jsonType:    []string{"application/json; charset=utf-8"},
 		allowPost:   []string{"POST"},
 		allowGet:    []string{"GET, HEAD"},
+		allowRoot:   []string{"POST"},
 		collab:      cfg.Collab,
 		pollTimeout: cfg.PollTimeout,
 		trustProxy:  cfg.TrustProxy,
+		web:         cfg.Web,
+	}
+	if s.web != nil {
+		s.allowRoot = []string{"POST, GET, HEAD"}
 	}
 	if s.pollTimeout <= 0 {
 		s.pollTimeout = DefaultPollTimeout
@@ -325,7 +337,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/", "/v1/apply":
 		if r.Method != http.MethodPost {
-			s.methodNotAllowed(w, r, x, s.allowPost)
+			if r.URL.Path == "/v1/apply" {
+				s.methodNotAllowed(w, r, x, s.allowPost)
+			} else if s.web != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+				s.serveWeb(w, r, x)
+			} else {
+				s.methodNotAllowed(w, r, x, s.allowRoot)
+			}
 			return
 		}
 		s.apply(w, r, x)
@@ -342,7 +360,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.write(w, x, http.StatusOK, []byte(`{"status":"ok"}`))
 	default:
-		if s.collab != nil && s.serveCollab(w, r, x) {
+		if s.web != nil && isWebPath(r.URL.Path) {
+			s.serveWeb(w, r, x)
+			return
+		}
+		if s.collab != nil && (s.serveWS(w, r, x) || s.serveCollab(w, r, x)) {
 			return
 		}
 		s.writeError(w, x, http.StatusNotFound, -1, "not found: no route for "+r.URL.Path)
@@ -392,7 +414,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("shutting down: waiting for requests in flight", "in_flight", s.inFlight(), "timeout", t.Shutdown)
 	sctx, cancel := context.WithTimeout(context.Background(), t.Shutdown)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	err := hs.Shutdown(sctx)
+	// Shutdown leaves hijacked connections alone: close the WebSockets
+	// (1001) and wait for them, so that none uses the authority after
+	// Serve returns.
+	s.waitWebSockets(sctx)
+	if err != nil {
 		hs.Close()
 		<-errc
 		return fmt.Errorf("shutdown: requests still in flight after %v were cut off: %w", t.Shutdown, err)

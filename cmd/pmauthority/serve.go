@@ -23,6 +23,7 @@ import (
 	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/store/memstore"
 	"github.com/pmauthority/pmauthority/store/sqlite"
+	"github.com/pmauthority/pmauthority/web"
 )
 
 const serveUsage = `usage: pmauthority serve [--addr 127.0.0.1:8080] [--store sqlite|memory] [--data ./pmauthority-data]
@@ -46,6 +47,9 @@ unchanged); a document is created, with the default schema, when first read:
                                 as soon as there are some ({} after --poll-timeout)
   POST /docs/{id}/events        {"version", "steps", "clientID", "comment"}
                                 → {"version", "commentVersion"}
+
+The demo pages (--web=false turns them off): GET / lists the documents and
+opens new ones, GET /edit/{id} is an editor collaborating live.
 
 Steps are acknowledged only once durable in the store (--store sqlite: the
 file pmauthority.db in --data; --store memory keeps nothing).
@@ -85,6 +89,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	idleUnload := fs.Duration("idle-unload", 10*time.Minute, "unload documents idle for this long, snapshotting them (0: never)")
 	pollTimeout := fs.Duration("poll-timeout", server.DefaultPollTimeout, "how long GET /docs/{id}/events waits for news before answering {}")
 	trustProxy := fs.Bool("trust-proxy", false, "count users by the first X-Forwarded-For address (only behind a proxy that sets it)")
+	webPages := fs.Bool("web", true, "serve the demo pages: GET / (the documents), /edit/{id} (a collaborative editor) and /assets/")
 	var named schemaFlags
 	fs.Var(&named, "schema", "serve the schema spec in `NAME=FILE` (JSON) under NAME; repeatable")
 	def := fs.String("default-schema", "basic", "`name` of the schema of requests that name none (a built-in: basic, text; or a --schema NAME)")
@@ -178,6 +183,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 		SlowRequest:   slow,
 		PollTimeout:   *pollTimeout,
 		TrustProxy:    *trustProxy,
+	}
+	if *webPages {
+		cfg.Web = web.Handler()
 	}
 	// server.New checks the schemas; check them before the store is
 	// opened, so that a bad flag leaves no data directory behind.

@@ -266,3 +266,41 @@ func TestServeCollab(t *testing.T) {
 		}
 	}
 }
+
+// TestServeWeb checks that the demo pages are served by default, next to
+// the apply endpoint on /, and that --web=false turns them off.
+func TestServeWeb(t *testing.T) {
+	get := func(addr, path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type")
+	}
+	addr, _, _ := startServe(t, "--store", "memory", "--default-schema", "text")
+	for _, path := range []string{"/", "/edit/notes"} {
+		if status, ctype := get(addr, path); status != 200 || ctype != "text/html; charset=utf-8" {
+			t.Errorf("GET %s: %d %s, want the page", path, status, ctype)
+		}
+	}
+	resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader(reqtest.Seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != reqtest.SeedAnswer {
+		t.Errorf("POST / with the pages on: %d %s", resp.StatusCode, b)
+	}
+
+	addr, _, _ = startServe(t, "--store", "memory", "--web=false")
+	if status, _ := get(addr, "/"); status != http.StatusMethodNotAllowed {
+		t.Errorf("GET / with --web=false: %d, want 405", status)
+	}
+	if status, _ := get(addr, "/edit/notes"); status != http.StatusNotFound {
+		t.Errorf("GET /edit/notes with --web=false: %d, want 404", status)
+	}
+}

@@ -1,0 +1,354 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/model"
+)
+
+// wsConn is one WebSocket connection. A goroutine reads and answers its
+// messages; a writer goroutine runs only while messages wait in its queue,
+// and a timer pings it. An idle connection thus costs one goroutine, small
+// buffers and a few structures.
+type wsConn struct {
+	s    *Server
+	ws   *websocket.Conn
+	conn net.Conn // under ws
+	user string
+	id   string // the document
+
+	// Set by the hello, before the connection joins its hub.
+	hub      atomic.Pointer[wsHub]
+	clientID []byte // JSON text
+	ident    []byte // {"clientID":…,"name":…,"color":… — the start of its presence entries
+
+	lastRead atomic.Int64 // unix nanoseconds of the last frame read, pongs included
+	deadline atomic.Int64 // unix nanoseconds of conn's write deadline (armWriteDeadline)
+
+	// Guarded by the hub's mu.
+	joined                  bool
+	idx                     int // in hub.conns
+	version, commentVersion int64
+	acks                    []wsAck
+	anchor, head            int // the selection at the hub's version; -1 when hidden
+	changed                 bool
+
+	// The send queue, guarded by mu.
+	mu          sync.Mutex
+	queue       [][]byte
+	queued      int  // bytes in queue
+	writing     bool // a writer goroutine runs
+	lingering   bool // it waits on wake for more to write
+	wake        chan struct{}
+	closeCode   websocket.StatusCode
+	closeReason string
+	done        bool // nothing more is sent
+	pinger      *time.Timer
+}
+
+// wsAck is the answer to an accepted submission, waiting for the push of
+// its steps.
+type wsAck struct {
+	id  []byte
+	res collab.Result
+}
+
+// flushAcksLocked sends the acks whose steps c has been sent. It is
+// called with the hub's mu held.
+func (c *wsConn) flushAcksLocked() {
+	n := 0
+	for _, a := range c.acks {
+		if a.res.Version > c.version || a.res.CommentVersion > c.commentVersion {
+			c.acks[n] = a
+			n++
+			continue
+		}
+		buf := make([]byte, 0, 64+len(a.id))
+		buf = append(buf, `{"type":"ack","id":`...)
+		buf = appendRawOrNull(buf, a.id)
+		buf = append(buf, `,"version":`...)
+		buf = strconv.AppendInt(buf, a.res.Version, 10)
+		buf = append(buf, `,"commentVersion":`...)
+		buf = strconv.AppendInt(buf, a.res.CommentVersion, 10)
+		c.send(append(buf, '}'))
+	}
+	clear(c.acks[n:])
+	c.acks = c.acks[:n]
+	if n == 0 {
+		c.acks = nil
+	}
+}
+
+// send queues msg, which must not be modified afterwards, and never
+// blocks. A connection whose queue is full is sent nothing more and is
+// closed with 4008: it resyncs by reconnecting.
+//
+// It reports false when c takes no more messages (it is being closed).
+func (c *wsConn) send(msg []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done || c.closeCode != 0 {
+		return false
+	}
+	if len(c.queue) >= c.s.ws.maxQueue() || len(c.queue) > 0 && c.queued+len(msg) > wsQueueBytes {
+		clear(c.queue)
+		c.queue, c.queued = nil, 0
+		c.closeCode, c.closeReason = wsCloseTooSlow, "too slow: resync"
+		c.startWriter()
+		return false
+	}
+	c.queue = append(c.queue, msg)
+	c.queued += len(msg)
+	c.startWriter()
+	return true
+}
+
+// closeAfterQueue closes c with code once what is queued is written.
+func (c *wsConn) closeAfterQueue(code websocket.StatusCode, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done || c.closeCode != 0 {
+		return
+	}
+	c.closeCode, c.closeReason = code, reason
+	c.startWriter()
+}
+
+// startWriter makes the writer run: it starts it, or wakes it when it
+// lingers. It is called with mu held.
+func (c *wsConn) startWriter() {
+	if !c.writing {
+		c.writing = true
+		go c.write()
+		return
+	}
+	if c.lingering {
+		c.lingering = false
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wsWriterLinger is how long a writer with nothing to write waits for
+// more before it ends: while a document is busy its connections keep their
+// writers rather than starting one (and growing its stack) per message.
+const wsWriterLinger = 250 * time.Millisecond
+
+// write writes the queue until it has stayed empty for wsWriterLinger,
+// then returns; or closes the connection when asked to.
+func (c *wsConn) write() {
+	var linger *time.Timer
+	defer func() {
+		if linger != nil {
+			linger.Stop()
+		}
+	}()
+	lingered := false
+	for {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue, c.queued = nil, 0
+		if len(batch) == 0 {
+			code, reason := c.closeCode, c.closeReason
+			switch {
+			case code != 0:
+				c.done = true
+				c.mu.Unlock()
+				c.armWriteDeadline(false)
+				c.ws.Close(code, reason)
+				return
+			case lingered || c.done:
+				c.writing = false
+				c.mu.Unlock()
+				return
+			}
+			if c.wake == nil {
+				c.wake = make(chan struct{}, 1)
+			}
+			wake := c.wake
+			c.lingering = true
+			c.mu.Unlock()
+			if linger == nil {
+				linger = time.NewTimer(wsWriterLinger)
+			} else {
+				linger.Reset(wsWriterLinger)
+			}
+			select {
+			case <-wake:
+			case <-linger.C:
+				lingered = true
+			}
+			c.mu.Lock()
+			c.lingering = false
+			c.mu.Unlock()
+			continue
+		}
+		lingered = false
+		c.mu.Unlock()
+		c.armWriteDeadline(false)
+		for i, msg := range batch {
+			if i > 0 && c.tooSlow() {
+				break // sent nothing more
+			}
+			if err := c.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
+				c.abort()
+				return
+			}
+			batch[i] = nil
+		}
+		clear(batch)
+		if cap(batch) <= 16 {
+			// Keep a small queue for the next messages.
+			c.mu.Lock()
+			if c.queue == nil && !c.done {
+				c.queue = batch[:0]
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// armWriteDeadline moves the connection's write deadline on when less
+// than Timeouts.Write of it is left (always when force is set). Writes
+// are bounded by a deadline on the connection rather than by a context per
+// Write, for which coder/websocket would arm and disarm a timer each time,
+// or a deadline set and cleared around each write. The deadline is moved
+// Timeouts.Write plus two ping intervals on: the ping, which forces it at
+// least every two intervals, keeps it ahead for the writes coder/websocket
+// makes on its own (pongs, the answer to a close). A dead peer is noticed by
+// the ping; the deadline is the backstop.
+func (c *wsConn) armWriteDeadline(force bool) {
+	now := time.Now().UnixNano()
+	timeout := int64(c.s.timeouts.Write)
+	if force || c.deadline.Load()-now < timeout {
+		d := now + timeout + 2*int64(c.s.ws.pingInterval())
+		c.deadline.Store(d)
+		c.conn.SetWriteDeadline(time.Unix(0, d))
+	}
+}
+
+// tooSlow reports whether c is being closed for its full queue.
+func (c *wsConn) tooSlow() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeCode == wsCloseTooSlow
+}
+
+// abort closes the connection without a close handshake, after a failed
+// write, when the peer shows no sign of life, or when the connection has
+// ended.
+func (c *wsConn) abort() {
+	c.mu.Lock()
+	c.done = true
+	clear(c.queue)
+	c.queue, c.queued = nil, 0
+	if c.pinger != nil {
+		c.pinger.Stop()
+	}
+	if c.writing {
+		c.startWriter() // to end
+	}
+	c.mu.Unlock()
+	c.ws.CloseNow()
+}
+
+// isDone reports whether c sends nothing more.
+func (c *wsConn) isDone() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done
+}
+
+// ping runs every pingInterval: it closes a connection silent for two
+// intervals, pings the others, and counts their user as present.
+func (c *wsConn) ping() {
+	every := c.s.ws.pingInterval()
+	if c.isDone() {
+		return
+	}
+	if time.Since(time.Unix(0, c.lastRead.Load())) > 2*every {
+		c.abort()
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.s.polls, every)
+	c.armWriteDeadline(true)
+	c.ws.Ping(ctx) // a pong counts as life; no pong is dealt with above
+	if h := c.hub.Load(); h != nil {
+		h.touch(ctx, c.user)
+	}
+	cancel()
+	c.mu.Lock()
+	if !c.done {
+		c.pinger.Reset(every)
+	}
+	c.mu.Unlock()
+}
+
+// sendError sends an error message: about the submission id, or (id nil)
+// the connection.
+func (c *wsConn) sendError(id []byte, status, step int, msg string) {
+	c.send(appendWSError(nil, id, status, step, msg))
+}
+
+// fail sends the error of the authority err about the connection's hello
+// and closes the connection: with 4400 for a version the document never
+// had, 1001 when the server shuts down.
+func (c *wsConn) fail(err error) {
+	if shuttingDown(err) {
+		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	status, step, msg := collabStatus(err)
+	c.sendError(nil, status, step, msg)
+	switch {
+	case errors.Is(err, collab.ErrInvalidVersion):
+		c.closeAfterQueue(wsCloseInvalidVersion, "invalid version: reload")
+	case status >= 500:
+		c.closeAfterQueue(websocket.StatusInternalError, "document unavailable")
+	default:
+		c.closeAfterQueue(websocket.StatusPolicyViolation, "request refused")
+	}
+}
+
+// shuttingDown reports whether err means that the server shuts down.
+func shuttingDown(err error) bool {
+	return errors.Is(err, collab.ErrClosed) || errors.Is(err, context.Canceled)
+}
+
+// appendWSError appends {"type":"error","id":…,"status":…,"message":…,"step":…}
+// ("id" when id is not nil, "step" when step >= 0).
+func appendWSError(buf, id []byte, status, step int, msg string) []byte {
+	buf = append(buf, `{"type":"error",`...)
+	if id != nil {
+		buf = append(buf, `"id":`...)
+		buf = append(buf, id...)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"status":`...)
+	buf = strconv.AppendInt(buf, int64(status), 10)
+	buf = append(buf, `,"message":`...)
+	buf = model.AppendJSONString(buf, msg)
+	if step >= 0 {
+		buf = append(buf, `,"step":`...)
+		buf = strconv.AppendInt(buf, int64(step), 10)
+	}
+	return append(buf, '}')
+}
+
+// appendRawOrNull appends the JSON text raw, or null when it is nil.
+func appendRawOrNull(buf, raw []byte) []byte {
+	if raw == nil {
+		return append(buf, "null"...)
+	}
+	return append(buf, raw...)
+}

@@ -1,0 +1,95 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/schemas"
+	"github.com/pmauthority/pmauthority/server"
+	"github.com/pmauthority/pmauthority/store/memstore"
+	"github.com/pmauthority/pmauthority/web"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// TestBrowser runs test/browser.mjs (two users editing one document in
+// headless Chromium, see the script) against a pmauthority started here:
+// the collab authority over memstore, the WebSocket protocol and the demo
+// pages. It is skipped without Chromium, node or web/node_modules, unless
+// PMA_REQUIRE_BROWSER=1 (CI), which makes those a failure. Screenshots go
+// to $PMA_BROWSER_OUT, default web/test/out.
+func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	need := func(what, path string) {
+		if _, err := os.Stat(path); err != nil {
+			if os.Getenv("PMA_REQUIRE_BROWSER") == "1" {
+				t.Fatalf("%s missing (%s) and PMA_REQUIRE_BROWSER=1", what, path)
+			}
+			t.Skipf("%s missing (%s); set PMA_REQUIRE_BROWSER=1 to fail instead", what, path)
+		}
+	}
+	need("chromium (apt-get install chromium)", chromiumPath)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		need("node", "node")
+	}
+	need("web/node_modules (npm ci in web/)", "node_modules/playwright-core")
+
+	auth, err := collab.New(collab.Config{
+		Store: memstore.New(),
+		Schemas: func(name string) (*model.Schema, bool) {
+			sc, err := schemas.Get(name)
+			return sc, err == nil
+		},
+		AutoCreate: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer auth.Close()
+	srv, err := server.New(server.Config{Collab: auth, Web: web.Handler(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+
+	out := os.Getenv("PMA_BROWSER_OUT")
+	if out == "" {
+		out = filepath.Join("test", "out")
+	}
+	run, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(run, node, "test/browser.mjs", "--url", "http://"+ln.Addr().String(), "--out", out, "--chromium", chromiumPath)
+	cmd.WaitDelay = 5 * time.Second
+	output, err := cmd.CombinedOutput()
+	t.Logf("test/browser.mjs:\n%s", output)
+	if errors.Is(run.Err(), context.DeadlineExceeded) {
+		t.Fatal("test/browser.mjs timed out")
+	}
+	if err != nil {
+		t.Fatalf("test/browser.mjs: %v", err)
+	}
+}

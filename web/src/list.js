@@ -1,0 +1,50 @@
+// The list page, /: the documents of the server (GET /docs) and a form
+// that opens a new one.
+
+import "./style.css"
+import { docIDFromName } from "./docid.js"
+import { h } from "./dom.js"
+
+const $ = id => document.getElementById(id)
+
+function editURL(id) {
+  return "/edit/" + encodeURIComponent(id)
+}
+
+function users(n) {
+  return n ? `${n} user${n == 1 ? "" : "s"}` : ""
+}
+
+async function loadDocs() {
+  let list = $("docs")
+  let docs
+  try {
+    let res = await fetch("/docs", { headers: { Accept: "application/json" } })
+    if (res.status == 404) throw new Error("the collab API is not enabled on this server")
+    if (!res.ok) throw new Error(`the server answered ${res.status}`)
+    docs = await res.json()
+  } catch (e) {
+    list.replaceChildren(h("li", { class: "empty" }, "Could not load the documents: " + e.message))
+    return
+  }
+  if (!docs.length) {
+    list.replaceChildren(h("li", { class: "empty" }, "No documents yet: create one above."))
+    return
+  }
+  list.replaceChildren(...docs.map(d =>
+    h("li", {}, h("a", { href: editURL(d.id) }, d.id), h("span", { class: "count" }, users(d.users)))))
+}
+
+$("create").addEventListener("submit", e => {
+  e.preventDefault()
+  let id = docIDFromName($("docid").value)
+  if (!id) {
+    $("create-error").textContent = "Use 1 to 128 letters, digits, spaces or . _ ~ -"
+    $("docid").focus()
+    return
+  }
+  location.href = editURL(id)
+})
+$("docid").addEventListener("input", () => { $("create-error").textContent = "" })
+
+loadDocs()

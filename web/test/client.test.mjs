@@ -1,0 +1,381 @@
+// Unit tests of CollabClient (src/client.js) against a scripted fake
+// server: what it sends and how it reacts to each server message of
+// docs/protocol.md. Run: node --test test/ (npm test).
+
+import { test, afterEach } from "node:test"
+import assert from "node:assert/strict"
+import { TextSelection } from "prosemirror-state"
+import { CollabClient } from "../src/client.js"
+import { schema } from "../src/schema.js"
+import { commentsKey } from "../src/comments.js"
+import { presenceKey } from "../src/presence.js"
+
+// FakeSocket stands in for the browser's WebSocket: the test reads what
+// the client sent and plays the server.
+class FakeSocket {
+  static OPEN = 1
+  static all = []
+  constructor(url, protocol) {
+    this.url = url
+    this.protocol = protocol
+    this.readyState = 0
+    this.sent = []
+    this.closedWith = null
+    FakeSocket.all.push(this)
+    setTimeout(() => {
+      this.readyState = 1
+      this.onopen?.()
+    }, 0)
+  }
+  send(data) {
+    assert.equal(this.readyState, 1, "send on an open socket")
+    this.sent.push(JSON.parse(data))
+  }
+  close(code) {
+    this.readyState = 3
+    this.closedWith = code
+  }
+  // Server side.
+  push(msg) { this.onmessage?.({ data: JSON.stringify(msg) }) }
+  drop(code, reason = "") {
+    this.readyState = 3
+    this.onclose?.({ code, reason })
+  }
+  take(type) {
+    let i = this.sent.findIndex(m => m.type == type)
+    return i < 0 ? null : this.sent.splice(i, 1)[0]
+  }
+}
+globalThis.WebSocket = FakeSocket
+
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
+
+async function until(cond, what, ms = 3000) {
+  let end = Date.now() + ms
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out waiting for " + what)
+    await sleep(5)
+  }
+}
+
+// nextSocket waits for the client to open a new socket and send hello.
+async function nextSocket(after) {
+  await until(() => FakeSocket.all.length > after && FakeSocket.all[FakeSocket.all.length - 1].sent.length, "a socket with hello")
+  let ws = FakeSocket.all[FakeSocket.all.length - 1]
+  return { ws, hello: ws.take("hello") }
+}
+
+function docJSON(...paragraphs) {
+  return { type: "doc", content: paragraphs.map(t => t ? { type: "paragraph", content: [{ type: "text", text: t }] } : { type: "paragraph" }) }
+}
+
+function text(client) {
+  return client.state.doc.textBetween(0, client.state.doc.content.size, "|")
+}
+
+// insert types text at pos as a local edit.
+function insert(client, pos, str) {
+  client.dispatch(client.state.tr.insertText(str, pos))
+}
+
+let clients = []
+afterEach(() => {
+  for (let c of clients) c.close()
+  clients = []
+})
+
+async function start(snapshot = {}, options = {}) {
+  let before = FakeSocket.all.length
+  let states = [], notices = [], peers = []
+  let client = new CollabClient({
+    url: "ws://test/docs/x/ws", schema, name: "Me", color: "#123456", clientID: 7,
+    onState: (s, replaced) => states.push(replaced),
+    onNotice: n => notices.push(n),
+    onPeers: p => peers.push(p),
+    ...options,
+  })
+  clients.push(client)
+  let { ws, hello } = await nextSocket(before)
+  ws.push({
+    type: "snapshot", doc: docJSON("hello"), version: 5, comments: [], commentVersion: 0, users: 1, presence: [],
+    ...snapshot,
+  })
+  return { client, ws, hello, states, notices, peers }
+}
+
+test("hello, snapshot, send, confirm, one submission at a time", async () => {
+  let { client, ws, hello, states } = await start()
+  assert.deepEqual(hello, { type: "hello", version: null, clientID: 7, name: "Me", color: "#123456" })
+  assert.equal(ws.protocol, "pmauthority.v1")
+  assert.deepEqual(states, [true])
+  assert.equal(text(client), "hello")
+
+  insert(client, 6, "!")
+  let sub = ws.take("steps")
+  assert.equal(sub.version, 5)
+  assert.equal(sub.clientID, 7)
+  assert.equal(sub.steps.length, 1)
+  assert.deepEqual(sub.comment, [])
+  insert(client, 1, ">")
+  assert.equal(ws.take("steps"), null, "nothing is sent while a submission is in flight")
+  assert.equal(client.synced, false)
+
+  // The push of the accepted steps comes before the ack.
+  ws.push({ type: "steps", version: 6, steps: sub.steps, clientIDs: [7], commentVersion: 0, comment: [], users: 1 })
+  assert.equal(ws.take("steps"), null)
+  ws.push({ type: "ack", id: sub.id, version: 6, commentVersion: 0 })
+  let second = ws.take("steps")
+  assert.equal(second.version, 6)
+  assert.equal(second.steps.length, 1)
+  ws.push({ type: "steps", version: 7, steps: second.steps, clientIDs: [7], commentVersion: 0, comment: [], users: 1 })
+  ws.push({ type: "ack", id: second.id, version: 7, commentVersion: 0 })
+  assert.equal(text(client), ">hello!")
+  assert.equal(client.synced, true)
+  client.close()
+})
+
+test("conflict: waits for the pushed steps, then resends rebased", async () => {
+  let { client, ws } = await start()
+  insert(client, 6, " me")
+  let sub = ws.take("steps")
+  ws.push({ type: "conflict", id: sub.id, version: 6 })
+  assert.equal(ws.take("steps"), null, "no resend before the steps that won arrive")
+  // Another client inserted at the start.
+  ws.push({
+    type: "steps", version: 6, clientIDs: [99], commentVersion: 0, comment: [], users: 2,
+    steps: [{ stepType: "replace", from: 1, to: 1, slice: { content: [{ type: "text", text: "oh " }] } }],
+  })
+  let again = ws.take("steps")
+  assert.equal(again.version, 6)
+  assert.deepEqual(again.steps, [{ stepType: "replace", from: 9, to: 9, slice: { content: [{ type: "text", text: " me" }] } }])
+  assert.equal(text(client), "oh hello me")
+  client.close()
+})
+
+test("conflict answered after the winning steps were pushed: resends at once", async () => {
+  let { client, ws } = await start()
+  insert(client, 1, "A")
+  let sub = ws.take("steps")
+  ws.push({
+    type: "steps", version: 6, clientIDs: [99], commentVersion: 0, comment: [], users: 2,
+    steps: [{ stepType: "replace", from: 6, to: 6, slice: { content: [{ type: "text", text: "B" }] } }],
+  })
+  ws.push({ type: "conflict", id: sub.id, version: 6 })
+  let again = ws.take("steps")
+  assert.equal(again.version, 6)
+  assert.equal(text(client), "AhelloB")
+  client.close()
+})
+
+test("reconnects with its version and resends unconfirmed steps", async () => {
+  let { client, ws } = await start({ commentVersion: 3 })
+  insert(client, 6, "?")
+  ws.take("steps")
+  let before = FakeSocket.all.length
+  ws.drop(1006)
+  let { ws: ws2, hello } = await nextSocket(before)
+  assert.equal(hello.version, 5)
+  assert.equal(hello.commentVersion, 3)
+  assert.equal(ws2.take("steps"), null, "nothing is sent before welcome")
+  ws2.push({ type: "welcome", version: 5, commentVersion: 3, steps: [], clientIDs: [], comment: [], users: 1, presence: [] })
+  let sub = ws2.take("steps")
+  assert.equal(sub.version, 5)
+  assert.equal(sub.steps.length, 1)
+  client.close()
+})
+
+test("welcome carrying its own lost submission confirms it", async () => {
+  let { client, ws } = await start()
+  insert(client, 6, "?")
+  let sub = ws.take("steps")
+  let before = FakeSocket.all.length
+  ws.drop(1001, "server shutting down")
+  let { ws: ws2 } = await nextSocket(before)
+  ws2.push({ type: "welcome", version: 6, commentVersion: 0, steps: sub.steps, clientIDs: [7], comment: [], users: 1, presence: [] })
+  assert.equal(ws2.take("steps"), null)
+  assert.equal(client.synced, true)
+  assert.equal(text(client), "hello?")
+  client.close()
+})
+
+test("4400 (version ahead of the server) and a refused step resync from a snapshot", async () => {
+  let { client, ws, notices, states } = await start()
+  let before = FakeSocket.all.length
+  ws.drop(4400, "Invalid version 9")
+  let { ws: ws2, hello } = await nextSocket(before)
+  assert.equal(hello.version, null)
+  ws2.push({ type: "snapshot", doc: docJSON("server"), version: 2, comments: [], commentVersion: 0, users: 1, presence: [] })
+  assert.equal(text(client), "server")
+  assert.deepEqual(states, [true, true])
+
+  insert(client, 1, "x")
+  let sub = ws2.take("steps")
+  before = FakeSocket.all.length
+  ws2.push({ type: "error", id: sub.id, status: 422, message: "Position 99 out of range", step: 0 })
+  assert.match(notices.at(-1), /refused a change: Position 99 out of range \(422\)/)
+  assert.equal(ws2.closedWith, 1000)
+  let { ws: ws3, hello: hello3 } = await nextSocket(before)
+  assert.equal(hello3.version, null)
+  ws3.push({ type: "snapshot", doc: docJSON("server"), version: 2, comments: [], commentVersion: 0, users: 1, presence: [] })
+  assert.equal(text(client), "server", "the refused local change is dropped")
+  assert.equal(client.synced, true)
+  client.close()
+})
+
+test("a gap in the pushed versions resyncs", async () => {
+  let { client, ws } = await start()
+  let before = FakeSocket.all.length
+  ws.push({
+    type: "steps", version: 8, clientIDs: [99], commentVersion: 0, comment: [], users: 1,
+    steps: [{ stepType: "replace", from: 1, to: 1, slice: { content: [{ type: "text", text: "z" }] } }],
+  })
+  let { hello } = await nextSocket(before)
+  assert.equal(hello.version, null)
+  client.close()
+})
+
+test("presence: sent at the confirmed version, others' mapped into the local document", async () => {
+  let { client, ws, peers } = await start()
+  await until(() => ws.sent.some(m => m.type == "presence"), "initial presence")
+  ws.sent = []
+  // A local unconfirmed insertion before the cursor: the cursor is sent
+  // mapped back over it.
+  let tr = client.state.tr.insertText("abc", 1)
+  client.dispatch(tr.setSelection(TextSelection.create(tr.doc, 7)))
+  await until(() => ws.sent.some(m => m.type == "presence"), "presence after the edit")
+  let p = ws.take("presence")
+  assert.deepEqual({ version: p.version, anchor: p.anchor, head: p.head }, { version: 5, anchor: 4, head: 4 })
+
+  // Another client's selection at version 5 covering "hel" (1..4) lands
+  // after the local "abc" (4..7).
+  ws.push({ type: "presence", version: 5, clients: [{ clientID: 99, name: "Bob", color: "#00ff00", anchor: 1, head: 4 }], left: [] })
+  let peer = presenceKey.getState(client.state).peers.get("99")
+  assert.deepEqual([peer.anchor, peer.head], [4, 7])
+  assert.equal(client.state.doc.textBetween(peer.anchor, peer.head), "hel")
+  assert.deepEqual(peers.at(-1).peers, [{ clientID: 99, name: "Bob", color: "#00ff00" }])
+  let decos = presenceKey.getState(client.state).decos.find()
+  assert.equal(decos.length, 2, "a selection range and a caret")
+
+  // A presence of a version not reached yet waits for its steps.
+  ws.push({ type: "presence", version: 6, clients: [{ clientID: 98, name: "Eve", color: "#0000ff", anchor: 2, head: 2 }], left: [99] })
+  assert.equal(presenceKey.getState(client.state).peers.has("99"), false, "left")
+  assert.equal(presenceKey.getState(client.state).peers.has("98"), false, "pending")
+  ws.push({
+    type: "steps", version: 6, clientIDs: [98], commentVersion: 0, comment: [], users: 2,
+    steps: [{ stepType: "replace", from: 1, to: 1, slice: { content: [{ type: "text", text: "E" }] } }],
+  })
+  let eve = presenceKey.getState(client.state).peers.get("98")
+  assert.equal(text(client), "Eabchello")
+  assert.deepEqual([eve.anchor, eve.head], [5, 5], "after E, then over the local abc")
+
+  // Disconnection forgets the peers.
+  ws.drop(1006)
+  assert.equal(presenceKey.getState(client.state).peers.size, 0)
+  client.close()
+})
+
+test("comments: sent with the steps, echo not duplicated, remote delete", async () => {
+  let { client, ws } = await start({ comments: [{ from: 1, to: 3, text: "old", id: 1 }], commentVersion: 4 })
+  assert.equal(commentsKey.getState(client.state).decos.find().length, 1)
+  client.dispatch(client.state.tr.setMeta(commentsKey, { type: "add", from: 2, to: 5, id: 42, text: "note" }))
+  let sub = ws.take("steps")
+  assert.deepEqual(sub.comment, [{ type: "create", id: 42, text: "note", from: 2, to: 5 }])
+  assert.deepEqual(sub.steps, [])
+  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 5, comment: [{ type: "create", id: 42, text: "note", from: 2, to: 5 }], users: 1 })
+  ws.push({ type: "ack", id: sub.id, version: 5, commentVersion: 5 })
+  let state = commentsKey.getState(client.state)
+  assert.equal(state.decos.find().length, 2)
+  assert.equal(state.version, 5)
+  assert.deepEqual(state.unsentEvents(), [])
+  assert.equal(client.synced, true)
+
+  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 6, comment: [{ type: "delete", id: 1 }], users: 1 })
+  assert.deepEqual(commentsKey.getState(client.state).decos.find().map(d => d.spec.comment.id), [42])
+
+  // A local delete is sent as a delete event.
+  client.dispatch(client.state.tr.setMeta(commentsKey, { type: "delete", id: 42 }))
+  assert.deepEqual(ws.take("steps").comment, [{ type: "delete", id: 42 }])
+  client.close()
+})
+
+test("a remote comment is placed over local unconfirmed text", async () => {
+  let { client, ws } = await start()
+  insert(client, 1, "ab") // "abhello", unconfirmed
+  ws.take("steps")
+  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 1, comment: [{ type: "create", id: 9, text: "t", from: 1, to: 6 }], users: 2 })
+  let [d] = commentsKey.getState(client.state).decos.find()
+  assert.equal(client.state.doc.textBetween(d.from, d.to), "hello")
+  client.close()
+})
+
+test("stored marks (Mod-b before typing) survive remote steps", async () => {
+  let { client, ws } = await start()
+  let strong = schema.marks.strong.create()
+  client.dispatch(client.state.tr.setSelection(TextSelection.create(client.state.doc, 6)).setStoredMarks([strong]))
+  ws.push({
+    type: "steps", version: 6, clientIDs: [99], commentVersion: 0, comment: [], users: 2,
+    steps: [{ stepType: "replace", from: 1, to: 1, slice: { content: [{ type: "text", text: "X" }] } }],
+  })
+  assert.deepEqual(client.state.storedMarks, [strong])
+  assert.equal(client.state.selection.head, 7)
+})
+
+test("flush runs before a server message, and what it dispatches is kept", async () => {
+  let pendingMotion = null
+  let { client, ws } = await start({}, {
+    flush: () => {
+      if (!pendingMotion) return
+      let pos = pendingMotion
+      pendingMotion = null
+      client.dispatch(client.state.tr.setSelection(TextSelection.create(client.state.doc, pos)))
+    },
+  })
+  client.dispatch(client.state.tr.setSelection(TextSelection.create(client.state.doc, 1)))
+  pendingMotion = 6 // the user pressed End; the view has not read it yet
+  ws.push({
+    type: "steps", version: 6, clientIDs: [99], commentVersion: 0, comment: [], users: 2,
+    steps: [{ stepType: "replace", from: 1, to: 1, slice: { content: [{ type: "text", text: "X" }] } }],
+  })
+  assert.equal(text(client), "Xhello")
+  assert.equal(client.state.selection.head, 7, "the motion to the end, mapped over the remote X")
+})
+
+test("setIdentity reconnects with the new name and colour, at the current version", async () => {
+  let { client, ws } = await start()
+  let before = FakeSocket.all.length
+  client.setIdentity("New Name", "#abcdef")
+  assert.equal(ws.closedWith, 1000)
+  let { hello } = await nextSocket(before)
+  assert.deepEqual(hello, { type: "hello", version: 5, commentVersion: 0, clientID: 7, name: "New Name", color: "#abcdef" })
+})
+
+test("a long name is cut to 64 UTF-16 units without splitting an emoji", async () => {
+  let before = FakeSocket.all.length
+  let client = new CollabClient({ url: "ws://test/docs/x/ws", schema, name: "a".repeat(63) + "😀", clientID: 3 })
+  clients.push(client)
+  let { hello } = await nextSocket(before)
+  assert.equal(hello.name, "a".repeat(63))
+  assert.equal(hello.color, undefined, "no colour sent when none is valid")
+})
+
+test("many unconfirmed steps go in parts of 500, comments with the last part", async () => {
+  let { client, ws } = await start()
+  let before = FakeSocket.all.length
+  ws.drop(1006) // offline while typing
+  for (let i = 0; i < 1200; i++) insert(client, 1, "x")
+  client.dispatch(client.state.tr.setMeta(commentsKey, { type: "add", from: 1, to: 3, id: 5, text: "c" }))
+  let { ws: ws2 } = await nextSocket(before)
+  ws2.push({ type: "welcome", version: 5, commentVersion: 0, steps: [], clientIDs: [], comment: [], users: 1, presence: [] })
+  let version = 5
+  for (let want of [500, 500, 200]) {
+    let sub = ws2.take("steps")
+    assert.equal(sub.version, version)
+    assert.equal(sub.steps.length, want)
+    assert.deepEqual(sub.comment, want == 200 ? [{ type: "create", id: 5, text: "c", from: 1, to: 3 }] : [])
+    version += want
+    ws2.push({ type: "steps", version, steps: sub.steps, clientIDs: sub.steps.map(() => 7), commentVersion: want == 200 ? 1 : 0, comment: [], users: 1 })
+    ws2.push({ type: "ack", id: sub.id, version, commentVersion: 0 })
+  }
+  assert.equal(client.synced, true)
+  assert.equal(text(client), "x".repeat(1200) + "hello")
+})
