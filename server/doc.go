@@ -1,6 +1,8 @@
-// Package server is pmauthority's HTTP server. For now it serves the
-// stateless apply endpoint, compatible with the prosemirror-v8-perf
-// benchmark: POST a document and steps, get the resulting document.
+// Package server is pmauthority's HTTP server. It serves the stateless
+// apply endpoint, compatible with the prosemirror-v8-perf benchmark (POST a
+// document and steps, get the resulting document), and, when Config.Collab
+// is set, the collaborative authority: the long-poll API of the ProseMirror
+// website's collab demo and a WebSocket transport (docs/protocol.md).
 //
 // Routes:
 //
@@ -8,6 +10,11 @@
 //	POST /v1/apply    apply
 //	GET  /v1/schemas  {"default": NAME, "schemas": [NAME, …]}
 //	GET  /healthz     {"status":"ok"}
+//	GET  /docs        [{"id": …, "users": n}, …]                  (Config.Collab)
+//	GET  /docs/{id}   {doc, users, version, comments, commentVersion}
+//	GET  /docs/{id}/events?version=V&commentVersion=C   long poll
+//	POST /docs/{id}/events   {version, steps, clientID, comment}
+//	GET  /docs/{id}/ws       WebSocket (docs/protocol.md)
 //	GET  /, /edit/{id}, /assets/…
 //	                  the demo pages, when Config.Web is set (package web)
 //
