@@ -17,6 +17,16 @@ package conformance
 // it); the network's timing decides what each editor sees, so a seed
 // reproduces a run in distribution only.
 //
+// TestCollabEditorsMixed runs the same with half of the editors over the
+// WebSocket protocol (GET /docs/{id}/ws, docs/protocol.md) through the
+// demo page's own client module, web/src/client.js: WebSocket and
+// long-poll editors on one document must converge just the same. The
+// harness also checks every WebSocket message against the protocol
+// (pushes contiguous and before their ack, conflicts at the version
+// pushed, presence well formed and in the document), and drops each
+// WebSocket editor's connection now and then, abruptly or with a close
+// handshake: the client must resume at its version and lose nothing.
+//
 // TestCollabEditorsNodeAuthority checks the harness itself against the
 // node reference authority (bench/noderef/authority.mjs), when its npm
 // packages are installed.
@@ -66,6 +76,7 @@ const editorsStartDoc = `{"type":"doc","content":[` +
 type editorLine struct {
 	Editor         int             `json:"editor"`
 	ClientID       json.RawMessage `json:"clientID"`
+	Transport      string          `json:"transport"` // "http" (long poll) or "ws"
 	Version        int64           `json:"version"`
 	CommentVersion int64           `json:"commentVersion"`
 	Sendable       bool            `json:"sendable"`
@@ -94,6 +105,38 @@ type editorsSummary struct {
 	Diverged       []json.RawMessage `json:"diverged"`
 	Ms             int64             `json:"ms"`
 	Error          *string           `json:"error"`
+	WS             wsEditorsSummary  `json:"ws"`
+}
+
+// wsEditorsSummary is the summary of the WebSocket editors.
+type wsEditorsSummary struct {
+	Editors           int              `json:"editors"`
+	Submissions       int64            `json:"submissions"`
+	Acks              int64            `json:"acks"`
+	Conflicts         int64            `json:"conflicts"`
+	MessagesSent      int64            `json:"messagesSent"`
+	MessagesReceived  int64            `json:"messagesReceived"`
+	Drops             int64            `json:"drops"`
+	Reconnects        int64            `json:"reconnects"`
+	Resumes           int64            `json:"resumes"`
+	ConfirmedOnResume int64            `json:"confirmedOnResume"`
+	SnapshotsOnResume int64            `json:"snapshotsOnResume"`
+	StepsLost         int64            `json:"stepsLost"`
+	ServerCloses      map[string]int64 `json:"serverCloses"`
+	PresenceSent      int64            `json:"presenceSent"`
+	PresenceReceived  int64            `json:"presenceReceived"`
+	PresenceChecked   int64            `json:"presenceChecked"`
+}
+
+// editorsConfig is what a run of the harness does.
+type editorsConfig struct {
+	Editors int // editors in all
+	WS      int // of them over WebSocket, the others over long polls
+	Edits   int
+	// ReconnectEvery is how many of its edits (about) a WebSocket editor
+	// makes between two drops of its connection; 0 never drops it.
+	ReconnectEvery int
+	Seed           uint64
 }
 
 // editorsRun is what one run of the harness printed.
@@ -138,12 +181,14 @@ func editorsSeed(t *testing.T) uint64 {
 // runEditors runs the harness against the authority at url and parses
 // what it printed. A harness that fails is reported as a test error, not
 // a fatal one, so that the caller's checks say more.
-func runEditors(t *testing.T, node, url, doc string, editors, edits int, seed uint64) editorsRun {
+func runEditors(t *testing.T, node, url, doc string, cfg editorsConfig) editorsRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	editors, seed := cfg.Editors, cfg.Seed
 	cmd := exec.CommandContext(ctx, node, "js/collab-editors.mjs", "--url", url, "--doc", doc,
-		"--editors", strconv.Itoa(editors), "--edits", strconv.Itoa(edits), "--seed", strconv.FormatUint(seed, 10))
+		"--editors", strconv.Itoa(editors), "--edits", strconv.Itoa(cfg.Edits), "--seed", strconv.FormatUint(seed, 10),
+		"--ws", strconv.Itoa(cfg.WS), "--reconnect-every", strconv.Itoa(cfg.ReconnectEvery))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -212,6 +257,46 @@ func (r editorsRun) check(t *testing.T, edits int) {
 		s.Seed, s.Editors, s.Edits, s.StepsLocal, s.StepsAccepted, s.StepsDropped,
 		s.Posts, s.MaxPostSteps, s.Conflicts, s.Polls, s.PollsAborted, s.Rebased, s.CommentsMade, s.CommentsGone,
 		s.InitialVersion, s.ServerVersion, float64(s.Ms)/1000)
+}
+
+// checkWS checks the figures of the WebSocket editors: as many as asked,
+// steps submitted and acknowledged, connections dropped and each resumed
+// at its version (a welcome, never a snapshot), and presence sent,
+// received and checked to be in the document.
+func (r editorsRun) checkWS(t *testing.T, cfg editorsConfig) {
+	t.Helper()
+	w := r.summary.WS
+	n := 0
+	for _, e := range r.editors {
+		if e.Transport == "ws" {
+			n++
+		}
+	}
+	if w.Editors != cfg.WS || n != cfg.WS {
+		t.Errorf("summary: %d WebSocket editors, %d editor lines over WebSocket; want %d", w.Editors, n, cfg.WS)
+	}
+	if w.Submissions == 0 || w.Acks == 0 {
+		t.Errorf("summary: %d WebSocket submissions, %d acks", w.Submissions, w.Acks)
+	}
+	if cfg.ReconnectEvery > 0 && w.Drops == 0 {
+		t.Errorf("summary: no WebSocket connection dropped")
+	}
+	if closes := w.Drops + w.ServerCloses["4008"]; w.Reconnects != closes || w.Resumes < closes {
+		t.Errorf("summary: %d connections dropped (%d by the harness), %d reconnections, %d resumed with a version",
+			closes, w.Drops, w.Reconnects, w.Resumes)
+	}
+	if w.SnapshotsOnResume != 0 || w.StepsLost != 0 {
+		t.Errorf("summary: %d resumptions answered with a snapshot, %d unconfirmed steps lost", w.SnapshotsOnResume, w.StepsLost)
+	}
+	if w.PresenceSent == 0 || w.PresenceReceived == 0 || w.PresenceChecked == 0 {
+		t.Errorf("summary: presence %d sent, %d received, %d positions checked", w.PresenceSent, w.PresenceReceived, w.PresenceChecked)
+	}
+	t.Logf("WebSocket: %d editors, %d submissions, %d acks, %d conflicts; %d messages sent, %d received; "+
+		"%d drops, %d reconnections, %d resumed (%d own steps confirmed by the welcome), server closes %v; "+
+		"presence %d sent, %d received, %d positions checked",
+		w.Editors, w.Submissions, w.Acks, w.Conflicts, w.MessagesSent, w.MessagesReceived,
+		w.Drops, w.Reconnects, w.Resumes, w.ConfirmedOnResume, w.ServerCloses,
+		w.PresenceSent, w.PresenceReceived, w.PresenceChecked)
 }
 
 // collabDocState is GET /docs/{id}'s answer, the document kept verbatim.
@@ -305,13 +390,34 @@ func newEditorsAuthority(t *testing.T, path string, logger *slog.Logger) (*colla
 
 func TestCollabEditors(t *testing.T) {
 	node := editorsNode(t, "js/node_modules/prosemirror-collab")
-	const editors, docID = 8, "real-editors"
 	edits := 4000
 	if testing.Short() {
 		edits = 400
 	}
-	seed := editorsSeed(t)
+	testEditorsOnSQLite(t, node, "real-editors", editorsConfig{Editors: 8, Edits: edits, Seed: editorsSeed(t)})
+}
 
+func TestCollabEditorsMixed(t *testing.T) {
+	node := editorsNode(t, "js/node_modules/ws")
+	if _, err := os.Stat("../web/src/client.js"); err != nil {
+		t.Fatalf("the WebSocket client module: %v", err)
+	}
+	// About 6 drops per WebSocket editor (at least 1 under -short).
+	edits, reconnectEvery := 3000, 60
+	if testing.Short() {
+		edits, reconnectEvery = 400, 20
+	}
+	testEditorsOnSQLite(t, node, "mixed-editors", editorsConfig{
+		Editors: 8, WS: 4, Edits: edits, ReconnectEvery: reconnectEvery, Seed: editorsSeed(t),
+	})
+}
+
+// testEditorsOnSQLite runs the harness against an in-process server over
+// SQLite in a temporary folder, on the document docID (created with
+// editorsStartDoc), and checks that the editors, the server, the replayed
+// step log and a restarted authority agree.
+func testEditorsOnSQLite(t *testing.T, node, docID string, cfg editorsConfig) {
+	t.Helper()
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	defer func() {
@@ -362,17 +468,20 @@ func TestCollabEditors(t *testing.T) {
 	defer shutdown()
 	base := "http://" + ln.Addr().String()
 
-	run := runEditors(t, node, base, docID, editors, edits, seed)
-	run.check(t, edits)
+	run := runEditors(t, node, base, docID, cfg)
+	run.check(t, cfg.Edits)
+	if cfg.WS > 0 {
+		run.checkWS(t, cfg)
+	}
 
 	// Every editor has the server's document and version.
 	final := getDocState(t, base+"/docs/"+docID)
 	if final.Version != run.summary.ServerVersion {
 		t.Errorf("GET /docs/%s: version %d, the harness ended at %d", docID, final.Version, run.summary.ServerVersion)
 	}
-	ids := map[string]bool{}
+	transports := map[string]string{} // client id → transport
 	for _, e := range run.editors {
-		ids[string(e.ClientID)] = true
+		transports[string(e.ClientID)] = e.Transport
 		if e.Version != final.Version || e.CommentVersion != final.CommentVersion || e.Sendable {
 			t.Errorf("editor %d (client %s): version %d, comment version %d, sendable %t; the server is at %d, %d",
 				e.Editor, e.ClientID, e.Version, e.CommentVersion, e.Sendable, final.Version, final.CommentVersion)
@@ -415,7 +524,7 @@ func TestCollabEditors(t *testing.T) {
 			t.Fatalf("store: step %d has version %d", i+1, s.Version)
 		}
 		fromClients[string(s.ClientID)]++
-		if !ids[string(s.ClientID)] {
+		if transports[string(s.ClientID)] == "" {
 			t.Errorf("store: step %d from client %s, which is none of the editors", s.Version, s.ClientID)
 		}
 		step, err := transform.StepFromJSON(basic, s.JSON)
@@ -442,6 +551,16 @@ func TestCollabEditors(t *testing.T) {
 	}
 	if len(fromClients) < 2 {
 		t.Errorf("store: steps from %d clients, want several: %v", len(fromClients), fromClients)
+	}
+	if cfg.WS > 0 {
+		// Both transports edited.
+		fromTransports := map[string]int{}
+		for id, n := range fromClients {
+			fromTransports[transports[id]] += n
+		}
+		if fromTransports["ws"] == 0 || fromTransports["http"] == 0 {
+			t.Errorf("store: steps by transport %v, want some from each", fromTransports)
+		}
 	}
 	t.Logf("store: %d steps from %d clients replayed, snapshot at version %d; document %d bytes",
 		len(steps), len(fromClients), head.Snapshot.Version, len(final.Doc))
@@ -531,7 +650,7 @@ func TestCollabEditorsNodeAuthority(t *testing.T) {
 		t.Fatalf("authority.mjs said %q (%v)\n%s", line, err, stderr.String())
 	}
 	go io.Copy(io.Discard, out)
-	run := runEditors(t, node, "http://127.0.0.1:"+port, "harness-check", 8, edits, editorsSeed(t))
+	run := runEditors(t, node, "http://127.0.0.1:"+port, "harness-check", editorsConfig{Editors: 8, Edits: edits, Seed: editorsSeed(t)})
 	run.check(t, edits)
 }
 

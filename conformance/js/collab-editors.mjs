@@ -1,32 +1,44 @@
 // Real editors against a running collab authority: K editors, each an
 // EditorState with the real prosemirror-collab plugin, edit one document
 // at once through the real commands (prosemirror-commands,
-// prosemirror-schema-list) and talk to the authority the way the
-// ProseMirror website's collab demo client does: GET /docs/{id} to load,
-// POST /docs/{id}/events with sendableSteps, long-poll GET
+// prosemirror-schema-list). Long-poll editors talk to the authority the
+// way the ProseMirror website's collab demo client does: GET /docs/{id}
+// to load, POST /docs/{id}/events with sendableSteps, long-poll GET
 // /docs/{id}/events (aborted on every local edit), receiveTransaction for
-// what comes back, poll-then-resend after a 409.
+// what comes back, poll-then-resend after a 409. WebSocket editors (--ws
+// N of the K) are the demo page's own client, web/src/client.js, over
+// GET /docs/{id}/ws (docs/protocol.md): they also send their selection
+// (presence), and now and then the harness drops their connection, after
+// which they must resume at their version.
 //
 // Usage:
 //   node collab-editors.mjs --url http://127.0.0.1:8080 [--doc ID] [--editors 8]
 //        [--edits 2000] [--seed N] [--max-delay 20] [--edit-gap 30]
 //        [--comments 0.03] [--drain-timeout 60]
+//        [--ws 0] [--reconnect-every 50] [--client ../../web/src/client.js]
 //
 // After --edits local edits in total the editors stop editing and drain:
 // they keep syncing until nothing is sendable and every editor is at the
 // server's version and comment version. Then stdout gets one line per
-// editor, {"editor", "clientID", "version", "commentVersion", "doc"}, and
-// a last line {"summary": {…}}; progress goes to stderr. The exit status
-// is 1 when anything went wrong: an HTTP status the demo client would
-// not expect, an exception (a received step that does not apply …), a
-// drain that does not finish, or an editor whose document differs from
-// the server's (those are listed in summary.diverged, never dropped).
+// editor, {"editor", "clientID", "transport", "version", "commentVersion",
+// "doc"}, and a last line {"summary": {…}}; progress goes to stderr. The
+// exit status is 1 when anything went wrong: an HTTP status the demo
+// client would not expect, a WebSocket message that breaks the protocol,
+// an exception (a received step that does not apply …), a drain that
+// does not finish, or an editor whose document differs from the server's
+// (those are listed in summary.diverged, never dropped).
+//
+// Network delays (up to --max-delay ms) apply to every request and
+// answer of the long-poll editors and to every message a WebSocket
+// editor sends or receives (in order, as over TCP). A WebSocket editor
+// drops its connection after every --reconnect-every of its edits or so
+// (0: never), half the time abruptly.
 //
 // The seed fixes each editor's choices given what it sees; the timing of
 // the network decides what it sees, so a run is reproducible only in
 // distribution, not step for step.
 
-import { EditorState, TextSelection, NodeSelection, Selection } from "prosemirror-state"
+import { EditorState, TextSelection, NodeSelection, Selection, PluginKey } from "prosemirror-state"
 import { Step } from "prosemirror-transform"
 import { collab, receiveTransaction, sendableSteps, getVersion } from "prosemirror-collab"
 import {
@@ -35,6 +47,8 @@ import {
   createParagraphNear, liftEmptyBlock, exitCode, newlineInCode, selectParentNode,
 } from "prosemirror-commands"
 import { wrapInList, liftListItem, sinkListItem, splitListItem } from "prosemirror-schema-list"
+import { register } from "node:module"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { loadSchema } from "./schemas.mjs"
 
 // ---------------------------------------------------------------------------
@@ -44,16 +58,18 @@ function parseFlags(argv) {
   let flags = {
     url: "", doc: "editors", editors: 8, edits: 2000, seed: null,
     maxDelay: 20, editGap: 30, comments: 0.03, drainTimeout: 60,
+    ws: 0, reconnectEvery: 50, client: fileURLToPath(new URL("../../web/src/client.js", import.meta.url)),
   }
   let names = {
     "--url": "url", "--doc": "doc", "--editors": "editors", "--edits": "edits", "--seed": "seed",
     "--max-delay": "maxDelay", "--edit-gap": "editGap", "--comments": "comments", "--drain-timeout": "drainTimeout",
+    "--ws": "ws", "--reconnect-every": "reconnectEvery", "--client": "client",
   }
   for (let i = 0; i < argv.length; i++) {
     let name = names[argv[i]]
     if (!name || i + 1 >= argv.length) usage(`unknown flag or missing value: ${argv[i]}`)
     let value = argv[++i]
-    if (name == "url" || name == "doc") flags[name] = value
+    if (name == "url" || name == "doc" || name == "client") flags[name] = value
     else {
       let n = Number(value)
       if (!Number.isFinite(n) || n < 0) usage(`${argv[i - 1]} wants a non-negative number, not ${value}`)
@@ -64,13 +80,15 @@ function parseFlags(argv) {
   flags.url = flags.url.replace(/\/+$/, "")
   if (flags.seed == null) flags.seed = Math.floor(Math.random() * 2 ** 32)
   if (!Number.isInteger(flags.editors) || flags.editors < 1) usage("--editors wants an integer ≥ 1")
+  if (!Number.isInteger(flags.ws) || flags.ws > flags.editors) usage("--ws wants an integer from 0 to --editors")
   return flags
 }
 
 function usage(msg) {
   process.stderr.write(`collab-editors: ${msg}\n` +
     "usage: node collab-editors.mjs --url URL [--doc ID] [--editors K] [--edits N] [--seed N]\n" +
-    "       [--max-delay MS] [--edit-gap MS] [--comments P] [--drain-timeout S]\n")
+    "       [--max-delay MS] [--edit-gap MS] [--comments P] [--drain-timeout S]\n" +
+    "       [--ws N] [--reconnect-every EDITS] [--client PATH]\n")
   process.exit(2)
 }
 
@@ -288,7 +306,10 @@ const stats = {
   opCounts: {},
 }
 
-// Editor is one client: the demo's EditorConnection without a view.
+// Editor is what every editor does, whatever its transport: random local
+// edits and comments through the real commands. A transport's subclass
+// keeps `state` and implements select, localEdit, commentIDs, addComment
+// and deleteComment.
 class Editor {
   constructor(h, index, clientID) {
     this.h = h
@@ -296,6 +317,74 @@ class Editor {
     this.clientID = clientID
     this.rng = new Rand(h.flags.seed, index)
     this.netRng = new Rand(h.flags.seed, 1000 + index)
+    this.stopped = false
+  }
+
+  netDelay() { return this.netRng.next() * this.h.flags.maxDelay }
+  delay() { return sleep(this.netDelay()) }
+
+  async editLoop() {
+    let ops = this.h.ops
+    while (this.h.editsLeft() && !this.stopped) {
+      await sleep(this.rng.next() * 2 * this.h.flags.editGap)
+      if (!this.h.editsLeft() || this.stopped) break
+      if (this.rng.chance(this.h.flags.comments)) {
+        if (this.commentEdit()) this.h.countEdit("comment")
+        continue
+      }
+      for (let attempt = 0; attempt < 20; attempt++) {
+        let [, name, fn] = this.rng.weighted(ops.map(op => [op[0], op]))
+        let plan, st = this.state, tr
+        try {
+          plan = fn(st, this.rng)
+          if (!plan) continue
+          if (plan.selection) st = st.apply(st.tr.setSelection(plan.selection))
+          tr = plan.cmd ? run(plan.cmd, st) : plan.tr(st)
+        } catch (e) {
+          // A command that throws on some selection (joinDown can) is the
+          // command's business, not the authority's: count it, go on.
+          stats.commandsThrew++
+          if (stats.commandsThrew <= 3) this.h.log(`editor ${this.index}: ${name} threw (ignored): ${e.message}`)
+          continue
+        }
+        if (!tr || !tr.docChanged) continue
+        // The selection change and the edit, as one local transaction
+        // each (the selection one changes no document).
+        if (plan.selection) this.select(plan.selection)
+        stats.stepsLocal += tr.steps.length
+        this.localEdit(tr)
+        this.h.countEdit(name)
+        break
+      }
+    }
+  }
+
+  // commentEdit creates a comment on a random range or deletes a known
+  // one (the demo's comment plugin: unsent events go with the next
+  // submission).
+  commentEdit() {
+    let ids = this.commentIDs()
+    if (ids.length && this.rng.chance(0.4)) {
+      let id = ids[this.rng.int(ids.length)]
+      this.deleteComment(id)
+      stats.commentsDeleted++
+    } else {
+      let size = this.state.doc.content.size
+      let from = this.rng.int(size), to = Math.min(size, from + 1 + this.rng.int(20))
+      let id = Math.floor(this.rng.next() * 0xffffffff)
+      this.addComment({ id, from, to, text: "note " + randomText(this.rng) })
+      stats.commentsCreated++
+    }
+    return true
+  }
+}
+
+// PollEditor is a long-poll client: the demo's EditorConnection without a
+// view.
+class PollEditor extends Editor {
+  constructor(h, index, clientID) {
+    super(h, index, clientID)
+    this.transport = "http"
     this.state = null
     this.comm = "start" // "poll" | "send" | "stopped"
     this.pollCtl = null
@@ -305,7 +394,6 @@ class Editor {
   }
 
   url(path = "") { return `${this.h.flags.url}/docs/${encodeURIComponent(this.h.flags.doc)}${path}` }
-  delay() { return sleep(this.netRng.next() * this.h.flags.maxDelay) }
 
   async start() {
     await this.delay()
@@ -485,71 +573,473 @@ class Editor {
     }
   }
 
-  async editLoop() {
-    let ops = this.h.ops
-    while (this.h.editsLeft() && this.comm != "stopped") {
-      await sleep(this.rng.next() * 2 * this.h.flags.editGap)
-      if (!this.h.editsLeft() || this.comm == "stopped") break
-      if (this.rng.chance(this.h.flags.comments)) {
-        if (this.commentEdit()) this.h.countEdit("comment")
-        continue
-      }
-      for (let attempt = 0; attempt < 20; attempt++) {
-        let [, name, fn] = this.rng.weighted(ops.map(op => [op[0], op]))
-        let plan, st = this.state, tr
-        try {
-          plan = fn(st, this.rng)
-          if (!plan) continue
-          if (plan.selection) st = st.apply(st.tr.setSelection(plan.selection))
-          tr = plan.cmd ? run(plan.cmd, st) : plan.tr(st)
-        } catch (e) {
-          // A command that throws on some selection (joinDown can) is the
-          // command's business, not the authority's: count it, go on.
-          stats.commandsThrew++
-          if (stats.commandsThrew <= 3) this.h.log(`editor ${this.index}: ${name} threw (ignored): ${e.message}`)
-          continue
-        }
-        if (!tr || !tr.docChanged) continue
-        // The selection change and the edit, as one local transaction
-        // each (the selection one changes no document).
-        if (plan.selection) this.apply(this.state.tr.setSelection(plan.selection))
-        stats.stepsLocal += tr.steps.length
-        this.localEdit(tr)
-        this.h.countEdit(name)
-        break
-      }
-    }
+  select(selection) { this.apply(this.state.tr.setSelection(selection)) }
+
+  commentIDs() { return [...this.comments.keys()] }
+
+  addComment({ id, from, to, text }) {
+    this.comments.set(id, { from, to })
+    this.unsentComments.push({ type: "create", id, from, to, text })
+    this.commentsChanged()
   }
 
-  // commentEdit creates a comment on a random range or deletes a known
-  // one (the demo's comment plugin: unsent events go with the next POST).
-  commentEdit() {
-    if (this.comments.size && this.rng.chance(0.4)) {
-      let ids = [...this.comments.keys()]
-      let id = ids[this.rng.int(ids.length)]
-      this.comments.delete(id)
-      this.unsentComments.push({ type: "delete", id })
-      stats.commentsDeleted++
-    } else {
-      let size = this.state.doc.content.size
-      let from = this.rng.int(size), to = Math.min(size, from + 1 + this.rng.int(20))
-      let id = Math.floor(this.rng.next() * 0xffffffff)
-      this.comments.set(id, { from, to })
-      this.unsentComments.push({ type: "create", id, from, to, text: "note " + randomText(this.rng) })
-      stats.commentsCreated++
-    }
+  deleteComment(id) {
+    this.comments.delete(id)
+    this.unsentComments.push({ type: "delete", id })
+    this.commentsChanged()
+  }
+
+  commentsChanged() {
     if (this.comm == "poll") {
       this.pollCtl.abort()
       this.send(this.sendable())
     }
-    return true
   }
 
+  // quiet tells whether the editor has nothing to send and waits for news.
+  quiet() { return this.comm == "poll" && !this.sendable() }
+  describe() { return this.comm }
+
   stop() {
+    this.stopped = true
     this.comm = "stopped"
     if (this.pollCtl) this.pollCtl.abort()
   }
 }
+
+// ---------------------------------------------------------------------------
+// WebSocket editors
+
+// wsStats are the WebSocket editors' totals (summary.ws). Their steps
+// also count in stats (stepsSent, stepsAccepted, conflicts …).
+const wsStats = {
+  editors: 0, submissions: 0, acks: 0, conflicts: 0, messagesSent: 0, messagesReceived: 0,
+  drops: 0, reconnects: 0, resumes: 0, confirmedOnResume: 0, snapshotsOnResume: 0, stepsLost: 0, serverCloses: {},
+  presenceSent: 0, presenceReceived: 0, presenceEntries: 0, presenceChecked: 0, presenceUnchecked: 0,
+}
+
+// wsLib is what WebSocket editors use, once loadWS has run: CollabClient
+// and commentsKey from the demo page's modules, and Socket, the
+// WebSocket class client.js finds as the global WebSocket.
+let wsLib = null
+
+// resolveHook is a module resolution hook (node:module register) that
+// resolves the bare imports of modules under `from` as if `to` made them.
+const resolveHook = `
+let from, to
+export function initialize(data) { from = data.from; to = data.to }
+export async function resolve(specifier, context, next) {
+  if (context.parentURL && context.parentURL.startsWith(from) && !/^(\\.|\\/|[a-zA-Z][a-zA-Z0-9+.-]*:)/.test(specifier)) {
+    try { return await next(specifier, { ...context, parentURL: to }) } catch {}
+  }
+  return next(specifier, context)
+}`
+
+// loadWS loads the ws package and the demo page's client module. The
+// client's package imports (prosemirror-state …) resolve from this
+// folder: client and harness share one copy of each package, so that the
+// harness's commands work on the client's states.
+async function loadWS(clientPath) {
+  let clientURL = pathToFileURL(clientPath)
+  register("data:text/javascript," + encodeURIComponent(resolveHook),
+    { data: { from: new URL("..", clientURL).href, to: import.meta.url } })
+  let [{ default: WebSocket }, { CollabClient }, { commentsKey }] = await Promise.all([
+    import("ws"), import(clientURL.href), import(new URL("comments.js", clientURL).href)])
+  if (!(commentsKey instanceof PluginKey))
+    throw new Error(`${clientPath} loads another copy of prosemirror-state than the harness`)
+  let Socket = socketClass(WebSocket)
+  globalThis.WebSocket = Socket
+  wsLib = { CollabClient, commentsKey, Socket }
+}
+
+// socketClass returns the WebSocket class client.js opens: a ws socket
+// that delays each message either way (in order, as TCP keeps it) and
+// shows its editor every message.
+function socketClass(WS) {
+  return class Socket extends WS {
+    static opener = null // the editor whose client is connecting
+
+    constructor(url, protocols) {
+      let editor = Socket.opener
+      if (!editor) throw new Error("client.js opened a WebSocket outside its editor's connect")
+      super(url, protocols)
+      this.editor = editor
+      this.sendAt = this.receiveAt = 0 // when the last delayed message goes on
+      this.sending = this.receiving = Promise.resolve()
+      this.pendingSends = 0
+      this.handlers = { message: null, close: null }
+      this.listening = false
+      this.hello = undefined // the hello, once sent
+      this.welcomed = false // the hello was answered
+      this.submissions = new Map() // id → {version, n}: submissions awaiting an answer
+      this.dropped = false // the harness closed it
+      // Without a listener ws throws errors; a close event follows them.
+      this.on("error", err => { this.lastError = err })
+      this.on("close", (code, reason) => editor.socketClosed(this, code, String(reason), this.lastError))
+    }
+
+    send(data) {
+      this.editor.sent(this, data)
+      let at = this.sendAt = Math.max(this.sendAt, Date.now() + this.editor.netDelay())
+      this.pendingSends++
+      this.sending = this.sending.then(() => sleep(at - Date.now())).then(() => {
+        this.pendingSends--
+        // A message still on its way when the connection drops is lost.
+        if (this.readyState == WS.OPEN) super.send(data)
+      }).catch(err => this.editor.h.fail(err, this.editor))
+    }
+
+    get onmessage() { return this.handlers.message }
+    set onmessage(fn) { this.handle("message", fn) }
+    get onclose() { return this.handlers.close }
+    set onclose(fn) { this.handle("close", fn) }
+
+    // handle sets the handler of a message or close event, called late
+    // (a handler unset meanwhile is not called).
+    handle(type, fn) {
+      this.handlers[type] = fn
+      if (this.listening) return
+      this.listening = true
+      for (let t of ["message", "close"]) this.addEventListener(t, e => {
+        let at = this.receiveAt = Math.max(this.receiveAt, Date.now() + this.editor.netDelay())
+        this.receiving = this.receiving.then(() => sleep(at - Date.now())).then(() => {
+          let handler = this.handlers[t]
+          if (!handler) return
+          if (t == "message") this.editor.received(this, e, handler)
+          else handler(e)
+        }).catch(err => this.editor.h.fail(err, this.editor))
+      })
+    }
+  }
+}
+
+// WSEditor is a WebSocket client: the demo page's CollabClient without
+// a view. The harness sees every message it sends and receives and keeps
+// what it needs to check them: the document as pushed (its confirmed
+// version) and the document sizes at the last versions.
+class WSEditor extends Editor {
+  constructor(h, index, clientID) {
+    super(h, index, clientID)
+    this.transport = "ws"
+    this.client = null
+    this.name = `editor ${index} ✍🏽`
+    this.color = "#" + ((Math.imul(index + 1, 0x9e3779b1) >>> 8) & 0xffffff).toString(16).padStart(6, "0")
+    this.onlines = 0
+    this.pushed = null // the document at pushedVersion, from the snapshot and the pushed steps
+    this.pushedVersion = -1
+    this.sizes = new Map() // version → document size, for the last keptSizes versions
+    this.dropIn = this.nextDrop()
+    wsStats.editors++
+  }
+
+  get state() { return this.client && this.client.state }
+  get commentVersion() { return wsLib.commentsKey.getState(this.state).version }
+
+  async start() {
+    await this.delay()
+    let url = this.h.flags.url.replace(/^http/, "ws") + `/docs/${encodeURIComponent(this.h.flags.doc)}/ws`
+    let loaded
+    let ready = new Promise(resolve => { loaded = resolve })
+    this.client = this.opening(() => new wsLib.CollabClient({
+      url, schema: this.h.schema, clientID: this.clientID, name: this.name, color: this.color,
+      onState: (state, replaced) => { if (replaced) loaded() },
+      onStatus: ({ status }) => {
+        if (status == "online" && ++this.onlines > 1) wsStats.reconnects++
+      },
+      // Notices are refusals and reloads: none is expected.
+      onNotice: text => this.h.fail(new Error(`client notice: ${text}`), this),
+    }))
+    // The client reconnects through connect: the harness's socket class
+    // must know whose socket it opens.
+    let connect = this.client.connect
+    this.client.connect = () => this.opening(() => connect.call(this.client))
+    await ready
+    this.editLoop().catch(e => this.h.fail(e, this))
+  }
+
+  // opening runs f, in which the client opens its socket.
+  opening(f) {
+    wsLib.Socket.opener = this
+    try {
+      return f()
+    } finally {
+      wsLib.Socket.opener = null
+    }
+  }
+
+  select(selection) { this.client.dispatch(this.state.tr.setSelection(selection)) }
+
+  localEdit(tr) {
+    this.client.dispatch(tr)
+    if (--this.dropIn <= 0 && this.h.editsLeft()) this.drop()
+  }
+
+  commentIDs() { return wsLib.commentsKey.getState(this.state).decos.find().map(d => d.spec.comment.id) }
+  addComment(c) { this.client.dispatch(this.state.tr.setMeta(wsLib.commentsKey, { type: "add", ...c })) }
+  deleteComment(id) { this.client.dispatch(this.state.tr.setMeta(wsLib.commentsKey, { type: "delete", id })) }
+
+  // nextDrop returns how many more edits until the connection is dropped.
+  nextDrop() {
+    let every = this.h.flags.reconnectEvery
+    return every > 0 ? Math.max(1, Math.round(every / 2 + this.netRng.next() * every)) : Infinity
+  }
+
+  // drop closes the client's connection under it, abruptly or with a
+  // close handshake; the client must resume at its version. Only a
+  // welcomed connection is dropped (each drop is then one reconnection).
+  drop() {
+    let ws = this.client.ws
+    if (!ws || !this.client.welcomed || ws.readyState != ws.OPEN) {
+      this.dropIn = 1 // at the next edit
+      return
+    }
+    this.dropIn = this.nextDrop()
+    ws.dropped = true
+    wsStats.drops++
+    if (this.netRng.chance(0.5)) ws.terminate()
+    else ws.close(4000, "dropped by the harness")
+  }
+
+  quiet() {
+    let ws = this.client.ws
+    return this.client.synced && !!ws && ws.pendingSends == 0
+  }
+
+  sendable() { return sendableSteps(this.state) || wsLib.commentsKey.getState(this.state).unsentEvents().length > 0 }
+  describe() { return this.client.ws ? (this.client.welcomed ? "online" : "connecting") : "offline" }
+
+  stop() {
+    this.stopped = true
+    if (this.client) this.client.close()
+  }
+
+  // guard runs a check, failing the run when it throws (checks run in
+  // socket callbacks, where an exception would go nowhere).
+  guard(f) {
+    try {
+      return f()
+    } catch (e) {
+      this.h.fail(e, this)
+      return null
+    }
+  }
+
+  socketClosed(ws, code, reason, err) {
+    if (ws.dropped || this.stopped) return
+    wsStats.serverCloses[code] = (wsStats.serverCloses[code] || 0) + 1
+    // 4008 (too slow) is back-pressure doing its job; any other close is
+    // the server's or the network's failure.
+    if (code != 4008)
+      this.h.fail(new Error(`the connection closed with ${code} ${JSON.stringify(reason)}${err ? ` (${err.message})` : ""}`), this)
+  }
+
+  // sent checks a message the client sends (on ws, before its delay).
+  sent(ws, data) {
+    if (this.stopped) return
+    this.guard(() => {
+      wsStats.messagesSent++
+      let msg = JSON.parse(data), state = this.state
+      let bad = why => { throw new Error(`client sent ${why}: ${data.slice(0, 300)}`) }
+      if (ws.hello === undefined) {
+        if (msg.type != "hello") bad("a message before its hello")
+        ws.hello = msg
+        if (msg.clientID !== this.clientID) bad("another client id")
+        if (!state) {
+          if (msg.version !== null) bad("a first hello with a version")
+        } else {
+          // A reconnection resumes at the client's version.
+          if (msg.version !== getVersion(state) || msg.commentVersion !== this.commentVersion)
+            bad(`a hello at another version than its own (${getVersion(state)}, comment version ${this.commentVersion})`)
+          wsStats.resumes++
+        }
+        return
+      }
+      switch (msg.type) {
+        case "steps": {
+          let n = msg.steps.length, events = msg.comment.length
+          if (msg.version !== getVersion(state) || msg.version !== this.pushedVersion) bad(`steps not at its version ${getVersion(state)}`)
+          if (msg.clientID !== this.clientID) bad("steps with another client id")
+          if (n > unconfirmed(state) || n + events == 0) bad(`${n} steps with ${unconfirmed(state)} unconfirmed`)
+          if (ws.submissions.has(msg.id)) bad("a submission id twice")
+          ws.submissions.set(msg.id, { version: msg.version, n })
+          wsStats.submissions++
+          stats.stepsSent += n
+          stats.maxPostSteps = Math.max(stats.maxPostSteps, n)
+          break
+        }
+        case "presence": {
+          // In the document at the confirmed version.
+          let size = this.sizes.get(msg.version)
+          if (msg.version !== this.pushedVersion || size == null) bad(`presence not at its version ${this.pushedVersion}`)
+          if (!inDoc(msg.anchor, size) || !inDoc(msg.head, size)) bad(`presence outside the document (size ${size})`)
+          wsStats.presenceSent++
+          break
+        }
+        case "ping": break
+        default: bad("an unexpected message")
+      }
+    })
+  }
+
+  // received checks a server message, lets the client handle it, and
+  // checks what the client made of it.
+  received(ws, e, handler) {
+    if (this.stopped || this.client.ws !== ws) {
+      handler(e) // the client ignores it
+      return
+    }
+    let msg = this.guard(() => {
+      let msg = JSON.parse(e.data)
+      if (msg === null || typeof msg != "object" || typeof msg.type != "string") throw new Error("not a message")
+      return msg
+    })
+    if (!msg) {
+      this.h.fail(new Error(`malformed server message: ${String(e.data).slice(0, 300)}`), this)
+      return
+    }
+    wsStats.messagesReceived++
+    let state = this.state
+    let before = { version: state ? getVersion(state) : null, unconfirmed: state ? unconfirmed(state) : 0 }
+    let own = this.guard(() => this.checkMessage(ws, msg))
+    if (own == null) return
+    handler(e)
+    this.guard(() => this.checkHandled(msg, before, own))
+  }
+
+  // checkMessage checks msg against the protocol and what was sent and
+  // pushed on ws before it, and keeps the pushed document. It returns
+  // how many of a push's steps are the client's own.
+  checkMessage(ws, msg) {
+    let bad = why => { throw new Error(`server sent ${why}: ${JSON.stringify(msg).slice(0, 500)}`) }
+    let isInt = v => Number.isInteger(v) && v >= 0
+    if (!ws.welcomed && msg.type != "snapshot" && msg.type != "welcome" && msg.type != "error") bad("a message before answering hello")
+    switch (msg.type) {
+      case "snapshot": {
+        if (ws.welcomed) bad("a second snapshot")
+        ws.welcomed = true
+        if (!isInt(msg.version) || !isInt(msg.commentVersion) || typeof msg.users != "number" ||
+          !Array.isArray(msg.comments) || !Array.isArray(msg.presence) || !msg.doc) bad("a malformed snapshot")
+        if (ws.hello.version !== null) wsStats.snapshotsOnResume++
+        this.pushed = this.h.schema.nodeFromJSON(msg.doc)
+        this.pushedVersion = msg.version
+        this.sizes = new Map([[msg.version, this.pushed.content.size]])
+        this.checkPresence(msg.version, msg.presence, [], bad)
+        return 0
+      }
+      case "welcome":
+        if (ws.welcomed) bad("a second welcome")
+        ws.welcomed = true
+        if (ws.hello.version === null) bad("a welcome to a hello without a version")
+        if (msg.version - (msg.steps || []).length !== ws.hello.version) bad(`a welcome not from the hello's version ${ws.hello.version}`)
+        if (!Array.isArray(msg.presence)) bad("a welcome without presence")
+        // fall through: a welcome is a push
+      case "steps": {
+        if (!isInt(msg.version) || !isInt(msg.commentVersion) || typeof msg.users != "number" ||
+          !Array.isArray(msg.steps) || !Array.isArray(msg.clientIDs) || !Array.isArray(msg.comment) ||
+          msg.clientIDs.length != msg.steps.length) bad("a malformed push")
+        if (msg.version - msg.steps.length !== this.pushedVersion) bad(`a push not from the last version pushed, ${this.pushedVersion}`)
+        let own = 0
+        while (own < msg.clientIDs.length && msg.clientIDs[own] === this.clientID) own++
+        if (msg.clientIDs.indexOf(this.clientID, own) >= 0) bad("the client's steps after others'")
+        for (let json of msg.steps) {
+          this.pushed = Step.fromJSON(this.h.schema, json).apply(this.pushed).doc || bad(`a step that does not apply at ${this.pushedVersion}`)
+          this.pushedVersion++
+          this.sizes.set(this.pushedVersion, this.pushed.content.size)
+          this.sizes.delete(this.pushedVersion - keptSizes)
+        }
+        for (let ev of msg.comment) {
+          if (ev.type == "delete") continue
+          if (ev.type != "create" || !isInt(ev.from) || !isInt(ev.to) || ev.from >= ev.to || ev.to > this.pushed.content.size)
+            bad(`a comment event outside the document (size ${this.pushed.content.size})`)
+        }
+        stats.commentEventsReceived += msg.comment.length
+        if (msg.type == "welcome") this.checkPresence(msg.version, msg.presence, [], bad)
+        return own
+      }
+      case "ack": case "conflict": {
+        let sub = ws.submissions.get(msg.id)
+        if (!sub) bad("an answer to no submission")
+        ws.submissions.delete(msg.id)
+        if (msg.type == "ack") {
+          // Its steps and comment events are pushed before it.
+          if (!isInt(msg.version) || msg.version < sub.version + sub.n || msg.version > this.pushedVersion) bad("an ack before its steps")
+          if (!isInt(msg.commentVersion) || msg.commentVersion > this.commentVersion) bad(`an ack before its comment events (at ${this.commentVersion})`)
+          wsStats.acks++
+        } else {
+          // The steps that beat it are pushed before it.
+          if (msg.version !== this.pushedVersion || msg.version <= sub.version) bad(`a conflict at another version than pushed (${this.pushedVersion})`)
+          wsStats.conflicts++
+          stats.conflicts++
+        }
+        return 0
+      }
+      case "presence":
+        if (!isInt(msg.version) || msg.version > this.pushedVersion || !Array.isArray(msg.clients) || !Array.isArray(msg.left))
+          bad(`a malformed presence (pushed version ${this.pushedVersion})`)
+        wsStats.presenceReceived++
+        this.checkPresence(msg.version, msg.clients, msg.left, bad)
+        return 0
+      case "pong":
+        return 0
+      default:
+        // error included: the harness sends nothing to refuse.
+        bad("an unexpected message")
+    }
+  }
+
+  // checkPresence checks other clients' selections at version: from
+  // editors of this run with the name and colour they gave, in the
+  // document.
+  checkPresence(version, clients, left, bad) {
+    let size = this.sizes.get(version)
+    for (let c of clients) {
+      wsStats.presenceEntries++
+      let from = this.h.byClientID.get(c.clientID)
+      if (c.clientID === this.clientID || !(from instanceof WSEditor)) bad(`presence of client ${c.clientID}`)
+      if (c.name !== from.name || c.color !== from.color) bad(`presence of ${c.clientID} not named ${from.name}, ${from.color}`)
+      if ((c.anchor === null) != (c.head === null)) bad("presence with one of anchor and head null")
+      if (c.anchor === null) continue
+      if (size == null) {
+        wsStats.presenceUnchecked++
+        continue
+      }
+      if (!inDoc(c.anchor, size) || !inDoc(c.head, size)) bad(`presence outside the document at version ${version} (size ${size})`)
+      wsStats.presenceChecked++
+    }
+    for (let id of left) if (!(this.h.byClientID.get(id) instanceof WSEditor)) bad(`client ${id} leaving`)
+  }
+
+  // checkHandled checks the client's state after it handled msg: at the
+  // pushed version, with the pushed document when nothing is unconfirmed,
+  // and its own steps confirmed.
+  checkHandled(msg, before, own) {
+    let state = this.state
+    if (msg.type == "snapshot") {
+      if (before.version !== null) wsStats.stepsLost += before.unconfirmed
+    } else if (msg.type != "steps" && msg.type != "welcome") {
+      return
+    }
+    if (getVersion(state) != this.pushedVersion)
+      throw new Error(`after a ${msg.type} to version ${msg.version} the client is at version ${getVersion(state)}`)
+    let left = unconfirmed(state)
+    if (!left && !state.doc.eq(this.pushed))
+      throw new Error(`at version ${this.pushedVersion} the client's document is not the pushed one`)
+    if (msg.type == "snapshot") return
+    let dropped = before.unconfirmed - own - left
+    if (dropped < 0) throw new Error(`${before.unconfirmed} unconfirmed steps, ${own} confirmed, ${left} left`)
+    stats.stepsAccepted += own
+    stats.stepsDropped += dropped
+    stats.stepsReceived += msg.steps.length - own
+    if (before.unconfirmed > own && msg.steps.length > own) stats.rebased++
+    if (msg.type == "welcome") wsStats.confirmedOnResume += own
+  }
+}
+
+// keptSizes is how many versions' document sizes an editor keeps.
+const keptSizes = 1000
+
+// inDoc tells whether pos is a position of a document of size size.
+function inDoc(pos, size) { return Number.isInteger(pos) && pos >= 0 && pos <= size }
 
 // ---------------------------------------------------------------------------
 // The run
@@ -560,6 +1050,7 @@ class Harness {
     this.schema = loadSchema("basic")
     this.ops = makeOps(this.schema)
     this.editors = []
+    this.byClientID = new Map()
     this.failure = null
     this.failed = new Promise(resolve => { this.onFail = resolve })
   }
@@ -588,13 +1079,15 @@ class Harness {
 
   async run() {
     let f = this.flags, t0 = Date.now()
-    this.log(`seed ${f.seed}, ${f.editors} editors, ${f.edits} edits, doc ${JSON.stringify(f.doc)} at ${f.url}`)
+    this.log(`seed ${f.seed}, ${f.editors} editors (${f.ws} over WebSocket), ${f.edits} edits, doc ${JSON.stringify(f.doc)} at ${f.url}`)
+    if (f.ws) await loadWS(f.client)
     let initial = await this.serverState()
     // Client ids: random uint32s, the first always beyond 2^31 (beyond
     // int32, as the demo's Math.random() * 0xFFFFFFFF often is).
     let idRng = new Rand(f.seed, 999), ids = new Set()
     while (ids.size < f.editors) ids.add(ids.size == 0 ? 0x80000000 + idRng.int(0x7fffffff) : idRng.int(0xffffffff) + 1)
-    this.editors = [...ids].map((id, i) => new Editor(this, i, id))
+    this.editors = [...ids].map((id, i) => i < f.ws ? new WSEditor(this, i, id) : new PollEditor(this, i, id))
+    for (let e of this.editors) this.byClientID.set(e.clientID, e)
     await Promise.race([Promise.all(this.editors.map(e => e.start())), this.failed])
 
     // Edit, then drain.
@@ -605,11 +1098,12 @@ class Harness {
       if (this.failure) break
       if (Date.now() - lastLog > 2000) {
         lastLog = Date.now()
-        this.log(`${stats.edits} edits, ${stats.stepsAccepted} steps accepted, ${stats.conflicts} conflicts, ${stats.posts} posts`)
+        this.log(`${stats.edits} edits, ${stats.stepsAccepted} steps accepted, ${stats.conflicts} conflicts, ${stats.posts} posts` +
+          (f.ws ? `, ${wsStats.submissions} WebSocket submissions, ${wsStats.drops} drops` : ""))
       }
       if (this.editsLeft()) continue
       if (deadline == null) deadline = Date.now() + f.drainTimeout * 1000
-      let quiet = this.editors.every(e => e.comm == "poll" && !e.sendable())
+      let quiet = this.editors.every(e => e.quiet())
       if (quiet) {
         let server = await this.serverState()
         if (this.editors.every(e => getVersion(e.state) == server.version && e.commentVersion == server.commentVersion)) {
@@ -619,7 +1113,7 @@ class Harness {
       }
       if (Date.now() > deadline) {
         this.fail(new Error(`drain did not finish in ${f.drainTimeout} s: ` + this.editors.map(e =>
-          `editor ${e.index} ${e.comm} version ${getVersion(e.state)} commentVersion ${e.commentVersion} sendable ${!!e.sendable()}`).join("; ")))
+          `editor ${e.index} ${e.describe()} version ${getVersion(e.state)} commentVersion ${e.commentVersion} sendable ${!!e.sendable()}`).join("; ")))
         break
       }
     }
@@ -636,12 +1130,12 @@ class Harness {
       let doc = JSON.stringify(e.state.doc.toJSON())
       if (doc != serverDoc || getVersion(e.state) != result?.version) diverged.push(e.clientID)
       out.push(JSON.stringify({
-        editor: e.index, clientID: e.clientID, version: getVersion(e.state), commentVersion: e.commentVersion,
+        editor: e.index, clientID: e.clientID, transport: e.transport, version: getVersion(e.state), commentVersion: e.commentVersion,
         sendable: !!sendableSteps(e.state), doc: e.state.doc.toJSON(),
       }))
     }
     let summary = {
-      seed: f.seed, editors: f.editors, ...stats,
+      seed: f.seed, editors: f.editors, ...stats, ws: wsStats,
       initialVersion: initial.version,
       serverVersion: result ? result.version : null,
       serverCommentVersion: result ? result.commentVersion : null,
@@ -655,6 +1149,13 @@ class Harness {
     // Every local step is accepted or dropped by a rebase, once.
     if (result && !summary.error && stats.stepsLocal != stats.stepsAccepted + stats.stepsDropped)
       summary.error = `${stats.stepsLocal} local steps, but ${stats.stepsAccepted} accepted + ${stats.stepsDropped} dropped in rebases`
+    if (!summary.error && wsStats.stepsLost)
+      summary.error = `${wsStats.stepsLost} unconfirmed steps lost to snapshots`
+    // Every drop (and every 4008) is one reconnection, resumed at the
+    // client's version.
+    let closes = wsStats.drops + (wsStats.serverCloses[4008] || 0)
+    if (!summary.error && (wsStats.reconnects != closes || wsStats.resumes < closes))
+      summary.error = `${closes} connections dropped, ${wsStats.reconnects} reconnections, ${wsStats.resumes} resumed`
     if (result && !summary.error) {
       let size = this.schema.nodeFromJSON(result.doc).content.size
       let bad = result.comments.filter(c => !(Number.isInteger(c.from) && Number.isInteger(c.to) && c.from >= 0 && c.from < c.to && c.to <= size))
