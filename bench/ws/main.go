@@ -1,0 +1,243 @@
+// Command wsbench measures pmauthority's WebSocket transport
+// (docs/protocol.md) against a `pmauthority serve` process it starts on
+// 127.0.0.1:
+//
+//	wsbench run    --bin PATH [--rounds 3] [--quick] [--out FILE]
+//	    both measures below, alternated, with a Markdown report of medians
+//	wsbench idle   --bin PATH [--conns 5000] [--docs 100]
+//	    the server's RSS growth per idle, joined WebSocket editor
+//	wsbench fanout --bin PATH [--editors 1000] [--typers 10] [--rate 5] [--duration 20s]
+//	    one document, some editors typing: delivery latency from the
+//	    submission to its receipt at every other editor, and server CPU
+//
+// idle and fanout print one JSON line of results. Only loopback traffic; every
+// phase is bounded in time. See run.sh.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: wsbench run|idle|fanout [flags] (-h for the flags)")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "idle":
+		err = cmdIdle(os.Args[2:])
+	case "fanout":
+		err = cmdFanout(os.Args[2:])
+	case "run":
+		err = cmdRun(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown command %q: want run, idle or fanout", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wsbench:", err)
+		os.Exit(1)
+	}
+}
+
+// server is a running `pmauthority serve`.
+type server struct {
+	addr   string
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// startServer starts bin serve with the memory store on a free loopback
+// port and waits until it answers.
+func startServer(bin, logPath string) (*server, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--store", "memory", "--addr", addr)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	s := &server{addr: addr, cmd: cmd, exited: make(chan error, 1)}
+	go func() { s.exited <- cmd.Wait(); logFile.Close() }()
+	// Do not leave the server behind when interrupted.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		cmd.Process.Kill()
+		os.Exit(130)
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-s.exited:
+			return nil, fmt.Errorf("server exited: %v (log: %s)", err, logPath)
+		default:
+		}
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, fmt.Errorf("server not answering on %s: %v", addr, err)
+		}
+	}
+}
+
+// stop ends the server: SIGTERM, then SIGKILL after 20 seconds.
+func (s *server) stop() {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(20 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+// rss returns the server's resident set size in bytes.
+func (s *server) rss() (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+// cpuTicks returns the server's user+system CPU time in clock ticks
+// (1/100 s).
+func (s *server) cpuTicks() (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b)[i+1:])
+	if len(f) < 13 {
+		return 0, errors.New("short /proc/PID/stat")
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	return u + st, errors.Join(err1, err2)
+}
+
+// dial opens a WebSocket to document doc and says hello at version 0
+// (or null: a snapshot). It returns the connection and the version the
+// server answered.
+func dial(ctx context.Context, addr, doc string, clientID int, snapshot bool) (*websocket.Conn, int64, error) {
+	c, _, err := websocket.Dial(ctx, "ws://"+addr+"/docs/"+doc+"/ws", &websocket.DialOptions{
+		Subprotocols: []string{"pmauthority.v1"},
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	c.SetReadLimit(64 << 20)
+	v := "0"
+	if snapshot {
+		v = "null"
+	}
+	hello := `{"type":"hello","version":` + v + `,"commentVersion":0,"clientID":` + strconv.Itoa(clientID) + `}`
+	if err := c.Write(ctx, websocket.MessageText, []byte(hello)); err != nil {
+		c.CloseNow()
+		return nil, 0, err
+	}
+	_, msg, err := c.Read(ctx)
+	if err != nil {
+		c.CloseNow()
+		return nil, 0, err
+	}
+	var m struct {
+		Type    string
+		Version int64
+	}
+	if err := json.Unmarshal(msg, &m); err != nil || m.Type != "welcome" && m.Type != "snapshot" {
+		c.CloseNow()
+		return nil, 0, fmt.Errorf("hello answered %.200s", msg)
+	}
+	return c, m.Version, nil
+}
+
+// dialAll opens n connections, at most par at a time; open(i) opens the
+// i-th. It stops at the first error.
+func dialAll(n, par int, open func(i int) error) error {
+	sem := make(chan struct{}, par)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for i := range n {
+		mu.Lock()
+		failed := first != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := open(i); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = fmt.Errorf("connection %d: %w", i, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// printJSON prints v as one line.
+func printJSON(v any) {
+	b, _ := json.Marshal(v)
+	fmt.Println(string(b))
+}
+
+// commonFlags are the flags of both commands.
+type commonFlags struct {
+	bin, log string
+}
+
+func (c *commonFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.bin, "bin", "", "the pmauthority binary (required)")
+	fs.StringVar(&c.log, "log", os.DevNull, "file for the server's log")
+}
