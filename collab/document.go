@@ -42,6 +42,15 @@ type document struct {
 	// nextPrune is when the first user not waiting expires (zero when no
 	// user can expire).
 	nextPrune time.Time
+	// appending is the store append in flight, nil when there is none.
+	appending *appendCall
+}
+
+// appendCall is a store append in flight: a submission at its base can
+// only conflict, unless it fails.
+type appendCall struct {
+	base int64
+	done chan struct{} // closed once it is over, and published if it succeeded
 }
 
 // docState is what a document is at a version. Its slices are never
@@ -85,6 +94,44 @@ func (d *document) lock(ctx context.Context) error {
 
 // unlock releases d's writer semaphore.
 func (d *document) unlock() { <-d.sem }
+
+// startAppend records that the holder of sem appends to the store at
+// base, until endAppend.
+func (d *document) startAppend(base int64) *appendCall {
+	c := &appendCall{base: base, done: make(chan struct{})}
+	d.mu.Lock()
+	d.appending = c
+	d.mu.Unlock()
+	return c
+}
+
+// endAppend records that c is over, once its outcome (if any) is
+// published.
+func (d *document) endAppend(c *appendCall) {
+	d.mu.Lock()
+	d.appending = nil
+	d.mu.Unlock()
+	close(c.done)
+}
+
+// awaitAppend waits while a store append at version is in flight, since
+// a submission at version can only conflict with it unless it fails, and
+// returns whether the document is past version.
+func (d *document) awaitAppend(ctx context.Context, version int64) (bool, error) {
+	for {
+		d.mu.Lock()
+		c, stale := d.appending, version < d.st.version && !d.deleted
+		d.mu.Unlock()
+		if stale || c == nil || c.base != version {
+			return stale, nil
+		}
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
 
 // publish makes st the document's state and wakes the waiters. It is
 // called with sem held, once st is durable.

@@ -45,7 +45,7 @@ func (c *clock) Advance(d time.Duration) {
 // newAuthority returns an Authority over st (a new memstore when nil) with
 // AutoCreate on, the basic schema and cfg's other fields, closed at the
 // end of the test.
-func newAuthority(t *testing.T, st store.Store, cfg collab.Config) *collab.Authority {
+func newAuthority(t testing.TB, st store.Store, cfg collab.Config) *collab.Authority {
 	t.Helper()
 	if st == nil {
 		st = memstore.New()
@@ -83,7 +83,7 @@ func paragraph(text string) string {
 func steps(s ...[]byte) [][]byte { return s }
 
 // mustGet returns the state of id.
-func mustGet(t *testing.T, a *collab.Authority, id string) collab.State {
+func mustGet(t testing.TB, a *collab.Authority, id string) collab.State {
 	t.Helper()
 	st, err := a.Get(context.Background(), id, "")
 	if err != nil {
@@ -106,23 +106,32 @@ func mustSubmit(t *testing.T, a *collab.Authority, id string, s collab.Submissio
 }
 
 // faultStore is a store whose Append fails on demand, before or after
-// doing its work.
+// doing its work, or waits to be let go.
 type faultStore struct {
 	store.Store
-	failAppend  atomic.Bool // fail without appending
-	lostAck     atomic.Bool // append, then report a failure
-	failSnap    atomic.Bool
-	appends     atomic.Int64
-	snapshots   atomic.Int64
-	lastSnapAt  atomic.Int64
-	appendDelay time.Duration
+	failAppend atomic.Bool // fail without appending
+	lostAck    atomic.Bool // append, then report a failure
+	failSnap   atomic.Bool
+	appends    atomic.Int64
+	snapshots  atomic.Int64
+	lastSnapAt atomic.Int64
+	// With gate set, Append sends on gate when it starts and then waits
+	// until it receives from gate, or until ungated is closed.
+	gate, ungated chan struct{}
 }
 
 var errInjected = errors.New("injected failure")
 
 func (s *faultStore) Append(ctx context.Context, id string, base int64, steps []store.Step, meta []byte) error {
-	if s.appendDelay > 0 {
-		time.Sleep(s.appendDelay)
+	if s.gate != nil {
+		select {
+		case s.gate <- struct{}{}:
+			select {
+			case <-s.gate:
+			case <-s.ungated:
+			}
+		case <-s.ungated:
+		}
 	}
 	if s.failAppend.Load() {
 		return errInjected

@@ -1,9 +1,11 @@
 package collab
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/transform"
@@ -42,6 +44,14 @@ type Result struct {
 // Submit is all or nothing: when it fails, neither the document nor the
 // store changed. Submissions to one document are applied one at a time;
 // submissions to different documents proceed in parallel.
+//
+// A submission that can only conflict does not wait for those before it:
+// one at a version older than the document's fails with ErrConflict at
+// once, and one at the version that a store append in flight started from
+// waits for that append alone, and fails with ErrConflict as soon as it
+// is durable and published. So ErrConflict always means that Events has
+// newer steps to show: should the append fail after all, nothing changed,
+// and the submission goes on as if it had not been in flight.
 func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (Result, error) {
 	if n := len(s.Steps); n > a.cfg.MaxSteps {
 		return Result{}, &LimitError{What: "steps", Limit: a.cfg.MaxSteps, Value: n}
@@ -69,6 +79,13 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 	d.mu.Lock()
 	d.seen(user, a.now(), a.cfg.UsersWindow)
 	d.mu.Unlock()
+	if s.Version >= 0 { // a negative version is invalid (below)
+		if stale, err := d.awaitAppend(ctx, s.Version); err != nil {
+			return Result{}, err
+		} else if stale {
+			return Result{}, ErrConflict
+		}
+	}
 	if err := d.lock(ctx); err != nil {
 		return Result{}, err
 	}
@@ -108,6 +125,8 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 
 	// The append must not be abandoned halfway because the client went
 	// away: its outcome would be unknown.
+	call := d.startAppend(st.version)
+	defer d.endAppend(call)
 	if err := a.store.Append(context.WithoutCancel(ctx), id, st.version, records, meta); err != nil {
 		switch {
 		case errors.Is(err, store.ErrNotFound):
@@ -142,9 +161,14 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (
 	}
 	node := st.node
 	maps := make([]*transform.StepMap, len(steps))
-	records := make([]store.Step, len(steps))
-	added := make([]StepRecord, len(steps))
-	now := a.now()
+	ends := make([]int, len(steps)) // where each step's JSON ends in buf
+	scratch := jsonScratch.Get().(*[]byte)
+	defer func() {
+		if cap(*scratch) <= 1<<20 { // keep no huge buffers
+			jsonScratch.Put(scratch)
+		}
+	}()
+	buf := (*scratch)[:0]
 	for i, raw := range steps {
 		step, err := transform.StepFromJSON(st.schema, raw)
 		if err != nil {
@@ -157,9 +181,22 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (
 			return applied{}, nil, &LimitError{What: "document size", Limit: a.cfg.MaxDocSize, Value: size}
 		}
 		maps[i] = step.GetMap()
-		js := step.AppendJSON(nil)
+		buf = step.AppendJSON(buf)
+		ends[i] = len(buf)
+	}
+	*scratch = buf
+	// The steps' JSON stays in the history for long: one allocation of
+	// the exact size holds all of it.
+	all := bytes.Clone(buf)
+	records := make([]store.Step, len(steps))
+	added := make([]StepRecord, len(steps))
+	now := a.now()
+	start := 0
+	for i, end := range ends {
+		js := all[start:end:end]
 		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: clientID, Time: now}
 		added[i] = StepRecord{JSON: js, ClientID: clientID}
+		start = end
 	}
 	next := st
 	next.node = node
@@ -169,6 +206,9 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (
 	next.comments, changed = st.comments.mapThrough(maps)
 	return applied{docState: next, commentsChanged: changed}, records, nil
 }
+
+// jsonScratch holds buffers that a submission's steps are encoded into.
+var jsonScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // appendHistory returns history with added appended, keeping the last
 // limit entries. Appending never overwrites what readers were given: they

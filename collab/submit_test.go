@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/store"
@@ -49,6 +51,15 @@ func TestSubmit(t *testing.T) {
 		if string(s.JSON) != want[i] || string(s.ClientID) != "7" {
 			t.Errorf("step %d: %s from client %s, want %s from 7", i, s.JSON, s.ClientID, want[i])
 		}
+		// The steps' JSON is kept without spare room (the steps of a
+		// submission share one array): appending to one copies it.
+		if cap(s.JSON) != len(s.JSON) {
+			t.Errorf("step %d: JSON of length %d has capacity %d", i, len(s.JSON), cap(s.JSON))
+		}
+	}
+	_ = append(ev.Steps[0].JSON, "garbage"...)
+	if string(ev.Steps[1].JSON) != want[1] {
+		t.Errorf("step 1 changed to %s after appending to step 0", ev.Steps[1].JSON)
 	}
 	// A comment-only submission needs no client id.
 	r, err = a.Submit(ctx, "d", "", collab.Submission{Version: 2, ClientID: collab.ClientID("null"), Comments: []collab.CommentEvent{{Type: "create", ID: 1, From: 1, To: 2}}})
@@ -314,6 +325,106 @@ func TestAppendFailure(t *testing.T) {
 	}
 	if _, err := a.Submit(ctx, "d", "", collab.Submission{Version: 2, Steps: steps(insert(1, "y")), ClientID: collab.ClientID("4")}); !errors.Is(err, collab.ErrConflict) {
 		t.Fatalf("retry: %v, want ErrConflict", err)
+	}
+}
+
+// TestSubmitInFlight checks that a submission that can only conflict
+// with the store append in flight waits for that append alone, not for
+// the submissions queued behind it, and is answered ErrConflict only once
+// the append's steps are there to be seen; and that when the append fails
+// it goes on as if there had been none.
+func TestSubmitInFlight(t *testing.T) {
+	ctx := context.Background()
+	fs := &faultStore{Store: memstore.New()}
+	a := newAuthority(t, fs, collab.Config{})
+	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "a"))})
+	fs.gate, fs.ungated = make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(fs.ungated) }) // before a.Close, should the test fail
+	// submit submits, and after ErrConflict checks at once that there are
+	// steps to catch up with.
+	submit := func(version int64, clientID string) <-chan error {
+		out := make(chan error, 1)
+		go func() {
+			_, err := a.Submit(ctx, "d", "", collab.Submission{Version: version, Steps: steps(insert(1, clientID)), ClientID: collab.ClientID(clientID)})
+			if errors.Is(err, collab.ErrConflict) {
+				if ev, everr := a.Events(ctx, "d", "", version, 0, false); everr != nil || len(ev.Steps) == 0 {
+					err = fmt.Errorf("%w, and then events %+v, %v", err, ev, everr)
+				}
+			}
+			out <- err
+		}()
+		return out
+	}
+	// started waits for an append to start.
+	started := func(what string) {
+		t.Helper()
+		select {
+		case <-fs.gate:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s did not start", what)
+		}
+	}
+	// answer returns what a submission answered, failing the test when it
+	// does not answer within a few seconds.
+	answer := func(ch <-chan error, what string) error {
+		t.Helper()
+		select {
+		case err := <-ch:
+			return err
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s did not answer", what)
+			return nil
+		}
+	}
+
+	// 1 is appending; 9 at version 2 waits for the semaphore that 1
+	// holds; 0 at version 0 conflicts at once.
+	first := submit(1, "1")
+	started("1's append")
+	ahead := submit(2, "9")
+	if err := answer(submit(0, "0"), "0, stale while 1 is appending,"); err == nil || err.Error() != collab.ErrConflict.Error() {
+		t.Fatalf("stale submission: %v, want ErrConflict with steps to see", err)
+	}
+	// 2 at version 1 waits for 1's append; when it is over, 9 appends and
+	// 2 is answered without waiting for 9, with 1's step to be seen.
+	time.Sleep(10 * time.Millisecond) // let 9 queue for the semaphore first
+	second := submit(1, "2")
+	time.Sleep(10 * time.Millisecond) // let 2 wait for 1's append
+	fs.gate <- struct{}{}
+	if err := answer(first, "1"); err != nil {
+		t.Fatal(err)
+	}
+	started("9's append")
+	if err := answer(second, "2, while 9 is appending,"); err == nil || err.Error() != collab.ErrConflict.Error() {
+		t.Fatalf("submission at the version of the append in flight: %v, want ErrConflict with steps to see", err)
+	}
+	fs.gate <- struct{}{}
+	if err := answer(ahead, "9"); err != nil {
+		t.Fatal(err)
+	}
+
+	// 4 waits for 3's append, which fails: 4 goes on and is accepted.
+	polled := poll(t, a, ctx, "poller", 3, 0)
+	fs.failAppend.Store(true)
+	third := submit(3, "3")
+	started("3's append")
+	fourth := submit(3, "4")
+	time.Sleep(10 * time.Millisecond) // let 4 wait for 3's append
+	fs.gate <- struct{}{}
+	if err := answer(third, "3"); !errors.Is(err, errInjected) {
+		t.Fatalf("Submit with a failing store: %v", err)
+	}
+	fs.failAppend.Store(false)
+	started("4's append")
+	fs.gate <- struct{}{}
+	if err := answer(fourth, "4"); err != nil {
+		t.Fatalf("Submit after the failed append: %v", err)
+	}
+	if r := recv(t, polled); r.err != nil || len(r.ev.Steps) != 1 || string(r.ev.Steps[0].ClientID) != "4" {
+		t.Fatalf("poll after the failed append: %+v, %v", r.ev, r.err)
+	}
+	if st := mustGet(t, a, "d"); st.Version != 4 || string(st.DocJSON) != paragraph("491a") {
+		t.Fatalf("version %d, document %s, want 4, %s", st.Version, st.DocJSON, paragraph("491a"))
 	}
 }
 

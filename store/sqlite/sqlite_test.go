@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -305,34 +306,44 @@ func TestCloseDrains(t *testing.T) {
 	}
 }
 
-// TestGroupCommit checks that concurrent appends share commits.
+// TestGroupCommit checks that concurrent appends share commits, also on
+// one CPU (GOMAXPROCS=1), where the appenders and the writer take turns on
+// one thread, and with SyncNormal, whose commits are too short for the
+// runtime to hand the CPU to the appenders while the writer syncs.
 func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
-	s := open(t, filepath.Join(t.TempDir(), "store.db"), Options{})
-	defer closeStore(t, s)
-	const docs, rounds = 64, 10
-	for d := range docs {
-		if err := s.Create(ctx, fmt.Sprint("d", d), "basic", []byte(`{}`), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	commits := s.w.commits.Load()
-	var wg sync.WaitGroup
-	for d := range docs {
-		wg.Go(func() {
-			for v := range int64(rounds) {
-				if err := s.Append(ctx, fmt.Sprint("d", d), v, []store.Step{{JSON: []byte(`{}`)}}, nil); err != nil {
-					t.Error(err)
-					return
+	for _, procs := range []int{1, runtime.GOMAXPROCS(0)} {
+		for _, mode := range []Sync{SyncFull, SyncNormal} {
+			t.Run(fmt.Sprintf("%v/GOMAXPROCS=%d", mode, procs), func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				s := open(t, filepath.Join(t.TempDir(), "store.db"), Options{Sync: mode})
+				defer closeStore(t, s)
+				const docs, rounds = 64, 10
+				for d := range docs {
+					if err := s.Create(ctx, fmt.Sprint("d", d), "basic", []byte(`{}`), nil); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-		})
-	}
-	wg.Wait()
-	n := s.w.commits.Load() - commits
-	t.Logf("%d appends in %d commits", docs*rounds, n)
-	if n > docs*rounds/4 {
-		t.Errorf("%d appends took %d commits, want at most a quarter as many", docs*rounds, n)
+				commits := s.w.commits.Load()
+				var wg sync.WaitGroup
+				for d := range docs {
+					wg.Go(func() {
+						for v := range int64(rounds) {
+							if err := s.Append(ctx, fmt.Sprint("d", d), v, []store.Step{{JSON: []byte(`{}`)}}, nil); err != nil {
+								t.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				n := s.w.commits.Load() - commits
+				t.Logf("%d appends in %d commits", docs*rounds, n)
+				if n > docs*rounds/4 {
+					t.Errorf("%d appends took %d commits, want at most a quarter as many", docs*rounds, n)
+				}
+			})
+		}
 	}
 }
 

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync/atomic"
+	"time"
 
 	sqlite3 "modernc.org/sqlite"
 	sqlitelib "modernc.org/sqlite/lib"
@@ -18,7 +21,10 @@ import (
 const maxBatch = 256
 
 // op is one queued write. run executes it in the writer's open
-// transaction; done receives its outcome once the transaction is over.
+// transaction; done receives its outcome once the transaction is over. run
+// may run more than once (see writer.commit), and it returns one of the
+// store's refusals (store.ErrConflict, errInvalid …) only before it changed
+// anything.
 type op struct {
 	ctx  context.Context
 	run  func(w *writer) error
@@ -32,14 +38,23 @@ type writer struct {
 	stmts   []*sql.Stmt
 	commits atomic.Int64 // transactions committed, for tests and benchmarks
 
+	begin, commitTx, rollback     *sql.Stmt
+	savepoint, release, undo      *sql.Stmt
 	createDoc, createSnap         *sql.Stmt
 	advance, docVersion           *sql.Stmt
-	insertStep                    *sql.Stmt
 	putSnap, latestSnap, dropSnap *sql.Stmt
 	pruneSteps, setOldest         *sql.Stmt
 	deleteSteps, deleteSnaps      *sql.Stmt
 	deleteDoc                     *sql.Stmt
+
+	// insertSteps[n-1] inserts n steps, prepared on first use.
+	insertSteps [maxStepRows]*sql.Stmt
+	args        []any // insertStepRows's arguments, reused
 }
+
+// maxStepRows bounds the rows of one INSERT into steps: longer appends
+// take several.
+const maxStepRows = 16
 
 // prepare prepares the statements that the operations use.
 func (w *writer) prepare(ctx context.Context) error {
@@ -47,13 +62,18 @@ func (w *writer) prepare(ctx context.Context) error {
 		stmt **sql.Stmt
 		sql  string
 	}{
+		{&w.begin, "BEGIN IMMEDIATE"},
+		{&w.commitTx, "COMMIT"},
+		{&w.rollback, "ROLLBACK"},
+		{&w.savepoint, "SAVEPOINT op"},
+		{&w.release, "RELEASE op"},
+		{&w.undo, "ROLLBACK TO op"},
 		{&w.createDoc, `INSERT INTO docs (id, schema, version, oldest, meta, created, updated)
 			VALUES (?1, ?2, 0, 0, ?3, ?4, ?4) ON CONFLICT (id) DO NOTHING`},
 		{&w.createSnap, "INSERT INTO snapshots (doc_id, version, doc, time) VALUES (?, 0, ?, ?)"},
 		{&w.advance, `UPDATE docs SET version = ?1, updated = ?2, meta = CASE WHEN ?3 THEN ?4 ELSE meta END
 			WHERE id = ?5 AND version = ?6`},
 		{&w.docVersion, "SELECT version, oldest FROM docs WHERE id = ?"},
-		{&w.insertStep, "INSERT INTO steps (doc_id, version, json, client_id, time) VALUES (?, ?, ?, ?, ?)"},
 		{&w.putSnap, "INSERT OR REPLACE INTO snapshots (doc_id, version, doc, time) VALUES (?, ?, ?, ?)"},
 		{&w.latestSnap, "SELECT max(version) FROM snapshots WHERE doc_id = ?"},
 		{&w.dropSnap, "DELETE FROM snapshots WHERE doc_id = ? AND version < ?"},
@@ -69,6 +89,46 @@ func (w *writer) prepare(ctx context.Context) error {
 		}
 		*p.stmt = stmt
 		w.stmts = append(w.stmts, stmt)
+	}
+	return nil
+}
+
+// insertStepRows inserts steps as versions base+1 … of the document id,
+// with at most maxStepRows rows per statement. Steps with a zero Time get
+// now.
+func (w *writer) insertStepRows(id string, base int64, steps []store.Step, now time.Time) error {
+	for len(steps) > 0 {
+		n := min(len(steps), maxStepRows)
+		stmt := w.insertSteps[n-1]
+		if stmt == nil {
+			var err error
+			q := "INSERT INTO steps (doc_id, version, json, client_id, time) VALUES " +
+				strings.Repeat("(?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?)"
+			if stmt, err = w.conn.PrepareContext(context.Background(), q); err != nil {
+				return err
+			}
+			w.insertSteps[n-1] = stmt
+			w.stmts = append(w.stmts, stmt)
+		}
+		args := w.args[:0]
+		for i, st := range steps[:n] {
+			t := st.Time
+			if t.IsZero() {
+				t = now
+			}
+			args = append(args, id, base+1+int64(i), st.JSON, st.ClientID, t.UnixNano())
+		}
+		_, err := stmt.Exec(args...)
+		clear(args) // let the steps' bytes go
+		w.args = args
+		if err != nil {
+			if n == 1 {
+				return fmt.Errorf("step %d: %w", base+1, err)
+			}
+			return fmt.Errorf("steps %d to %d: %w", base+1, base+int64(n), err)
+		}
+		base += int64(n)
+		steps = steps[n:]
 	}
 	return nil
 }
@@ -92,9 +152,9 @@ func execOne(stmt *sql.Stmt, args ...any) (bool, error) {
 	return n > 0, err
 }
 
-// exec runs a statement of the writer's own (BEGIN, SAVEPOINT …).
-func (w *writer) exec(sql string) error {
-	_, err := w.conn.ExecContext(context.Background(), sql)
+// execute runs one of the writer's own statements (BEGIN, SAVEPOINT …).
+func execute(stmt *sql.Stmt) error {
+	_, err := stmt.Exec()
 	return err
 }
 
@@ -130,6 +190,15 @@ func (s *Store) writeLoop() {
 	errs := make([]error, maxBatch)
 	for o := range s.queue {
 		batch = append(batch[:0], o)
+		// The first operation's sender woke this goroutine, and Go's
+		// scheduler runs a goroutine woken that way next, ahead of the
+		// others that are runnable: among them callers about to queue
+		// their operations. Yield to them, so that they join this batch.
+		// Without it, on one CPU (GOMAXPROCS=1), every batch held one
+		// operation: the runtime leaves the CPU to the writer through the
+		// commit's system calls (fsync included), and the next caller to
+		// queue woke the writer ahead of the others again.
+		runtime.Gosched()
 	fill:
 		for len(batch) < maxBatch {
 			select {
@@ -150,20 +219,39 @@ func (s *Store) writeLoop() {
 	}
 }
 
-// commit runs batch in one transaction, one SAVEPOINT per operation, and
-// sets errs[i] to the outcome of batch[i].
+// commit runs batch in one transaction and sets errs[i] to the outcome of
+// batch[i]. An operation that fails must change nothing, while the others
+// commit. The store's refusals (a conflicting Append, say) come before an
+// operation changes anything, so that a first attempt runs the operations
+// without savepoints; only when an operation fails in a way that may leave
+// part of its changes behind (a constraint, say) is the batch rolled back
+// and run again with a savepoint around each operation.
 func (w *writer) commit(batch []*op, errs []error) {
-	failAll := func(err error) {
-		_ = w.exec("ROLLBACK") // fails when SQLite has rolled back already
+	if w.transact(batch, errs, false) {
+		return
+	}
+	clear(errs)
+	w.transact(batch, errs, true)
+}
+
+// transact runs batch in one transaction as commit says, with a savepoint
+// around each operation when savepoints is true. It returns false, having
+// rolled back, when savepoints is false and an operation may have been
+// left half done.
+func (w *writer) transact(batch []*op, errs []error, savepoints bool) bool {
+	// failAll rolls back and fails with err the operations that have no
+	// outcome yet.
+	failAll := func(err error) bool {
+		_ = execute(w.rollback) // fails when SQLite has rolled back already
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err
 			}
 		}
+		return true
 	}
-	if err := w.exec("BEGIN IMMEDIATE"); err != nil {
-		failAll(fmt.Errorf("store: begin: %w", err))
-		return
+	if err := execute(w.begin); err != nil {
+		return failAll(fmt.Errorf("store: begin: %w", err))
 	}
 	applied := 0
 	for i, o := range batch {
@@ -171,56 +259,79 @@ func (w *writer) commit(batch []*op, errs []error) {
 			errs[i] = err
 			continue
 		}
-		if err := w.exec("SAVEPOINT op"); err != nil {
-			failAll(fmt.Errorf("store: savepoint: %w", err))
-			return
+		if savepoints {
+			if err := execute(w.savepoint); err != nil {
+				return failAll(fmt.Errorf("store: savepoint: %w", err))
+			}
 		}
 		err := o.run(w)
 		if err == nil {
-			if err := w.exec("RELEASE op"); err != nil {
-				failAll(fmt.Errorf("store: release savepoint: %w", err))
-				return
+			if savepoints {
+				if err := execute(w.release); err != nil {
+					return failAll(fmt.Errorf("store: release savepoint: %w", err))
+				}
 			}
 			applied++
 			continue
 		}
 		errs[i] = err
-		if !undoable(err) {
+		switch {
+		case !undoable(err):
 			// The transaction may be gone (SQLite rolls back on I/O
 			// errors, for one): nothing of the batch is certain.
-			failAll(fmt.Errorf("store: batch rolled back after: %w", err))
-			return
-		}
-		if err := w.exec("ROLLBACK TO op; RELEASE op"); err != nil {
-			failAll(fmt.Errorf("store: rollback to savepoint: %w", err))
-			return
+			return failAll(fmt.Errorf("store: batch rolled back after: %w", err))
+		case !savepoints && refused(err):
+			// Nothing to undo.
+		case !savepoints:
+			// Perhaps half done: start again with savepoints.
+			if err := execute(w.rollback); err != nil {
+				return failAll(fmt.Errorf("store: rollback: %w", err))
+			}
+			return false
+		default:
+			if err := execute(w.undo); err != nil {
+				return failAll(fmt.Errorf("store: rollback to savepoint: %w", err))
+			}
+			if err := execute(w.release); err != nil {
+				return failAll(fmt.Errorf("store: release savepoint: %w", err))
+			}
 		}
 	}
 	if applied == 0 {
-		if err := w.exec("ROLLBACK"); err != nil {
+		if err := execute(w.rollback); err != nil {
 			failAll(fmt.Errorf("store: rollback: %w", err))
 		}
-		return
+		return true
 	}
-	if err := w.exec("COMMIT"); err != nil {
-		failAll(fmt.Errorf("store: commit: %w", err))
-		return
+	if err := execute(w.commitTx); err != nil {
+		return failAll(fmt.Errorf("store: commit: %w", err))
 	}
 	w.commits.Add(1)
+	return true
 }
 
 // errInvalid marks errors of operations that were refused before they
 // changed anything, such as a snapshot out of range.
 var errInvalid = errors.New("invalid operation")
 
-// undoable reports whether an operation that failed with err can be
-// undone alone, by rolling back to its savepoint: the store's own
-// refusals and SQLite errors that concern one statement.
-func undoable(err error) bool {
+// refused reports whether err is one of the store's refusals. An
+// operation refuses before it changes anything, so that a refused
+// operation needs no undoing.
+func refused(err error) bool {
 	for _, e := range []error{store.ErrConflict, store.ErrNotFound, store.ErrExists, errInvalid} {
 		if errors.Is(err, e) {
 			return true
 		}
+	}
+	return false
+}
+
+// undoable reports whether an operation that failed with err can be
+// undone alone, by rolling back to its savepoint: the store's own
+// refusals and SQLite errors that concern one statement.
+func undoable(err error) bool {
+	if refused(err) {
+		return true
 	}
 	var serr *sqlite3.Error
 	if errors.As(err, &serr) {
@@ -282,16 +393,7 @@ func (s *Store) appendOp(id string, base int64, steps []store.Step, meta []byte)
 			}
 			return fmt.Errorf("latest is %d: %w", latest, store.ErrConflict)
 		}
-		for i, st := range steps {
-			t := st.Time
-			if t.IsZero() {
-				t = now
-			}
-			if _, err := w.insertStep.Exec(id, base+1+int64(i), st.JSON, st.ClientID, t.UnixNano()); err != nil {
-				return fmt.Errorf("step %d: %w", base+1+int64(i), err)
-			}
-		}
-		return nil
+		return w.insertStepRows(id, base, steps, now)
 	}
 }
 
