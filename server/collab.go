@@ -118,6 +118,11 @@ func docID(seg string) (string, string) {
 		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
 			c == '.' || c == '_' || c == '~' || c == '-'
 	}
+	// Browsers and proxies resolve "." and ".." in URLs, so no client
+	// could reach such a document.
+	if id == "." || id == ".." {
+		return "", "invalid document id " + strconv.Quote(id) + ": not . or .."
+	}
 	if !ok {
 		if len(id) > maxDocID {
 			id = id[:maxDocID] + "…"

@@ -226,6 +226,8 @@ func TestCollabErrors(t *testing.T) {
 		{"space in id", get("/docs/bad%20id"), "", 400, `invalid document id "bad id"`, -1, ""},
 		{"escaped slash in id", get("/docs/a%2Fb/events?version=0&commentVersion=0"), "", 400, `invalid document id "a/b"`, -1, ""},
 		{"empty id", get("/docs//"), "", 400, `invalid document id ""`, -1, ""},
+		{"dot id", get("/docs/%2E"), "", 400, `invalid document id "."`, -1, ""},
+		{"dot-dot id", get("/docs/%2E%2E/events?version=0&commentVersion=0"), "", 400, `invalid document id ".."`, -1, ""},
 		{"id too long", get("/docs/" + strings.Repeat("x", 129)), "", 400, "want 1 to 128 characters", -1, ""},
 		{"non-ASCII id", get("/docs/%C3%A9"), "", 400, "invalid document id", -1, ""},
 
