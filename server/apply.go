@@ -61,14 +61,8 @@ func (s *Server) putExchange(x *exchange) {
 
 // apply answers an apply request.
 func (s *Server) apply(w http.ResponseWriter, r *http.Request, x *exchange) {
-	if ct := r.Header["Content-Type"]; len(ct) > 0 && !isJSON(ct[0]) {
-		s.writeError(w, x, http.StatusUnsupportedMediaType, -1,
-			"unsupported Content-Type "+strconv.Quote(ct[0])+": send application/json (UTF-8)")
-		return
-	}
-	body, status, msg := s.readBody(r, x)
-	if status != 0 {
-		s.writeError(w, x, status, -1, msg)
+	body, ok := s.readJSONBody(w, r, x)
+	if !ok {
 		return
 	}
 	out, n, err := s.applyBody(r.Context(), x.out[:0], body)
@@ -126,6 +120,23 @@ func isJSON(ct string) bool {
 	}
 	cs, ok := params["charset"]
 	return !ok || strings.EqualFold(cs, "utf-8") || strings.EqualFold(cs, "utf8")
+}
+
+// readJSONBody checks that the request is JSON and reads its body. When
+// either fails it answers the request (415, or readBody's status) and
+// returns false.
+func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, x *exchange) ([]byte, bool) {
+	if ct := r.Header["Content-Type"]; len(ct) > 0 && !isJSON(ct[0]) {
+		s.writeError(w, x, http.StatusUnsupportedMediaType, -1,
+			"unsupported Content-Type "+strconv.Quote(ct[0])+": send application/json (UTF-8)")
+		return nil, false
+	}
+	body, status, msg := s.readBody(r, x)
+	if status != 0 {
+		s.writeError(w, x, status, -1, msg)
+		return nil, false
+	}
+	return body, true
 }
 
 // readBody reads the request body into x.body, up to the limit. On

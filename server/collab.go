@@ -289,14 +289,8 @@ func queryVersion(rawQuery, name string) (int64, int, string) {
 
 // submitEvents answers POST /docs/{id}/events.
 func (s *Server) submitEvents(w http.ResponseWriter, r *http.Request, x *exchange, id string) {
-	if ct := r.Header["Content-Type"]; len(ct) > 0 && !isJSON(ct[0]) {
-		s.writeError(w, x, http.StatusUnsupportedMediaType, -1,
-			"unsupported Content-Type "+strconv.Quote(ct[0])+": send application/json (UTF-8)")
-		return
-	}
-	body, status, msg := s.readBody(r, x)
-	if status != 0 {
-		s.writeError(w, x, status, -1, msg)
+	body, ok := s.readJSONBody(w, r, x)
+	if !ok {
 		return
 	}
 	sc, _ := s.collabScratch.Get().(*collabScratch)
