@@ -1,0 +1,279 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// editorsOptions describes a load of editors typing into documents.
+type editorsOptions struct {
+	Addr string
+	// Docs documents (named Prefix0, Prefix1, …), each with Editors
+	// editors.
+	Docs, Editors int
+	Prefix        string
+	// MaxText: see typist.
+	MaxText int64
+	Seed    uint64
+	// Warmup is how long the load runs before it is measured, Duration
+	// how long it is measured.
+	Warmup, Duration time.Duration
+	// PID is the server's process id, to measure its CPU time (0: not
+	// measured).
+	PID int
+}
+
+// editorsResult is what an editors load measured. Rates are per second
+// of measured time; a request belongs to the measured time when its
+// answer arrives in it.
+type editorsResult struct {
+	Docs     int     `json:"docs"`
+	Editors  int     `json:"editorsPerDoc"`
+	Duration float64 `json:"duration"`
+	// Submits counts the POSTs answered 200 or 409; Accepted the 200s,
+	// Conflicts the 409s; Steps the steps of the accepted ones.
+	Submits   int `json:"submits"`
+	Accepted  int `json:"accepted"`
+	Conflicts int `json:"conflicts"`
+	Steps     int `json:"steps"`
+	// Catchups counts the GET events after a 409.
+	Catchups      int     `json:"catchups"`
+	StepsPerSec   float64 `json:"stepsPerSec"`
+	SubmitsPerSec float64 `json:"submitsPerSec"`
+	ConflictRate  float64 `json:"conflictRate"`
+	// Submit is the time of one POST (sent to answered, 200 or 409);
+	// Accept the time from the first POST of a batch of steps to its
+	// acceptance, 409s and catch-ups included.
+	Submit latencies `json:"submit"`
+	Accept latencies `json:"accept"`
+	CPU    cpuUse    `json:"cpu"`
+	// CPUPerStep is the server's CPU time per accepted step, in seconds.
+	CPUPerStep float64 `json:"cpuPerStep"`
+	// FinalVersions adds up the documents' versions at the end; it must be
+	// the steps accepted over the whole load (warm-up included).
+	FinalVersions int64 `json:"finalVersions"`
+	errorCount
+}
+
+// editor is one simulated editor and what it measured.
+type editor struct {
+	opt     *editorsOptions
+	doc     string
+	t       *typist
+	c       *conn
+	version int64
+	comment int64
+	// counts over the measured time
+	submits, accepted, conflicts, steps, catchups int
+	submit, accept                                []time.Duration
+	// allSteps counts the steps accepted over the whole load.
+	allSteps int64
+	errorCount
+}
+
+// runEditors runs the load opt describes.
+func runEditors(opt editorsOptions) (*editorsResult, error) {
+	if opt.Docs < 1 || opt.Editors < 1 || opt.Duration <= 0 {
+		return nil, fmt.Errorf("need documents, editors and a duration")
+	}
+	var editors []*editor
+	defer func() {
+		for _, e := range editors {
+			if e.c != nil {
+				e.c.Close()
+			}
+		}
+	}()
+	for d := range opt.Docs {
+		for i := range opt.Editors {
+			c, err := dialConn(opt.Addr)
+			if err != nil {
+				return nil, err
+			}
+			e := &editor{opt: &opt, doc: fmt.Sprintf("%s%d", opt.Prefix, d), c: c,
+				t: newTypist(opt.Seed+uint64(d*opt.Editors+i), opt.MaxText)}
+			editors = append(editors, e)
+			st, err := getDoc(c, e.doc)
+			if err != nil {
+				return nil, err
+			}
+			e.version, e.comment = *st.Version, *st.CommentVersion
+		}
+	}
+	start := time.Now()
+	w := window{from: start.Add(opt.Warmup), end: start.Add(opt.Warmup + opt.Duration)}
+	hardStop := w.end.Add(10 * time.Second)
+	var wg sync.WaitGroup
+	for _, e := range editors {
+		wg.Go(func() { e.run(w, hardStop) })
+	}
+	time.Sleep(time.Until(w.from))
+	meter := startCPU(opt.PID)
+	time.Sleep(time.Until(w.end))
+	cpu := meter.stop()
+	wg.Wait()
+
+	r := &editorsResult{Docs: opt.Docs, Editors: opt.Editors, Duration: opt.Duration.Seconds(), CPU: cpu}
+	var submit, accept []time.Duration
+	perDoc := map[string]int64{}
+	for _, e := range editors {
+		r.Submits += e.submits
+		r.Accepted += e.accepted
+		r.Conflicts += e.conflicts
+		r.Steps += e.steps
+		r.Catchups += e.catchups
+		submit = append(submit, e.submit...)
+		accept = append(accept, e.accept...)
+		perDoc[e.doc] += e.allSteps
+		r.merge(e.errorCount)
+	}
+	r.StepsPerSec = float64(r.Steps) / r.Duration
+	r.SubmitsPerSec = float64(r.Submits) / r.Duration
+	if r.Submits > 0 {
+		r.ConflictRate = float64(r.Conflicts) / float64(r.Submits)
+	}
+	r.Submit = summarize(submit)
+	r.Accept = summarize(accept)
+	if cpu.Server >= 0 && r.Steps > 0 {
+		r.CPUPerStep = cpu.Server / float64(r.Steps)
+	}
+	// Every document must be at the version its accepted steps make, with
+	// the text they typed.
+	c, err := dialConn(opt.Addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	for d := range opt.Docs {
+		id := fmt.Sprintf("%s%d", opt.Prefix, d)
+		st, err := getDoc(c, id)
+		if err != nil {
+			r.add(fmt.Errorf("final check: %w", err))
+			continue
+		}
+		r.FinalVersions += *st.Version
+		if *st.Version != perDoc[id] {
+			r.add(fmt.Errorf("final check: %s is at version %d, the editors had %d steps accepted", id, *st.Version, perDoc[id]))
+		}
+		if n, want := int64(len(st.firstText())), wantText(*st.Version, opt.MaxText); n != want {
+			r.add(fmt.Errorf("final check: %s has %d letters in its first paragraph, want %d", id, n, want))
+		}
+	}
+	return r, nil
+}
+
+// run submits until w ends: a POST at the known version with 1-3 steps;
+// on 409 a GET of the events since that version (answered at once: the
+// version is behind), then the POST again at the new version.
+func (e *editor) run(w window, hardStop time.Time) {
+	e.c.nc.SetDeadline(hardStop)
+	path := "/docs/" + e.doc + "/events"
+	for {
+		n := 1 + e.t.rng.IntN(3)
+		first := time.Now()
+		for {
+			t0 := time.Now()
+			if !t0.Before(w.end) {
+				return
+			}
+			status, body, err := e.c.do("POST", path, e.t.submission(e.version, n))
+			t1 := time.Now()
+			in := w.has(t1)
+			if err != nil {
+				if in {
+					e.add(err)
+				}
+				if !e.reconnect(hardStop) {
+					return
+				}
+				break
+			}
+			if in && (status == 200 || status == 409) {
+				e.submits++
+				e.submit = append(e.submit, t1.Sub(t0))
+			}
+			if status == 200 {
+				var a submitAnswer
+				if err := json.Unmarshal(body, &a); err != nil || a.Version == nil {
+					e.fail(in, fmt.Errorf("POST answer %.200s: %v", body, err))
+					break
+				}
+				if *a.Version != e.version+int64(n) {
+					e.fail(in, fmt.Errorf("POST of %d steps at version %d answered version %d", n, e.version, *a.Version))
+				}
+				e.version = *a.Version
+				e.allSteps += int64(n)
+				if in {
+					e.accepted++
+					e.steps += n
+					e.accept = append(e.accept, t1.Sub(first))
+				}
+				break
+			}
+			if status != 409 {
+				e.fail(in, fmt.Errorf("POST: status %d: %.200s", status, body))
+				break
+			}
+			if in {
+				e.conflicts++
+			}
+			if !e.catchUp(w) {
+				break
+			}
+		}
+	}
+}
+
+// catchUp fetches the events after the editor's version; false when that
+// failed.
+func (e *editor) catchUp(w window) bool {
+	status, body, err := e.c.do("GET", eventsPath(e.doc, e.version, e.comment), nil)
+	in := w.has(time.Now())
+	if in {
+		e.catchups++
+	}
+	if err != nil {
+		e.fail(in, err)
+		return e.reconnect(w.end.Add(10 * time.Second))
+	}
+	var a eventsAnswer
+	switch {
+	case status != 200:
+		err = fmt.Errorf("GET events: status %d: %.200s", status, body)
+	default:
+		if err = json.Unmarshal(body, &a); err == nil {
+			err = a.check(e.version)
+		}
+	}
+	if err != nil {
+		e.fail(in, err)
+		return false
+	}
+	e.version, e.comment = *a.Version, *a.CommentVersion
+	return true
+}
+
+// fail counts err when it happened in the measured time.
+func (e *editor) fail(in bool, err error) {
+	if in {
+		e.add(err)
+	}
+}
+
+// reconnect replaces a broken connection; false when it cannot.
+func (e *editor) reconnect(hardStop time.Time) bool {
+	e.c.Close()
+	e.c = nil
+	for time.Now().Before(hardStop) {
+		c, err := dialConn(e.opt.Addr)
+		if err == nil {
+			c.nc.SetDeadline(hardStop)
+			e.c = c
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}

@@ -1,0 +1,554 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// A serverKind is one authority under load.
+type serverKind struct {
+	Name, About string
+	// pmauthority reports whether this is one of pmauthority's rows (and
+	// so gets ratios to node's).
+	pmauthority bool
+	// command returns the command line serving on addr; data is a fresh
+	// empty folder for its store.
+	command func(cfg *runConfig, addr, data string) []string
+	// gcPath is the path of its POST that collects the garbage, if it has
+	// one.
+	gcPath string
+}
+
+// nodeName is the baseline every pmauthority row is compared with.
+const nodeName = "node"
+
+var serverKinds = []serverKind{
+	{"pma-sqlite-full", "pmauthority serve --store sqlite --sync full: every acknowledged step is on disk (fsync)", true,
+		func(cfg *runConfig, addr, data string) []string {
+			return []string{cfg.Bin, "serve", "--addr", addr, "--store", "sqlite", "--data", data, "--sync", "full"}
+		}, ""},
+	{"pma-sqlite-normal", "pmauthority serve --store sqlite --sync normal: WAL without fsync on every commit (a power loss may lose the last commits, a crash of the process none)", true,
+		func(cfg *runConfig, addr, data string) []string {
+			return []string{cfg.Bin, "serve", "--addr", addr, "--store", "sqlite", "--data", data, "--sync", "normal"}
+		}, ""},
+	{"pma-memory", "pmauthority serve --store memory: nothing durable, as the node authority", true,
+		func(cfg *runConfig, addr, _ string) []string {
+			return []string{cfg.Bin, "serve", "--addr", addr, "--store", "memory"}
+		}, ""},
+	{nodeName, "bench/noderef/authority.mjs: node:http, documents in memory as the ProseMirror demo server keeps them, prosemirror ESM build (started with --expose-gc for the memory scenario's second reading)", false,
+		func(cfg *runConfig, addr, _ string) []string {
+			host, port, _ := net.SplitHostPort(addr)
+			return []string{cfg.Node, "--expose-gc", filepath.Join(cfg.Root, "bench/noderef/authority.mjs"), "--host", host, "--port", port, "--gc-route"}
+		}, "/debug/gc"},
+}
+
+// A scenario is one load, run against every server.
+type scenario struct {
+	Name string
+	// about says what it is, for the report.
+	about func(cfg *runConfig) string
+	// args are the flags of `collabbench load` (besides addr, pid and the
+	// times).
+	args func(cfg *runConfig) []string
+	// timed: the load has a warm-up and a measured duration.
+	timed bool
+}
+
+var scenarios = []scenario{
+	{"1doc-8ed", func(*runConfig) string { return "1 document, 8 editors" }, func(*runConfig) []string {
+		return []string{"-scenario", scenarioEditors, "-docs", "1", "-editors", "8", "-prefix", "one-"}
+	}, true},
+	{"100docs-2ed", func(*runConfig) string { return "100 documents, 2 editors each" }, func(*runConfig) []string {
+		return []string{"-scenario", scenarioEditors, "-docs", "100", "-editors", "2", "-prefix", "many-"}
+	}, true},
+	{"fanout", func(cfg *runConfig) string {
+		return fmt.Sprintf("%d long-polling readers of one document, each polling again as soon as it has an answer; 1 writer submitting one step 10 times a second; delivery latency is from the writer sending its POST to a reader receiving the step", cfg.Readers)
+	}, func(cfg *runConfig) []string {
+		return []string{"-scenario", scenarioFanout, "-readers", strconv.Itoa(cfg.Readers), "-rate", "10", "-prefix", "fan-"}
+	}, true},
+	{"memory", func(cfg *runConfig) string {
+		return fmt.Sprintf("documents of 2,000 letters (20 steps of 100, one POST each) made through the API, %d to warm the server up, then %d more between two readings of the server's RSS (VmRSS, each after 2 s idle)", cfg.MemDocs, cfg.MemDocs)
+	}, func(cfg *runConfig) []string {
+		n := strconv.Itoa(cfg.MemDocs)
+		return []string{"-scenario", scenarioMemory, "-docs", n, "-warm", n, "-steps", "20", "-text", "100", "-prefix", "mem-"}
+	}, false},
+}
+
+// A placement is where the server and the load generator run.
+type placement struct {
+	Name, About  string
+	server, load []string // command prefixes
+}
+
+var placements = []placement{
+	{"pinned", "server on CPU 0, load generator on CPU 1 (taskset)", []string{"taskset", "-c", "0"}, []string{"taskset", "-c", "1"}},
+	{"unpinned", "server and load generator free to use both CPUs", nil, nil},
+}
+
+// runConfig is the configuration of a whole run.
+type runConfig struct {
+	Root, Bin, Node, Self string
+	OutDir, Report        string
+	Quick                 bool
+	Warmup, Duration      time.Duration
+	Rounds                int
+	Readers, MemDocs      int
+	Servers, Scenarios    []string
+	Placements            []string
+	Notes                 []string
+	LoadAvg               [2]string
+	// Commit is the repository's commit when the run started.
+	Commit string
+}
+
+// cell is one server under one scenario in one placement and round.
+type cell struct {
+	Placement string      `json:"placement"`
+	Scenario  string      `json:"scenario"`
+	Server    string      `json:"server"`
+	Round     int         `json:"round"`
+	Result    *loadResult `json:"result,omitempty"`
+	// PeakRSS is the server's VmHWM at the end of the load.
+	PeakRSS int64  `json:"peakRSS"`
+	Err     string `json:"error,omitempty"`
+}
+
+func cmdRun(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	cfg := &runConfig{}
+	fs.BoolVar(&cfg.Quick, "quick", false, "one round of 3-second loads, to check that everything works")
+	bin := fs.String("bin", "", "pmauthority `binary` (default ROOT/bench/out/collab/pmauthority)")
+	fs.StringVar(&cfg.Node, "node", "node", "node `binary`")
+	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "load before each measured time")
+	duration := fs.Duration("duration", 0, "measured time of each load (default 10s, quick 3s)")
+	rounds := fs.Int("rounds", 0, "rounds: every scenario against every server, the servers' order rotating (default 3, quick 1)")
+	fs.IntVar(&cfg.Readers, "readers", 1000, "fanout: long-polling readers")
+	fs.IntVar(&cfg.MemDocs, "mem-docs", 1000, "memory: documents")
+	serverList := fs.String("servers", "pma-sqlite-full,pma-sqlite-normal,pma-memory,node", "servers to measure")
+	scenarioList := fs.String("scenarios", "1doc-8ed,100docs-2ed,fanout,memory", "scenarios to run")
+	placementList := fs.String("placements", "pinned,unpinned", "placements")
+	fs.StringVar(&cfg.Report, "report", "", "markdown report `file` (default ROOT/bench/out/collab-latest.md)")
+	fs.Parse(args)
+
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	cfg.Root = root
+	cfg.OutDir = filepath.Join(root, "bench/out/collab")
+	cfg.Bin = *bin
+	if cfg.Bin == "" {
+		cfg.Bin = filepath.Join(cfg.OutDir, "pmauthority")
+	}
+	if cfg.Report == "" {
+		cfg.Report = filepath.Join(root, "bench/out/collab-latest.md")
+	}
+	if cfg.Self, err = os.Executable(); err != nil {
+		return err
+	}
+	cfg.Duration, cfg.Rounds = 10*time.Second, 3
+	if cfg.Quick {
+		cfg.Duration, cfg.Rounds = 3*time.Second, 1
+	}
+	if *duration > 0 {
+		cfg.Duration = *duration
+	}
+	if *rounds > 0 {
+		cfg.Rounds = *rounds
+	}
+	cfg.Servers, cfg.Scenarios, cfg.Placements = splitList(*serverList), splitList(*scenarioList), splitList(*placementList)
+	for _, s := range cfg.Servers {
+		if findServer(s) == nil {
+			return fmt.Errorf("unknown server %q", s)
+		}
+	}
+	for _, s := range cfg.Scenarios {
+		if findScenario(s) == nil {
+			return fmt.Errorf("unknown scenario %q", s)
+		}
+	}
+	for _, p := range cfg.Placements {
+		if findPlacement(p) == nil {
+			return fmt.Errorf("unknown placement %q", p)
+		}
+	}
+	if slices.Contains(cfg.Placements, "pinned") {
+		if _, err := exec.LookPath("taskset"); err != nil {
+			cfg.Notes = append(cfg.Notes, "taskset (util-linux) not found: unpinned only")
+			cfg.Placements = slices.DeleteFunc(cfg.Placements, func(p string) bool { return p == "pinned" })
+		}
+	}
+	if len(cfg.Placements) == 0 || len(cfg.Servers) == 0 || len(cfg.Scenarios) == 0 {
+		return fmt.Errorf("nothing to run")
+	}
+	return run(cfg)
+}
+
+// run runs every scenario against every server, writes the report and
+// the raw results, and prints the report.
+func run(cfg *runConfig) error {
+	started := time.Now()
+	cfg.LoadAvg[0] = loadAvg()
+	cfg.Commit = "?"
+	if out, err := exec.Command("git", "-C", cfg.Root, "rev-parse", "--short", "HEAD").Output(); err == nil {
+		cfg.Commit = strings.TrimSpace(string(out))
+	}
+	for _, dir := range []string{"logs", "data"} {
+		if err := os.MkdirAll(filepath.Join(cfg.OutDir, dir), 0o755); err != nil {
+			return err
+		}
+	}
+	var cells []*cell
+	total := len(cfg.Placements) * cfg.Rounds * len(cfg.Scenarios) * len(cfg.Servers)
+	for _, plName := range cfg.Placements {
+		pl := findPlacement(plName)
+		for round := range cfg.Rounds {
+			for _, scName := range cfg.Scenarios {
+				sc := findScenario(scName)
+				// Rotate the servers' order every round, so that a change in
+				// the shared machine's load does not always hit the same one.
+				order := slices.Clone(cfg.Servers)
+				k := round % len(order)
+				order = append(order[k:], order[:k]...)
+				for _, name := range order {
+					c := measure(cfg, pl, sc, findServer(name), round)
+					cells = append(cells, c)
+					logf("[%d/%d] %s round %d %s %s: %s", len(cells), total, pl.Name, round+1, sc.Name, name, c.line())
+				}
+			}
+		}
+	}
+	cfg.LoadAvg[1] = loadAvg()
+	raw, err := json.MarshalIndent(cells, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cfg.OutDir, "results.json"), raw, 0o644); err != nil {
+		return err
+	}
+	var report bytes.Buffer
+	writeReport(&report, cfg, cells, time.Since(started))
+	if err := os.WriteFile(cfg.Report, report.Bytes(), 0o644); err != nil {
+		return err
+	}
+	os.Stdout.Write(report.Bytes())
+	logf("report written to %s (raw results in %s)", cfg.Report, filepath.Join(cfg.OutDir, "results.json"))
+	var failed []string
+	for _, c := range cells {
+		if c.Err != "" {
+			failed = append(failed, fmt.Sprintf("%s %s %s: %s", c.Placement, c.Scenario, c.Server, c.Err))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d loads failed:\n%s", len(failed), strings.Join(failed, "\n"))
+	}
+	return nil
+}
+
+// measure starts a fresh server, runs the scenario against it with the
+// load generator in a child process (placed as pl says) and stops it.
+func measure(cfg *runConfig, pl *placement, sc *scenario, s *serverKind, round int) *cell {
+	c := &cell{Placement: pl.Name, Scenario: sc.Name, Server: s.Name, Round: round + 1}
+	tag := fmt.Sprintf("%s-%s-%s-%d", pl.Name, sc.Name, s.Name, round+1)
+	data, err := os.MkdirTemp(filepath.Join(cfg.OutDir, "data"), tag+"-")
+	if err != nil {
+		c.Err = err.Error()
+		return c
+	}
+	defer os.RemoveAll(data)
+	p, err := startServer(cfg, pl, s, data, tag)
+	if err != nil {
+		c.Err = err.Error()
+		return c
+	}
+	defer p.stop()
+	args := append(slices.Clone(pl.load), cfg.Self, "load", "-addr", p.addr, "-pid", strconv.Itoa(p.cmd.Process.Pid),
+		"-seed", strconv.Itoa(round+1))
+	args = append(args, sc.args(cfg)...)
+	if sc.Name == scenarioMemory && s.gcPath != "" {
+		args = append(args, "-gc-path", s.gcPath)
+	}
+	if sc.timed {
+		args = append(args, "-warmup", cfg.Warmup.String(), "-duration", cfg.Duration.String())
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := startChild(cmd); err != nil {
+		c.Err = err.Error()
+		return c
+	}
+	err = cmd.Wait()
+	forgetChild(cmd)
+	if err != nil {
+		c.Err = fmt.Sprintf("load: %v: %s", err, lastLines(errOut.Bytes(), 3))
+		return c
+	}
+	c.Result = &loadResult{}
+	if err := json.Unmarshal(out.Bytes(), c.Result); err != nil {
+		c.Err = fmt.Sprintf("load answered %q: %v", lastLines(out.Bytes(), 3), err)
+		c.Result = nil
+		return c
+	}
+	c.PeakRSS, _ = procStatus(p.cmd.Process.Pid, "VmHWM")
+	return c
+}
+
+// line summarizes a cell for the progress log.
+func (c *cell) line() string {
+	switch {
+	case c.Err != "":
+		return "error: " + c.Err
+	case c.Result.Editors != nil:
+		e := c.Result.Editors
+		return fmt.Sprintf("%s steps/s, %s submits/s, 409 %.0f%%, submit p50 %s p99 %s, CPU/step %s, others %.2f, errors %d %s",
+			fmtRate(e.StepsPerSec), fmtRate(e.SubmitsPerSec), 100*e.ConflictRate, fmtDur(e.Submit.P50), fmtDur(e.Submit.P99),
+			fmtDur(e.CPUPerStep), e.CPU.Others, e.Errors, e.FirstError)
+	case c.Result.Fanout != nil:
+		f := c.Result.Fanout
+		return fmt.Sprintf("%d/%d delivered, p50 %s p99 %s, writer p99 %s, others %.2f, errors %d %s",
+			f.Deliveries, f.Expected, fmtDur(f.Delivery.P50), fmtDur(f.Delivery.P99), fmtDur(f.Submit.P99), f.CPU.Others, f.Errors, f.FirstError)
+	case c.Result.Memory != nil:
+		m := c.Result.Memory
+		gc := ""
+		if m.PerDocGC != 0 {
+			gc = fmt.Sprintf(" (after a GC: %s -> %s: %s)", fmtBytes(float64(m.RSSBeforeGC)), fmtBytes(float64(m.RSSAfterGC)), fmtBytes(m.PerDocGC))
+		}
+		return fmt.Sprintf("RSS %s -> %s: %s per document%s, errors %d %s",
+			fmtBytes(float64(m.RSSBefore)), fmtBytes(float64(m.RSSAfter)), fmtBytes(m.PerDoc), gc, m.Errors, m.FirstError)
+	}
+	return "no result"
+}
+
+// running is a server process.
+type running struct {
+	addr   string
+	cmd    *exec.Cmd
+	exited chan error
+	log    *os.File
+}
+
+// startServer starts s on a free loopback port, placed as pl says, its
+// output in OutDir/logs/tag.log, and waits until it answers GET /docs.
+func startServer(cfg *runConfig, pl *placement, s *serverKind, data, tag string) (*running, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	args := append(slices.Clone(pl.server), s.command(cfg, addr, data)...)
+	logFile, err := os.Create(filepath.Join(cfg.OutDir, "logs", tag+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = cfg.Root
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := startChild(cmd); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	p := &running{addr: addr, cmd: cmd, exited: make(chan error, 1), log: logFile}
+	go func() { p.exited <- cmd.Wait() }()
+	if err := p.waitReady(30 * time.Second); err != nil {
+		p.stop()
+		tail, _ := os.ReadFile(logFile.Name())
+		return nil, fmt.Errorf("%s did not start: %v: %s", s.Name, err, lastLines(tail, 5))
+	}
+	return p, nil
+}
+
+// waitReady waits until the server answers GET /docs with a 200.
+func (p *running) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-p.exited:
+			p.exited <- err
+			return fmt.Errorf("exited: %v", err)
+		default:
+		}
+		c, err := dialConn(p.addr)
+		if err == nil {
+			c.nc.SetDeadline(time.Now().Add(5 * time.Second))
+			var status int
+			var body []byte
+			status, body, err = c.do("GET", "/docs", nil)
+			c.Close()
+			if err == nil && status == 200 {
+				return nil
+			}
+			if err == nil {
+				err = fmt.Errorf("GET /docs: status %d: %.200s", status, body)
+			}
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("not answering on %s after %s: %v", p.addr, timeout, last)
+}
+
+// stop ends the server: SIGTERM, then SIGKILL after 10 seconds.
+func (p *running) stop() {
+	defer p.log.Close()
+	defer forgetChild(p.cmd)
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// children are the processes started and not yet ended, killed when
+// collabbench is interrupted so that no server outlives it.
+var children = struct {
+	sync.Mutex
+	m    map[*exec.Cmd]bool
+	once sync.Once
+}{m: map[*exec.Cmd]bool{}}
+
+// startChild starts cmd and keeps it in children.
+func startChild(cmd *exec.Cmd) error {
+	children.once.Do(func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			s := <-sig
+			children.Lock()
+			for c := range children.m {
+				c.Process.Kill()
+			}
+			children.Unlock()
+			logf("interrupted by %v: servers and load generator stopped", s)
+			os.Exit(130)
+		}()
+	})
+	children.Lock()
+	defer children.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	children.m[cmd] = true
+	return nil
+}
+
+// forgetChild removes cmd from children once it has ended.
+func forgetChild(cmd *exec.Cmd) {
+	children.Lock()
+	delete(children.m, cmd)
+	children.Unlock()
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// loadAvg returns the first three fields of /proc/loadavg.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// repoRoot returns the repository's root: the nearest folder above the
+// working directory holding go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory: run from the repository")
+		}
+		dir = parent
+	}
+}
+
+func findServer(name string) *serverKind {
+	for i := range serverKinds {
+		if serverKinds[i].Name == name {
+			return &serverKinds[i]
+		}
+	}
+	return nil
+}
+
+func findScenario(name string) *scenario {
+	for i := range scenarios {
+		if scenarios[i].Name == name {
+			return &scenarios[i]
+		}
+	}
+	return nil
+}
+
+func findPlacement(name string) *placement {
+	for i := range placements {
+		if placements[i].Name == name {
+			return &placements[i]
+		}
+	}
+	return nil
+}
+
+// splitList splits a comma-separated list.
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// lastLines returns the last n lines of b, on one line.
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], " | ")
+}
+
+// logf prints a progress line on stderr.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "== "+format+"\n", args...)
+}
