@@ -2,14 +2,12 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"net"
-	"slices"
 	"strconv"
 	"time"
+
+	"github.com/pmauthority/pmauthority/bench/internal/httpwire"
 )
 
 // conn is one keep-alive HTTP/1.1 connection with a minimal client: an
@@ -39,8 +37,6 @@ func dialConn(addr string) (*conn, error) {
 // Close closes the connection.
 func (c *conn) Close() error { return c.nc.Close() }
 
-var errMalformed = errors.New("malformed HTTP answer")
-
 // do sends one request (a body only with POST) and returns the answer's
 // status and body; the body is valid until the next call. After an
 // error the connection cannot be used again.
@@ -62,96 +58,10 @@ func (c *conn) do(method, path string, body []byte) (int, []byte, error) {
 	if _, err := c.nc.Write(c.req); err != nil {
 		return 0, nil, err
 	}
-	return c.readAnswer()
-}
-
-// readAnswer reads one answer.
-func (c *conn) readAnswer() (int, []byte, error) {
-	line, err := c.r.ReadSlice('\n')
+	status, answer, closes, err := httpwire.ReadAnswer(c.r, c.body)
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
-		return 0, nil, fmt.Errorf("%w: status line %q", errMalformed, line)
-	}
-	status, err := strconv.Atoi(string(line[9:12]))
-	if err != nil {
-		return 0, nil, fmt.Errorf("%w: status line %q", errMalformed, line)
-	}
-	c.closed = line[7] == '0'
-	length, chunked := -1, false
-	for {
-		line, err := c.r.ReadSlice('\n')
-		if err != nil {
-			return 0, nil, err
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
-			break
-		}
-		name, value, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
-			return 0, nil, fmt.Errorf("%w: header %q", errMalformed, line)
-		}
-		value = bytes.TrimSpace(value)
-		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			if length, err = strconv.Atoi(string(value)); err != nil || length < 0 {
-				return 0, nil, fmt.Errorf("%w: header %q", errMalformed, line)
-			}
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			chunked = bytes.EqualFold(value, []byte("chunked"))
-		case bytes.EqualFold(name, []byte("Connection")):
-			c.closed = c.closed || bytes.EqualFold(value, []byte("close"))
-		}
-	}
-	c.body = c.body[:0]
-	switch {
-	case chunked:
-		err = c.readChunks()
-	case length >= 0:
-		c.body = slices.Grow(c.body, length)[:length]
-		_, err = io.ReadFull(c.r, c.body)
-	default:
-		c.closed = true
-		c.body, err = io.ReadAll(c.r)
-	}
-	if err != nil {
-		return 0, nil, err
-	}
-	return status, c.body, nil
-}
-
-// readChunks reads a chunked body into c.body.
-func (c *conn) readChunks() error {
-	for {
-		line, err := c.r.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
-		size, _, _ := bytes.Cut(bytes.TrimSpace(line), []byte(";"))
-		n, err := strconv.ParseUint(string(size), 16, 31)
-		if err != nil {
-			return fmt.Errorf("%w: chunk size %q", errMalformed, line)
-		}
-		if n == 0 {
-			for { // trailers, up to an empty line
-				line, err := c.r.ReadSlice('\n')
-				if err != nil {
-					return err
-				}
-				if len(bytes.TrimSpace(line)) == 0 {
-					return nil
-				}
-			}
-		}
-		at := len(c.body)
-		c.body = slices.Grow(c.body, int(n))[:at+int(n)]
-		if _, err := io.ReadFull(c.r, c.body[at:]); err != nil {
-			return err
-		}
-		if _, err := c.r.Discard(2); err != nil { // CRLF
-			return err
-		}
-	}
+	c.body, c.closed = answer, closes
+	return status, answer, nil
 }

@@ -21,9 +21,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"time"
+
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 )
 
 const usage = `usage: collabbench <command> [flags]
@@ -99,7 +100,7 @@ func cmdLoad(args []string) error {
 	settle := fs.Duration("settle", 2*time.Second, "memory: time the server is left alone before each RSS reading")
 	gcPath := fs.String("gc-path", "", "memory: `path` of a POST that makes the server collect its garbage; the RSS is also read after one")
 	fs.Parse(args)
-	if err := checkLoopback(*addr); err != nil {
+	if err := benchproc.CheckLoopback(*addr); err != nil {
 		return err
 	}
 	var res loadResult
@@ -121,17 +122,4 @@ func cmdLoad(args []string) error {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
-}
-
-// checkLoopback refuses an address that is not on this machine's
-// loopback interface.
-func checkLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("%s is not a loopback address: the load stays on this machine", addr)
-	}
-	return nil
 }

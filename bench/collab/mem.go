@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 )
 
 // memOptions describes a measure of the memory a loaded document takes
@@ -66,7 +68,7 @@ func runMem(opt memOptions) (*memResult, error) {
 	}
 	time.Sleep(opt.Settle)
 	var err error
-	if res.RSSBefore, err = procStatus(opt.PID, "VmRSS"); err != nil {
+	if res.RSSBefore, err = benchproc.ProcStatus(opt.PID, "VmRSS"); err != nil {
 		return nil, err
 	}
 	if res.RSSBeforeGC, res.HeapBefore, err = rssAfterGC(opt); err != nil {
@@ -78,7 +80,7 @@ func runMem(opt memOptions) (*memResult, error) {
 	}
 	res.Seconds = time.Since(t0).Seconds()
 	time.Sleep(opt.Settle)
-	if res.RSSAfter, err = procStatus(opt.PID, "VmRSS"); err != nil {
+	if res.RSSAfter, err = benchproc.ProcStatus(opt.PID, "VmRSS"); err != nil {
 		return nil, err
 	}
 	res.PerDoc = float64(res.RSSAfter-res.RSSBefore) / float64(opt.Docs)
@@ -117,7 +119,7 @@ func rssAfterGC(opt memOptions) (rss, heap int64, err error) {
 		return 0, 0, err
 	}
 	time.Sleep(opt.Settle)
-	rss, err = procStatus(opt.PID, "VmRSS")
+	rss, err = benchproc.ProcStatus(opt.PID, "VmRSS")
 	return rss, answer.HeapUsed, err
 }
 

@@ -13,6 +13,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
@@ -37,7 +38,7 @@ func cmdPprofServe(args []string) error {
 	contention := fs.Bool("contention", false, "also record where goroutines block and wait for locks")
 	heap := fs.Bool("heap", false, "also write PREFIX.heap.pprof at the end (after a GC, before the documents are unloaded)")
 	fs.Parse(args)
-	if err := checkLoopback(*addr); err != nil {
+	if err := benchproc.CheckLoopback(*addr); err != nil {
 		return err
 	}
 	var st store.Store

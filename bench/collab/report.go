@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
+	"github.com/pmauthority/pmauthority/bench/internal/stats"
 )
 
 // summary is one server under one scenario in one placement: the
@@ -88,7 +91,7 @@ func summarizeCells(cells []*cell, pl, sc, server string) *summary {
 			s.first = ec.FirstError
 		}
 	}
-	m := func(k string) float64 { return median(cols[k]) }
+	m := func(k string) float64 { return stats.Median(cols[k]) }
 	s.stepsPerSec, s.submitsPerSec, s.conflictRate = m("steps"), m("submits"), m("conflicts")
 	s.submitP50, s.submitP99, s.acceptP99 = m("p50"), m("p99"), m("accept99")
 	s.cpuPerStep, s.others = m("cpu"), m("others")
@@ -139,7 +142,7 @@ func writeReport(w io.Writer, cfg *runConfig, cells []*cell, took time.Duration)
 
 	has := func(sc string) bool { return slices.Contains(cfg.Scenarios, sc) }
 	for _, plName := range cfg.Placements {
-		pl := findPlacement(plName)
+		pl := benchproc.FindPlacement(plName)
 		fmt.Fprintf(w, "\n## %s: %s\n", pl.Name, pl.About)
 		if has("1doc-8ed") || has("100docs-2ed") {
 			fmt.Fprintf(w, "\n| scenario | server | steps/s | submits/s | 409 rate | submit p50 | submit p99 | accept p99 | CPU/step | peak RSS | others' CPU | errors |\n")
@@ -226,7 +229,7 @@ func writeTargets(w io.Writer, cfg *runConfig, cells []*cell) {
 }
 
 // writeRatios writes the table of each pmauthority row's ratios to node's.
-func writeRatios(w io.Writer, cfg *runConfig, cells []*cell, pl *placement) {
+func writeRatios(w io.Writer, cfg *runConfig, cells []*cell, pl *benchproc.Placement) {
 	if !slices.Contains(cfg.Servers, nodeName) {
 		return
 	}

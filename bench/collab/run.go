@@ -3,20 +3,18 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 )
 
 // A serverKind is one authority under load.
@@ -88,17 +86,6 @@ var scenarios = []scenario{
 	}, false},
 }
 
-// A placement is where the server and the load generator run.
-type placement struct {
-	Name, About  string
-	server, load []string // command prefixes
-}
-
-var placements = []placement{
-	{"pinned", "server on CPU 0, load generator on CPU 1 (taskset)", []string{"taskset", "-c", "0"}, []string{"taskset", "-c", "1"}},
-	{"unpinned", "server and load generator free to use both CPUs", nil, nil},
-}
-
 // runConfig is the configuration of a whole run.
 type runConfig struct {
 	Root, Bin, Node, Self string
@@ -144,7 +131,7 @@ func cmdRun(args []string) error {
 	fs.StringVar(&cfg.Report, "report", "", "markdown report `file` (default ROOT/bench/out/collab-latest.md)")
 	fs.Parse(args)
 
-	root, err := repoRoot()
+	root, err := benchproc.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -170,7 +157,7 @@ func cmdRun(args []string) error {
 	if *rounds > 0 {
 		cfg.Rounds = *rounds
 	}
-	cfg.Servers, cfg.Scenarios, cfg.Placements = splitList(*serverList), splitList(*scenarioList), splitList(*placementList)
+	cfg.Servers, cfg.Scenarios, cfg.Placements = benchproc.SplitList(*serverList), benchproc.SplitList(*scenarioList), benchproc.SplitList(*placementList)
 	for _, s := range cfg.Servers {
 		if findServer(s) == nil {
 			return fmt.Errorf("unknown server %q", s)
@@ -181,16 +168,12 @@ func cmdRun(args []string) error {
 			return fmt.Errorf("unknown scenario %q", s)
 		}
 	}
-	for _, p := range cfg.Placements {
-		if findPlacement(p) == nil {
-			return fmt.Errorf("unknown placement %q", p)
-		}
+	var unpinned bool
+	if cfg.Placements, unpinned, err = benchproc.CheckPlacements(cfg.Placements); err != nil {
+		return err
 	}
-	if slices.Contains(cfg.Placements, "pinned") {
-		if _, err := exec.LookPath("taskset"); err != nil {
-			cfg.Notes = append(cfg.Notes, "taskset (util-linux) not found: unpinned only")
-			cfg.Placements = slices.DeleteFunc(cfg.Placements, func(p string) bool { return p == "pinned" })
-		}
+	if unpinned {
+		cfg.Notes = append(cfg.Notes, "taskset (util-linux) not found: unpinned only")
 	}
 	if len(cfg.Placements) == 0 || len(cfg.Servers) == 0 || len(cfg.Scenarios) == 0 {
 		return fmt.Errorf("nothing to run")
@@ -202,7 +185,7 @@ func cmdRun(args []string) error {
 // the raw results, and prints the report.
 func run(cfg *runConfig) error {
 	started := time.Now()
-	cfg.LoadAvg[0] = loadAvg()
+	cfg.LoadAvg[0] = benchproc.LoadAvg()
 	cfg.Commit = "?"
 	if out, err := exec.Command("git", "-C", cfg.Root, "rev-parse", "--short", "HEAD").Output(); err == nil {
 		cfg.Commit = strings.TrimSpace(string(out))
@@ -215,7 +198,7 @@ func run(cfg *runConfig) error {
 	var cells []*cell
 	total := len(cfg.Placements) * cfg.Rounds * len(cfg.Scenarios) * len(cfg.Servers)
 	for _, plName := range cfg.Placements {
-		pl := findPlacement(plName)
+		pl := benchproc.FindPlacement(plName)
 		for round := range cfg.Rounds {
 			for _, scName := range cfg.Scenarios {
 				sc := findScenario(scName)
@@ -227,12 +210,12 @@ func run(cfg *runConfig) error {
 				for _, name := range order {
 					c := measure(cfg, pl, sc, findServer(name), round)
 					cells = append(cells, c)
-					logf("[%d/%d] %s round %d %s %s: %s", len(cells), total, pl.Name, round+1, sc.Name, name, c.line())
+					benchproc.Logf("[%d/%d] %s round %d %s %s: %s", len(cells), total, pl.Name, round+1, sc.Name, name, c.line())
 				}
 			}
 		}
 	}
-	cfg.LoadAvg[1] = loadAvg()
+	cfg.LoadAvg[1] = benchproc.LoadAvg()
 	raw, err := json.MarshalIndent(cells, "", "  ")
 	if err != nil {
 		return err
@@ -246,7 +229,7 @@ func run(cfg *runConfig) error {
 		return err
 	}
 	os.Stdout.Write(report.Bytes())
-	logf("report written to %s (raw results in %s)", cfg.Report, filepath.Join(cfg.OutDir, "results.json"))
+	benchproc.Logf("report written to %s (raw results in %s)", cfg.Report, filepath.Join(cfg.OutDir, "results.json"))
 	var failed []string
 	for _, c := range cells {
 		if c.Err != "" {
@@ -261,7 +244,7 @@ func run(cfg *runConfig) error {
 
 // measure starts a fresh server, runs the scenario against it with the
 // load generator in a child process (placed as pl says) and stops it.
-func measure(cfg *runConfig, pl *placement, sc *scenario, s *serverKind, round int) *cell {
+func measure(cfg *runConfig, pl *benchproc.Placement, sc *scenario, s *serverKind, round int) *cell {
 	c := &cell{Placement: pl.Name, Scenario: sc.Name, Server: s.Name, Round: round + 1}
 	tag := fmt.Sprintf("%s-%s-%s-%d", pl.Name, sc.Name, s.Name, round+1)
 	data, err := os.MkdirTemp(filepath.Join(cfg.OutDir, "data"), tag+"-")
@@ -275,8 +258,8 @@ func measure(cfg *runConfig, pl *placement, sc *scenario, s *serverKind, round i
 		c.Err = err.Error()
 		return c
 	}
-	defer p.stop()
-	args := append(slices.Clone(pl.load), cfg.Self, "load", "-addr", p.addr, "-pid", strconv.Itoa(p.cmd.Process.Pid),
+	defer p.Stop(stopGrace)
+	args := append(slices.Clone(pl.Load), cfg.Self, "load", "-addr", p.Addr, "-pid", strconv.Itoa(p.Pid()),
 		"-seed", strconv.Itoa(round+1))
 	args = append(args, sc.args(cfg)...)
 	if sc.Name == scenarioMemory && s.gcPath != "" {
@@ -288,23 +271,23 @@ func measure(cfg *runConfig, pl *placement, sc *scenario, s *serverKind, round i
 	cmd := exec.Command(args[0], args[1:]...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := startChild(cmd); err != nil {
+	if err := benchproc.Start(cmd); err != nil {
 		c.Err = err.Error()
 		return c
 	}
 	err = cmd.Wait()
-	forgetChild(cmd)
+	benchproc.Forget(cmd)
 	if err != nil {
-		c.Err = fmt.Sprintf("load: %v: %s", err, lastLines(errOut.Bytes(), 3))
+		c.Err = fmt.Sprintf("load: %v: %s", err, benchproc.LastLines(errOut.Bytes(), 3))
 		return c
 	}
 	c.Result = &loadResult{}
 	if err := json.Unmarshal(out.Bytes(), c.Result); err != nil {
-		c.Err = fmt.Sprintf("load answered %q: %v", lastLines(out.Bytes(), 3), err)
+		c.Err = fmt.Sprintf("load answered %q: %v", benchproc.LastLines(out.Bytes(), 3), err)
 		c.Result = nil
 		return c
 	}
-	c.PeakRSS, _ = procStatus(p.cmd.Process.Pid, "VmHWM")
+	c.PeakRSS, _ = benchproc.ProcStatus(p.Pid(), "VmHWM")
 	return c
 }
 
@@ -334,56 +317,40 @@ func (c *cell) line() string {
 	return "no result"
 }
 
-// running is a server process.
-type running struct {
-	addr   string
-	cmd    *exec.Cmd
-	exited chan error
-	log    *os.File
-}
+// stopGrace is how long a server may take to stop after SIGTERM.
+const stopGrace = 10 * time.Second
 
 // startServer starts s on a free loopback port, placed as pl says, its
 // output in OutDir/logs/tag.log, and waits until it answers GET /docs.
-func startServer(cfg *runConfig, pl *placement, s *serverKind, data, tag string) (*running, error) {
-	port, err := freePort()
+func startServer(cfg *runConfig, pl *benchproc.Placement, s *serverKind, data, tag string) (*benchproc.Server, error) {
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	args := append(slices.Clone(pl.server), s.command(cfg, addr, data)...)
-	logFile, err := os.Create(filepath.Join(cfg.OutDir, "logs", tag+".log"))
+	args := append(slices.Clone(pl.Server), s.command(cfg, addr, data)...)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = cfg.Root
+	p, err := benchproc.StartServer(cmd, addr, filepath.Join(cfg.OutDir, "logs", tag+".log"))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = cfg.Root
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := startChild(cmd); err != nil {
-		logFile.Close()
-		return nil, err
-	}
-	p := &running{addr: addr, cmd: cmd, exited: make(chan error, 1), log: logFile}
-	go func() { p.exited <- cmd.Wait() }()
-	if err := p.waitReady(30 * time.Second); err != nil {
-		p.stop()
-		tail, _ := os.ReadFile(logFile.Name())
-		return nil, fmt.Errorf("%s did not start: %v: %s", s.Name, err, lastLines(tail, 5))
+	if err := waitReady(p, 30*time.Second); err != nil {
+		p.Stop(stopGrace)
+		return nil, fmt.Errorf("%s did not start: %v: %s", s.Name, err, p.LogTail(5))
 	}
 	return p, nil
 }
 
 // waitReady waits until the server answers GET /docs with a 200.
-func (p *running) waitReady(timeout time.Duration) error {
+func waitReady(p *benchproc.Server, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for time.Now().Before(deadline) {
-		select {
-		case err := <-p.exited:
-			p.exited <- err
+		if done, err := p.Exited(); done {
 			return fmt.Errorf("exited: %v", err)
-		default:
 		}
-		c, err := dialConn(p.addr)
+		c, err := dialConn(p.Addr)
 		if err == nil {
 			c.nc.SetDeadline(time.Now().Add(5 * time.Second))
 			var status int
@@ -400,108 +367,7 @@ func (p *running) waitReady(timeout time.Duration) error {
 		last = err
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("not answering on %s after %s: %v", p.addr, timeout, last)
-}
-
-// stop ends the server: SIGTERM, then SIGKILL after 10 seconds.
-func (p *running) stop() {
-	defer p.log.Close()
-	defer forgetChild(p.cmd)
-	select {
-	case err := <-p.exited:
-		p.exited <- err
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-// children are the processes started and not yet ended, killed when
-// collabbench is interrupted so that no server outlives it.
-var children = struct {
-	sync.Mutex
-	m    map[*exec.Cmd]bool
-	once sync.Once
-}{m: map[*exec.Cmd]bool{}}
-
-// startChild starts cmd and keeps it in children.
-func startChild(cmd *exec.Cmd) error {
-	children.once.Do(func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		go func() {
-			s := <-sig
-			children.Lock()
-			for c := range children.m {
-				c.Process.Kill()
-			}
-			children.Unlock()
-			logf("interrupted by %v: servers and load generator stopped", s)
-			os.Exit(130)
-		}()
-	})
-	children.Lock()
-	defer children.Unlock()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	children.m[cmd] = true
-	return nil
-}
-
-// forgetChild removes cmd from children once it has ended.
-func forgetChild(cmd *exec.Cmd) {
-	children.Lock()
-	delete(children.m, cmd)
-	children.Unlock()
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// loadAvg returns the first three fields of /proc/loadavg.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-// repoRoot returns the repository's root: the nearest folder above the
-// working directory holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory: run from the repository")
-		}
-		dir = parent
-	}
+	return fmt.Errorf("not answering on %s after %s: %v", p.Addr, timeout, last)
 }
 
 func findServer(name string) *serverKind {
@@ -520,35 +386,4 @@ func findScenario(name string) *scenario {
 		}
 	}
 	return nil
-}
-
-func findPlacement(name string) *placement {
-	for i := range placements {
-		if placements[i].Name == name {
-			return &placements[i]
-		}
-	}
-	return nil
-}
-
-// splitList splits a comma-separated list.
-func splitList(s string) []string {
-	var out []string
-	for f := range strings.SplitSeq(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// lastLines returns the last n lines of b, on one line.
-func lastLines(b []byte, n int) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], " | ")
-}
-
-// logf prints a progress line on stderr.
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "== "+format+"\n", args...)
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/pmauthority/pmauthority/bench/internal/stats"
 )
 
 // latencies summarizes durations as seconds.
@@ -23,32 +25,10 @@ func summarize(ds []time.Duration) latencies {
 	slices.Sort(ds)
 	return latencies{
 		N:   len(ds),
-		P50: quantile(ds, 0.50).Seconds(),
-		P90: quantile(ds, 0.90).Seconds(),
-		P99: quantile(ds, 0.99).Seconds(),
-		Max: quantile(ds, 1).Seconds(),
-	}
-}
-
-// quantile returns the q-quantile of sorted (nearest rank), 0 for none.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(sorted))+0.5) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
-}
-
-// median returns the median of xs, 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
+		P50: stats.Quantile(ds, 0.50).Seconds(),
+		P90: stats.Quantile(ds, 0.90).Seconds(),
+		P99: stats.Quantile(ds, 0.99).Seconds(),
+		Max: stats.Quantile(ds, 1).Seconds(),
 	}
 }
 
@@ -100,29 +80,6 @@ func processCPU(pid int) float64 {
 		return -1
 	}
 	return (utime + stime) / clockTicks
-}
-
-// procStatus returns a field of /proc/PID/status in bytes (VmRSS,
-// VmHWM: given in kB there).
-func procStatus(pid int, field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for line := range bytes.Lines(b) {
-		if rest, ok := bytes.CutPrefix(line, []byte(field+":")); ok {
-			f := bytes.Fields(rest)
-			if len(f) == 0 {
-				break
-			}
-			kb, err := strconv.ParseInt(string(f[0]), 10, 64)
-			if err != nil {
-				return 0, err
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // machineCPU returns the busy and total CPU time of the whole machine so

@@ -3,14 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/pmauthority/pmauthority/bench/internal/httpwire"
+	"github.com/pmauthority/pmauthority/bench/internal/stats"
 )
 
 // LoadOptions says how to load a server.
@@ -222,36 +222,13 @@ func collect(opt *LoadOptions, workers []*worker) *LoadResult {
 	for _, c := range counts {
 		r.Intervals = append(r.Intervals, float64(c)*float64(n)/r.Duration)
 	}
-	r.ReqPerSec = median(r.Intervals)
+	r.ReqPerSec = stats.Median(r.Intervals)
 	slices.Sort(lat)
-	r.P50 = quantile(lat, 0.50).Seconds()
-	r.P90 = quantile(lat, 0.90).Seconds()
-	r.P99 = quantile(lat, 0.99).Seconds()
-	r.Max = quantile(lat, 1).Seconds()
+	r.P50 = stats.Quantile(lat, 0.50).Seconds()
+	r.P90 = stats.Quantile(lat, 0.90).Seconds()
+	r.P99 = stats.Quantile(lat, 0.99).Seconds()
+	r.Max = stats.Quantile(lat, 1).Seconds()
 	return r
-}
-
-// median returns the median of xs (0 for none).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// quantile returns the q-quantile of the sorted durations (nearest rank),
-// 0 for none.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(sorted))+0.5) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // requestBytes returns the whole HTTP/1.1 request, written with a single
@@ -286,105 +263,16 @@ func dial(addr string) (*client, error) {
 // close closes the connection.
 func (c *client) close() { c.conn.Close() }
 
-var errMalformed = errors.New("malformed HTTP answer")
-
 // roundTrip sends req and returns the answer's status and body. The body
 // is valid until the next call.
 func (c *client) roundTrip(req []byte) (status int, body []byte, err error) {
 	if _, err := c.conn.Write(req); err != nil {
 		return 0, nil, err
 	}
-	line, err := c.r.ReadSlice('\n')
+	status, body, closes, err := httpwire.ReadAnswer(c.r, c.body)
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
-		return 0, nil, fmt.Errorf("%w: status line %q", errMalformed, line)
-	}
-	if status, err = strconv.Atoi(string(line[9:12])); err != nil {
-		return 0, nil, fmt.Errorf("%w: status line %q", errMalformed, line)
-	}
-	length, chunked := -1, false
-	c.mustClose = line[7] == '0' // HTTP/1.0
-	for {
-		line, err := c.r.ReadSlice('\n')
-		if err != nil {
-			return 0, nil, err
-		}
-		if len(line) <= 2 {
-			break
-		}
-		name, value, ok := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
-		if !ok {
-			return 0, nil, fmt.Errorf("%w: header %q", errMalformed, line)
-		}
-		value = bytes.TrimSpace(value)
-		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			if length, err = strconv.Atoi(string(value)); err != nil || length < 0 {
-				return 0, nil, fmt.Errorf("%w: header %q", errMalformed, line)
-			}
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			chunked = bytes.EqualFold(value, []byte("chunked"))
-		case bytes.EqualFold(name, []byte("Connection")):
-			if bytes.EqualFold(value, []byte("close")) {
-				c.mustClose = true
-			}
-		}
-	}
-	c.body = c.body[:0]
-	switch {
-	case chunked:
-		err = c.readChunked()
-	case length >= 0:
-		c.body = slices.Grow(c.body, length)[:length]
-		_, err = io.ReadFull(c.r, c.body)
-	default:
-		c.mustClose = true
-		var b bytes.Buffer
-		_, err = b.ReadFrom(c.r)
-		c.body = b.Bytes()
-	}
-	if err != nil {
-		return 0, nil, err
-	}
-	return status, c.body, nil
-}
-
-// readChunked reads a chunked body into c.body.
-func (c *client) readChunked() error {
-	for {
-		line, err := c.r.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
-		hex, _, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(";"))
-		size, err := strconv.ParseUint(string(bytes.TrimSpace(hex)), 16, 31)
-		if err != nil {
-			return fmt.Errorf("%w: chunk size %q", errMalformed, line)
-		}
-		if size == 0 {
-			for { // trailers, up to the empty line
-				line, err := c.r.ReadSlice('\n')
-				if err != nil {
-					return err
-				}
-				if len(line) <= 2 {
-					return nil
-				}
-			}
-		}
-		n := len(c.body)
-		c.body = slices.Grow(c.body, int(size))[:n+int(size)]
-		if _, err := io.ReadFull(c.r, c.body[n:]); err != nil {
-			return err
-		}
-		var crlf [2]byte
-		if _, err := io.ReadFull(c.r, crlf[:]); err != nil {
-			return err
-		}
-		if crlf != [2]byte{'\r', '\n'} {
-			return fmt.Errorf("%w: chunk not followed by CRLF", errMalformed)
-		}
-	}
+	c.body, c.mustClose = body, closes
+	return status, body, nil
 }

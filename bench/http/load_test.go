@@ -80,38 +80,6 @@ func TestCeilingHandler(t *testing.T) {
 	}
 }
 
-func TestQuantile(t *testing.T) {
-	var d []time.Duration
-	for i := 1; i <= 100; i++ {
-		d = append(d, time.Duration(i))
-	}
-	for _, tt := range []struct {
-		q    float64
-		want time.Duration
-	}{{0.5, 50}, {0.9, 90}, {0.99, 99}, {1, 100}, {0, 1}} {
-		if got := quantile(d, tt.q); got != tt.want {
-			t.Errorf("quantile(1..100, %g) = %d, want %d", tt.q, got, tt.want)
-		}
-	}
-	if got := quantile(nil, 0.5); got != 0 {
-		t.Errorf("quantile(nil) = %d, want 0", got)
-	}
-	if got := median([]float64{3, 1, 2, 10}); got != 2.5 {
-		t.Errorf("median = %g, want 2.5", got)
-	}
-}
-
-func TestCheckLoopback(t *testing.T) {
-	for addr, ok := range map[string]bool{
-		"127.0.0.1:80": true, "localhost:1": true, "[::1]:8080": true, "127.1.2.3:9": true,
-		"10.0.0.1:80": false, "example.com:80": false, "0.0.0.0:80": false,
-	} {
-		if err := checkLoopback(addr); (err == nil) != ok {
-			t.Errorf("checkLoopback(%q) = %v, want ok %v", addr, err, ok)
-		}
-	}
-}
-
 func TestCollectIntervals(t *testing.T) {
 	opt := &LoadOptions{Conns: 1, Duration: time.Second}
 	w := &worker{opt: opt}

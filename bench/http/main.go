@@ -21,6 +21,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 )
 
 const usage = `usage: httpbench <command> [flags]
@@ -81,7 +83,7 @@ func cmdLoad(args []string) error {
 	duration := fs.Duration("duration", 10*time.Second, "measured time")
 	checkEvery := fs.Int("check-every", 16, "compare every `n`-th answer per connection byte for byte (every answer's length is checked)")
 	fs.Parse(args)
-	if err := checkLoopback(*addr); err != nil {
+	if err := benchproc.CheckLoopback(*addr); err != nil {
 		return err
 	}
 	body, err := os.ReadFile(*bodyFile)
@@ -108,7 +110,7 @@ func cmdCeiling(args []string) error {
 	answerFile := fs.String("answer", "", "`file` with the answer body")
 	contentType := fs.String("content-type", "application/json; charset=utf-8", "Content-Type of the answers")
 	fs.Parse(args)
-	if err := checkLoopback(*addr); err != nil {
+	if err := benchproc.CheckLoopback(*addr); err != nil {
 		return err
 	}
 	answer, err := os.ReadFile(*answerFile)

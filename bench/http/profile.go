@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 	"github.com/pmauthority/pmauthority/server"
 )
 
@@ -36,7 +37,7 @@ func cmdPprofServe(args []string) error {
 	def := fs.String("default-schema", "text", "schema of requests that name none")
 	out := fs.String("cpuprofile", "cpu.pprof", "CPU profile `file`")
 	fs.Parse(args)
-	if err := checkLoopback(*addr); err != nil {
+	if err := benchproc.CheckLoopback(*addr); err != nil {
 		return err
 	}
 	srv, err := server.New(server.Config{DefaultSchema: *def, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
@@ -71,7 +72,7 @@ func cmdProfile(args []string) error {
 	duration := fs.Duration("duration", 10*time.Second, "measured time (after a 2s warm-up)")
 	nodes := fs.Int("nodecount", 35, "functions to list")
 	fs.Parse(args)
-	root, err := repoRoot()
+	root, err := benchproc.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func cmdProfile(args []string) error {
 	if cfg.Self, err = os.Executable(); err != nil {
 		return err
 	}
-	place := findPlacement(*pl)
+	place := benchproc.FindPlacement(*pl)
 	if place == nil {
 		return fmt.Errorf("unknown placement %q", *pl)
 	}
@@ -116,7 +117,7 @@ func cmdProfile(args []string) error {
 	if r.Err != "" {
 		return fmt.Errorf("%s", r.Err)
 	}
-	logf("%s c=%d %s: %.0f req/s, p50 %s, p99 %s, CPU/req %s, peak RSS %s, others' CPU %.2f; profile in %s", c.Name, *conns, place.Name,
+	benchproc.Logf("%s c=%d %s: %.0f req/s, p50 %s, p99 %s, CPU/req %s, peak RSS %s, others' CPU %.2f; profile in %s", c.Name, *conns, place.Name,
 		r.ReqPerSec, fmtDur(r.P50), fmtDur(r.P99), fmtDur(r.CPUPerReq), fmtBytes(r.PeakRSS), r.OthersCPU, cfg.Profile)
 	cmd := exec.Command("go", "tool", "pprof", "-top", fmt.Sprintf("-nodecount=%d", *nodes), cfg.Self, cfg.Profile)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 )
 
 // writeReport writes the markdown report of a run: how it was run, the
@@ -58,7 +60,7 @@ func writeReport(w io.Writer, cfg *runConfig, cases []*payloadCase, results []*c
 	}
 
 	for _, plName := range cfg.Placements {
-		pl := findPlacement(plName)
+		pl := benchproc.FindPlacement(plName)
 		fmt.Fprintf(w, "\n## %s: %s\n\n", pl.Name, pl.About)
 		fmt.Fprintf(w, "| payload | conns | server | req/s | p50 | p90 | p99 | max | peak RSS | CPU/req | others' CPU | errors |\n")
 		fmt.Fprintf(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,17 +10,17 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/pmauthority/pmauthority/bench"
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
+	"github.com/pmauthority/pmauthority/bench/internal/stats"
 )
 
 // A serverKind is one of the implementations under load.
@@ -56,20 +55,6 @@ var servers = []serverKind{
 	{ceilingName, "httpbench ceiling: Go net/http answering the expected bytes without doing any work", func(cfg *runConfig, addr string, c *payloadCase) []string {
 		return []string{cfg.Self, "ceiling", "-addr", addr, "-answer", c.ExpectFile, "-content-type", c.ContentType}
 	}},
-}
-
-// A placement is where the server and the load generator run.
-type placement struct {
-	Name  string
-	About string
-	// server and load prefix the server's and the load generator's
-	// command lines.
-	server, load []string
-}
-
-var placements = []placement{
-	{"pinned", "server on CPU 0, load generator on CPU 1 (taskset)", []string{"taskset", "-c", "0"}, []string{"taskset", "-c", "1"}},
-	{"unpinned", "server and load generator free to use both CPUs", nil, nil},
 }
 
 // runConfig is the configuration of a whole run.
@@ -168,7 +153,7 @@ func (r *caseResult) summarize() {
 		for _, rr := range r.Rounds {
 			xs = append(xs, f(rr))
 		}
-		return median(xs)
+		return stats.Median(xs)
 	}
 	r.ReqPerSec = pick(func(rr *roundResult) float64 { return rr.Load.MeanReqPerSec })
 	r.P50 = pick(func(rr *roundResult) float64 { return rr.Load.P50 })
@@ -205,7 +190,7 @@ func cmdRun(args []string) error {
 	fs.StringVar(&cfg.Report, "report", "", "markdown report `file` (default ROOT/bench/out/http-latest.md)")
 	fs.Parse(args)
 
-	root, err := repoRoot()
+	root, err := benchproc.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -236,10 +221,10 @@ func cmdRun(args []string) error {
 	if *rounds > 0 {
 		cfg.Rounds = *rounds
 	}
-	cfg.Servers = splitList(*serverList)
-	cfg.Payloads = splitList(*payloadList)
-	cfg.Placements = splitList(*placementList)
-	for _, s := range splitList(*connList) {
+	cfg.Servers = benchproc.SplitList(*serverList)
+	cfg.Payloads = benchproc.SplitList(*payloadList)
+	cfg.Placements = benchproc.SplitList(*placementList)
+	for _, s := range benchproc.SplitList(*connList) {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
 			return fmt.Errorf("bad concurrency %q", s)
@@ -251,16 +236,12 @@ func cmdRun(args []string) error {
 			return fmt.Errorf("unknown server %q", name)
 		}
 	}
-	for _, name := range cfg.Placements {
-		if findPlacement(name) == nil {
-			return fmt.Errorf("unknown placement %q", name)
-		}
+	var unpinned bool
+	if cfg.Placements, unpinned, err = benchproc.CheckPlacements(cfg.Placements); err != nil {
+		return err
 	}
-	if slices.Contains(cfg.Placements, "pinned") {
-		if _, err := exec.LookPath("taskset"); err != nil {
-			cfg.Notes = append(cfg.Notes, "taskset (util-linux) not found: pinned placement skipped, unpinned only")
-			cfg.Placements = slices.DeleteFunc(cfg.Placements, func(p string) bool { return p == "pinned" })
-		}
+	if unpinned {
+		cfg.Notes = append(cfg.Notes, "taskset (util-linux) not found: pinned placement skipped, unpinned only")
 	}
 	if len(cfg.Placements) == 0 {
 		return fmt.Errorf("no placement to run")
@@ -271,7 +252,7 @@ func cmdRun(args []string) error {
 // run runs the benchmark cfg describes and writes its report.
 func run(cfg *runConfig) error {
 	started := time.Now()
-	cfg.LoadAvg[0] = loadAvg()
+	cfg.LoadAvg[0] = benchproc.LoadAvg()
 	if err := os.MkdirAll(filepath.Join(cfg.OutDir, "logs"), 0o755); err != nil {
 		return err
 	}
@@ -296,7 +277,7 @@ func run(cfg *runConfig) error {
 		return fmt.Errorf("no payload to run")
 	}
 
-	logf("checking that every server gives node:http's answer to every payload")
+	benchproc.Logf("checking that every server gives node:http's answer to every payload")
 	if err := checkAnswers(cfg, cases); err != nil {
 		return err
 	}
@@ -305,17 +286,17 @@ func run(cfg *runConfig) error {
 	total := len(cfg.Placements) * len(cases) * len(cfg.Conns)
 	done := 0
 	for _, plName := range cfg.Placements {
-		pl := findPlacement(plName)
+		pl := benchproc.FindPlacement(plName)
 		for _, c := range cases {
 			for _, conns := range cfg.Conns {
 				done++
-				logf("[%d/%d] %s %s c=%d", done, total, pl.Name, c.Name, conns)
+				benchproc.Logf("[%d/%d] %s %s c=%d", done, total, pl.Name, c.Name, conns)
 				group := measureGroup(cfg, pl, c, conns)
 				for _, r := range group {
 					if r.Err != "" {
-						logf("    %-12s error: %s", r.Server, r.Err)
+						benchproc.Logf("    %-12s error: %s", r.Server, r.Err)
 					} else {
-						logf("    %-12s %8s req/s  p50 %-9s p99 %-9s CPU/req %-9s peak RSS %-8s others' CPU %.2f  errors %d",
+						benchproc.Logf("    %-12s %8s req/s  p50 %-9s p99 %-9s CPU/req %-9s peak RSS %-8s others' CPU %.2f  errors %d",
 							r.Server, fmtRate(r.ReqPerSec), fmtDur(r.P50), fmtDur(r.P99), fmtDur(r.CPUPerReq), fmtBytes(r.PeakRSS), r.OthersCPU, r.Errors)
 					}
 				}
@@ -334,14 +315,14 @@ func run(cfg *runConfig) error {
 	if err := os.WriteFile(filepath.Join(cfg.OutDir, "results.json"), raw, 0o644); err != nil {
 		return err
 	}
-	cfg.LoadAvg[1] = loadAvg()
+	cfg.LoadAvg[1] = benchproc.LoadAvg()
 	var report bytes.Buffer
 	writeReport(&report, cfg, cases, results, time.Since(started))
 	if err := os.WriteFile(cfg.Report, report.Bytes(), 0o644); err != nil {
 		return err
 	}
 	os.Stdout.Write(report.Bytes())
-	logf("report written to %s (raw results in %s)", cfg.Report, filepath.Join(cfg.OutDir, "results.json"))
+	benchproc.Logf("report written to %s (raw results in %s)", cfg.Report, filepath.Join(cfg.OutDir, "results.json"))
 	for _, c := range cases {
 		if c.Skip != "" {
 			return fmt.Errorf("payload %s not measured: %s", c.Name, c.Skip)
@@ -398,7 +379,7 @@ func checkAnswers(cfg *runConfig, cases []*payloadCase) error {
 				return fmt.Errorf("node:http: %w", err)
 			}
 			note := fmt.Sprintf("%s left out: %v", name, err)
-			logf("%s", note)
+			benchproc.Logf("%s", note)
 			cfg.Notes = append(cfg.Notes, note)
 			failed = append(failed, name)
 			cfg.LeftOut = append(cfg.LeftOut, note)
@@ -422,7 +403,7 @@ func checkAnswers(cfg *runConfig, cases []*payloadCase) error {
 				break
 			}
 		}
-		logf("  %s: request %d bytes; %s", c.Name, len(c.Body), strings.Join(checkedList(c, order), "; "))
+		benchproc.Logf("  %s: request %d bytes; %s", c.Name, len(c.Body), strings.Join(checkedList(c, order), "; "))
 		expect := answers[nodeHTTPName][c.Name]
 		c.AnswerBytes = len(expect)
 		if err := os.WriteFile(c.ExpectFile, expect, 0o644); err != nil {
@@ -447,7 +428,7 @@ func checkedList(c *payloadCase, order []string) []string {
 // from round to round, so that slow changes in the load of the shared
 // machine hit all servers alike. Then it reads their peak RSS and stops
 // them.
-func measureGroup(cfg *runConfig, pl *placement, c *payloadCase, conns int) []*caseResult {
+func measureGroup(cfg *runConfig, pl *benchproc.Placement, c *payloadCase, conns int) []*caseResult {
 	var results, live []*caseResult
 	expect, readErr := os.ReadFile(c.ExpectFile)
 	for _, name := range cfg.Servers {
@@ -461,7 +442,7 @@ func measureGroup(cfg *runConfig, pl *placement, c *payloadCase, conns int) []*c
 		}
 	}
 	// The servers start (and stop) all at once: node takes a while.
-	procs := make([]*running, len(results))
+	procs := make([]*benchproc.Server, len(results))
 	var wg sync.WaitGroup
 	for i, r := range results {
 		if r.Err != "" {
@@ -481,19 +462,19 @@ func measureGroup(cfg *runConfig, pl *placement, c *payloadCase, conns int) []*c
 		var wg sync.WaitGroup
 		for _, p := range procs {
 			if p != nil {
-				wg.Go(p.stop)
+				wg.Go(func() { p.Stop(stopGrace) })
 			}
 		}
 		wg.Wait()
 	}()
-	proc := map[*caseResult]*running{}
+	proc := map[*caseResult]*benchproc.Server{}
 	for i, r := range results {
 		if r.Err != "" {
 			continue
 		}
 		p := procs[i]
 		proc[r] = p
-		status, _, body, err := post(p.addr, c.Body)
+		status, _, body, err := post(p.Addr, c.Body)
 		if err == nil && (status != http.StatusOK || !bytes.Equal(body, expect)) {
 			err = fmt.Errorf("answer differs from the expected one (status %d): %.300s", status, body)
 		}
@@ -527,7 +508,7 @@ func measureGroup(cfg *runConfig, pl *placement, c *payloadCase, conns int) []*c
 		}
 		r.summarize()
 		var err error
-		if r.PeakRSS, err = peakRSS(proc[r].pid()); err != nil {
+		if r.PeakRSS, err = benchproc.ProcStatus(proc[r].Pid(), "VmHWM"); err != nil {
 			r.Err = err.Error()
 		}
 	}
@@ -537,22 +518,22 @@ func measureGroup(cfg *runConfig, pl *placement, c *payloadCase, conns int) []*c
 // loadOnce runs the load generator against p once (with pl's CPU
 // placement) and measures the CPU the server and the rest of the machine
 // used meanwhile.
-func loadOnce(cfg *runConfig, pl *placement, p *running, c *payloadCase, conns int, warmup, duration time.Duration) (*roundResult, error) {
-	args := append(append([]string{}, pl.load...), cfg.Self, "load",
-		"-addr", p.addr, "-body", c.BodyFile, "-expect", c.ExpectFile,
+func loadOnce(cfg *runConfig, pl *benchproc.Placement, p *benchproc.Server, c *payloadCase, conns int, warmup, duration time.Duration) (*roundResult, error) {
+	args := append(append([]string{}, pl.Load...), cfg.Self, "load",
+		"-addr", p.Addr, "-body", c.BodyFile, "-expect", c.ExpectFile,
 		"-c", strconv.Itoa(conns), "-warmup", warmup.String(), "-duration", duration.String())
 	cmd := exec.Command(args[0], args[1:]...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	busy0, srv0 := machineBusy(), processCPU(p.pid())
+	busy0, srv0 := machineBusy(), processCPU(p.Pid())
 	start := time.Now()
-	if err := startChild(cmd); err != nil {
+	if err := benchproc.Start(cmd); err != nil {
 		return nil, err
 	}
 	err := cmd.Wait()
-	forgetChild(cmd)
+	benchproc.Forget(cmd)
 	wall := time.Since(start).Seconds()
-	busy, srv := machineBusy()-busy0, processCPU(p.pid())-srv0
+	busy, srv := machineBusy()-busy0, processCPU(p.Pid())-srv0
 	if err != nil {
 		return nil, fmt.Errorf("load generator: %v: %s", err, stderr.Bytes())
 	}
@@ -568,130 +549,53 @@ func loadOnce(cfg *runConfig, pl *placement, p *running, c *payloadCase, conns i
 	return rr, nil
 }
 
-// running is a server process started by startServer.
-type running struct {
-	addr   string
-	cmd    *exec.Cmd
-	exited chan error
-	log    *os.File
-}
-
-// pid returns the server's process id.
-func (p *running) pid() int { return p.cmd.Process.Pid }
-
-// stop ends the server: SIGTERM, then SIGKILL after 5 seconds.
-func (p *running) stop() {
-	defer p.log.Close()
-	defer forgetChild(p.cmd)
-	select {
-	case err := <-p.exited:
-		p.exited <- err
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(5 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
+// stopGrace is how long a server may take to stop after SIGTERM.
+const stopGrace = 5 * time.Second
 
 // startServer starts s on a free loopback port (with pl's CPU placement,
 // if any; its output goes to OutDir/logs/tag.log) and waits until it
 // accepts connections.
-func startServer(cfg *runConfig, pl *placement, s *serverKind, c *payloadCase, tag string) (*running, error) {
-	port, err := freePort()
+func startServer(cfg *runConfig, pl *benchproc.Placement, s *serverKind, c *payloadCase, tag string) (*benchproc.Server, error) {
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	args := s.command(cfg, addr, c)
 	if pl != nil {
-		args = append(append([]string{}, pl.server...), args...)
-	}
-	logFile, err := os.Create(filepath.Join(cfg.OutDir, "logs", tag+".log"))
-	if err != nil {
-		return nil, err
+		args = append(append([]string{}, pl.Server...), args...)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = cfg.Root
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := startChild(cmd); err != nil {
-		logFile.Close()
+	p, err := benchproc.StartServer(cmd, addr, filepath.Join(cfg.OutDir, "logs", tag+".log"))
+	if err != nil {
 		return nil, err
 	}
-	p := &running{addr: addr, cmd: cmd, exited: make(chan error, 1), log: logFile}
-	go func() { p.exited <- cmd.Wait() }()
-	if err := waitReady(addr, p.exited, 30*time.Second); err != nil {
-		p.stop()
-		tail, _ := os.ReadFile(logFile.Name())
-		return nil, fmt.Errorf("%s did not start: %v: %s", s.Name, err, lastLines(tail, 5))
+	if err := waitReady(p, 30*time.Second); err != nil {
+		p.Stop(stopGrace)
+		return nil, fmt.Errorf("%s did not start: %v: %s", s.Name, err, p.LogTail(5))
 	}
 	return p, nil
 }
 
 // withServer starts s, calls f with its address, and stops it.
-func withServer(cfg *runConfig, pl *placement, s *serverKind, c *payloadCase, tag string, f func(addr string) error) error {
+func withServer(cfg *runConfig, pl *benchproc.Placement, s *serverKind, c *payloadCase, tag string, f func(addr string) error) error {
 	p, err := startServer(cfg, pl, s, c, tag)
 	if err != nil {
 		return err
 	}
-	defer p.stop()
-	return f(p.addr)
+	defer p.Stop(stopGrace)
+	return f(p.Addr)
 }
 
-// children are the processes started and not yet ended, stopped when
-// httpbench is interrupted so that no server outlives it.
-var children = struct {
-	sync.Mutex
-	m       map[*exec.Cmd]bool
-	handler sync.Once
-}{m: map[*exec.Cmd]bool{}}
-
-// startChild starts cmd and keeps it in children.
-func startChild(cmd *exec.Cmd) error {
-	children.handler.Do(func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		go func() {
-			s := <-sig
-			children.Lock()
-			for c := range children.m {
-				c.Process.Kill()
-			}
-			children.Unlock()
-			logf("interrupted by %v: servers and load generator stopped", s)
-			os.Exit(130)
-		}()
-	})
-	children.Lock()
-	defer children.Unlock()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	children.m[cmd] = true
-	return nil
-}
-
-// forgetChild removes cmd from children once it has ended.
-func forgetChild(cmd *exec.Cmd) {
-	children.Lock()
-	delete(children.m, cmd)
-	children.Unlock()
-}
-
-// waitReady waits until addr accepts connections, the process exits or
-// the timeout passes.
-func waitReady(addr string, exited chan error, timeout time.Duration) error {
+// waitReady waits until p accepts connections, exits or the timeout
+// passes.
+func waitReady(p *benchproc.Server, timeout time.Duration) error {
+	addr := p.Addr
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			exited <- err
+		if done, err := p.Exited(); done {
 			return fmt.Errorf("exited: %v", err)
-		default:
 		}
 		conn, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
@@ -714,31 +618,6 @@ func post(addr string, body []byte) (status int, contentType string, answer []by
 	defer resp.Body.Close()
 	answer, err = io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header.Get("Content-Type"), answer, err
-}
-
-// peakRSS returns the peak resident set size of process pid (VmHWM).
-func peakRSS(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc status")
-}
-
-// loadAvg returns the 1, 5 and 15 minute load averages.
-func loadAvg() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(data))
-	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 // clockTick is the unit of the CPU times in /proc (USER_HZ, 100 on Linux).
@@ -786,56 +665,13 @@ func processCPU(pid int) float64 {
 	return (utime + stime) * clockTick
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// checkLoopback refuses any address that is not on loopback.
-func checkLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%s is not a loopback address", addr)
-	}
-	return nil
-}
-
-// repoRoot returns the folder of go.mod, from the working directory up.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the repository (no go.mod found)")
-		}
-		dir = parent
-	}
-}
-
 // tracesDir returns dir, or by default the traces folder beside the
 // repository.
 func tracesDir(dir string) string {
 	if dir != "" {
 		return dir
 	}
-	root, err := repoRoot()
+	root, err := benchproc.RepoRoot()
 	if err != nil {
 		root = "."
 	}
@@ -849,32 +685,4 @@ func findServer(name string) *serverKind {
 		}
 	}
 	return nil
-}
-
-func findPlacement(name string) *placement {
-	for i := range placements {
-		if placements[i].Name == name {
-			return &placements[i]
-		}
-	}
-	return nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func lastLines(b []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], " | ")
-}
-
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "== "+format+"\n", args...)
 }

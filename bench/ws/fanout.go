@@ -96,7 +96,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer s.stop()
+	defer s.Stop(stopGrace)
 	ctx, cancel := context.WithTimeout(context.Background(), *warmup+*duration+3*time.Minute)
 	defer cancel()
 
@@ -107,7 +107,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 	err = dialAll(*editors, 32, func(i int) error {
 		dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
 		defer dcancel()
-		c, v, err := dial(dctx, s.addr, "fanout", i+1, false)
+		c, v, err := dial(dctx, s.Addr, "fanout", i+1, false)
 		if err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 		go func() { defer typing.Done(); e.type_(ctx, *rate, stopTyping) }()
 	}
 	time.Sleep(*warmup)
-	t0, err := s.cpuTicks()
+	t0, err := cpuTicks(s.Pid())
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 	time.Sleep(*duration)
 	end := time.Now()
 	f.to.Store(end.UnixNano())
-	t1, err := s.cpuTicks()
+	t1, err := cpuTicks(s.Pid())
 	if err != nil {
 		return nil, err
 	}

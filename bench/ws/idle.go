@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 )
 
 // idleResult is what `wsbench idle` measures.
@@ -57,7 +58,7 @@ func runIdle(opt idleOptions) (*idleResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer s.stop()
+	defer s.Stop(stopGrace)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -76,7 +77,7 @@ func runIdle(opt idleOptions) (*idleResult, error) {
 			dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
 			defer dcancel()
 			k := base + i
-			c, _, err := dial(dctx, s.addr, "idle-"+strconv.Itoa(k%*docs), k+1, false)
+			c, _, err := dial(dctx, s.Addr, "idle-"+strconv.Itoa(k%*docs), k+1, false)
 			if err != nil {
 				return err
 			}
@@ -101,7 +102,7 @@ func runIdle(opt idleOptions) (*idleResult, error) {
 		return nil, err
 	}
 	time.Sleep(*settle)
-	if res.RSSBefore, err = s.rss(); err != nil {
+	if res.RSSBefore, err = benchproc.ProcStatus(s.Pid(), "VmRSS"); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
@@ -110,7 +111,7 @@ func runIdle(opt idleOptions) (*idleResult, error) {
 	}
 	res.DialSeconds = time.Since(t0).Seconds()
 	time.Sleep(*settle)
-	if res.RSSAfter, err = s.rss(); err != nil {
+	if res.RSSAfter, err = benchproc.ProcStatus(s.Pid(), "VmRSS"); err != nil {
 		return nil, err
 	}
 	res.PerConn = float64(res.RSSAfter-res.RSSBefore) / float64(*conns)

@@ -24,14 +24,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 )
 
 func main() {
@@ -56,47 +55,25 @@ func main() {
 	}
 }
 
-// server is a running `pmauthority serve`.
-type server struct {
-	addr   string
-	cmd    *exec.Cmd
-	exited chan error
-}
+// stopGrace is how long the server may take to stop after SIGTERM.
+const stopGrace = 20 * time.Second
 
 // startServer starts bin serve with the memory store on a free loopback
 // port and waits until it answers.
-func startServer(bin, logPath string) (*server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func startServer(bin, logPath string) (*benchproc.Server, error) {
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	addr := l.Addr().String()
-	l.Close()
-	logFile, err := os.Create(logPath)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s, err := benchproc.StartServer(exec.Command(bin, "serve", "--store", "memory", "--addr", addr), addr, logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--store", "memory", "--addr", addr)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, err
-	}
-	s := &server{addr: addr, cmd: cmd, exited: make(chan error, 1)}
-	go func() { s.exited <- cmd.Wait(); logFile.Close() }()
-	// Do not leave the server behind when interrupted.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sig
-		cmd.Process.Kill()
-		os.Exit(130)
-	}()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		select {
-		case err := <-s.exited:
+		if done, err := s.Exited(); done {
+			s.Stop(stopGrace)
 			return nil, fmt.Errorf("server exited: %v (log: %s)", err, logPath)
-		default:
 		}
 		resp, err := http.Get("http://" + addr + "/healthz")
 		if err == nil {
@@ -106,42 +83,16 @@ func startServer(bin, logPath string) (*server, error) {
 			}
 		}
 		if time.Now().After(deadline) {
-			s.stop()
+			s.Stop(stopGrace)
 			return nil, fmt.Errorf("server not answering on %s: %v", addr, err)
 		}
 	}
 }
 
-// stop ends the server: SIGTERM, then SIGKILL after 20 seconds.
-func (s *server) stop() {
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(20 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-	}
-}
-
-// rss returns the server's resident set size in bytes.
-func (s *server) rss() (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, errors.New("no VmRSS")
-}
-
-// cpuTicks returns the server's user+system CPU time in clock ticks
-// (1/100 s).
-func (s *server) cpuTicks() (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/stat")
+// cpuTicks returns the user+system CPU time of process pid in clock
+// ticks (1/100 s).
+func cpuTicks(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err
 	}

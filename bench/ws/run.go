@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
+	"github.com/pmauthority/pmauthority/bench/internal/stats"
 )
 
 func cmdRun(args []string) error {
@@ -62,9 +64,8 @@ func cmdRun(args []string) error {
 
 // report writes the tables of a run.
 func report(w io.Writer, idle idleOptions, fan fanoutOptions, idles []*idleResult, fans []*fanoutResult, took time.Duration) {
-	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(w, "wsbench: %d round(s) in %s; %s, GOMAXPROCS %d; load average at the end: %s\n\n",
-		len(idles), took.Round(time.Second), runtime.GOOS+"/"+runtime.GOARCH, runtime.GOMAXPROCS(0), strings.Join(strings.Fields(string(load))[:3], " "))
+		len(idles), took.Round(time.Second), runtime.GOOS+"/"+runtime.GOARCH, runtime.GOMAXPROCS(0), benchproc.LoadAvg())
 
 	fmt.Fprintf(w, "Idle editors: %d WebSocket connections (joined, answering pings) on %d documents, after %d warm ones;\n"+
 		"server RSS growth per connection, %s after the last one.\n\n", idle.conns, idle.docs, idle.warm, idle.settle)
@@ -75,7 +76,7 @@ func report(w io.Writer, idle idleOptions, fan fanoutOptions, idles []*idleResul
 		fmt.Fprintf(w, "| %d | %.1f MiB | %.1f MiB | %.1f KiB | %.1f s |\n", i+1, mib(r.RSSBefore), mib(r.RSSAfter), r.PerConn/1024, r.DialSeconds)
 		per = append(per, r.PerConn)
 	}
-	fmt.Fprintf(w, "| **median** | | | **%.1f KiB** | |\n\n", median(per)/1024)
+	fmt.Fprintf(w, "| **median** | | | **%.1f KiB** | |\n\n", stats.Median(per)/1024)
 
 	fmt.Fprintf(w, "Fan-out: %d editors on one document, %d of them typing %g steps/s each (prosemirror-collab style: one\n"+
 		"submission in flight, resent on conflict), %s measured after %s; latency from the accepted submission to its\n"+
@@ -89,21 +90,7 @@ func report(w io.Writer, idle idleOptions, fan fanoutOptions, idles []*idleResul
 			i+1, r.Steps, r.Deliveries, r.Expected, r.P50, r.P90, r.P99, r.Max, r.CPU, r.Conflict, r.Errors)
 		p50, p90, p99, cpu = append(p50, r.P50), append(p90, r.P90), append(p99, r.P99), append(cpu, r.CPU)
 	}
-	fmt.Fprintf(w, "| **median** | | | **%.1f ms** | **%.1f ms** | **%.1f ms** | | **%.2f** | | |\n", median(p50), median(p90), median(p99), median(cpu))
+	fmt.Fprintf(w, "| **median** | | | **%.1f ms** | **%.1f ms** | **%.1f ms** | | **%.2f** | | |\n", stats.Median(p50), stats.Median(p90), stats.Median(p99), stats.Median(cpu))
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
-
-// median returns the median of xs.
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
