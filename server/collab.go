@@ -204,16 +204,20 @@ func (s *Server) pollEvents(w http.ResponseWriter, r *http.Request, x *exchange,
 	s.writeError(w, x, status, -1, msg)
 }
 
+// waitEvents answers a long poll: at once when there are steps or comment
+// events after version and cv, else when the next change is published,
+// or with {} after the poll timeout, when the client goes away, or at
+// shutdown.
 func (s *Server) waitEvents(w http.ResponseWriter, r *http.Request, x *exchange, id string, version, cv int64) {
 	user := s.user(r)
 	// First without waiting: a client that is behind (after every edit)
 	// is answered without the timer and deadlines a wait needs.
 	ev, err := s.collab.Events(r.Context(), id, user, version, cv, false)
 	if err == nil && len(ev.Steps) == 0 && len(ev.Comment) == 0 {
-		// Nothing to tell (as the demo decides: a comment event that
-		// Events leaves out is nothing): wait. The connection's read and write deadlines
-		// (Timeouts) would cut a wait longer than they are, so this
-		// request gets its own.
+		// Nothing to tell (collab.Events decides as the demo does):
+		// wait. The connection's read and write deadlines (Timeouts)
+		// would cut a wait longer than they are, so this request gets
+		// its own.
 		rc := http.NewResponseController(w)
 		deadline := time.Now().Add(s.pollTimeout + s.timeouts.Write)
 		rc.SetReadDeadline(deadline)
