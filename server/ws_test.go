@@ -639,6 +639,14 @@ func TestWSLiveness(t *testing.T) {
 		}
 	}()
 	live.hello(0, "2")
+	// The dead one joins after the live one's welcome, so that the live one
+	// learns of it from a presence message (a client already there when
+	// the live one joined would be in its welcome instead).
+	for m := range msgs {
+		if m.Type == "welcome" {
+			break
+		}
+	}
 	dead := e.dial(t, "d", false)
 	dead.hello(0, "1") // and never reads again: it answers no ping
 
@@ -651,7 +659,7 @@ func TestWSLiveness(t *testing.T) {
 			if !ok {
 				t.Fatal("the live connection was closed")
 			}
-			for _, p := range m.Clients {
+			for _, p := range append(m.Presence, m.Clients...) {
 				joined = joined || string(p.ClientID) == "1"
 			}
 			for _, id := range m.Left {
