@@ -51,6 +51,14 @@ type Config struct {
 	// MaxDocSize bounds a document's content size in positions (default
 	// 10,000,000).
 	MaxDocSize int
+	// Strict also checks documents against their schema as Node.check()
+	// does (content, marks, attributes), which the steps do not: a
+	// submission whose steps make the document invalid is refused with a
+	// *transform.StepError naming the first such step, and Create refuses
+	// an invalid initial document. Off by default: what
+	// prosemirror-transform accepts (and so what editors send), the
+	// authority accepts.
+	Strict bool
 	// Now returns the current time (default time.Now); for tests.
 	Now func() time.Time
 	// Logger gets background errors: failed snapshots (nil discards them).
@@ -383,6 +391,11 @@ func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *mode
 	}
 	if size := doc.Content.Size(); size > a.cfg.MaxDocSize {
 		return &LimitError{What: "document size", Limit: a.cfg.MaxDocSize, Value: size}
+	}
+	if a.cfg.Strict {
+		if err := doc.Check(); err != nil {
+			return invalidf("invalid document: %v", err)
+		}
 	}
 	a.mu.Lock()
 	closed, loaded := a.closed, a.docs[id] != nil

@@ -184,6 +184,11 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (
 		buf = step.AppendJSON(buf)
 		ends[i] = len(buf)
 	}
+	if a.cfg.Strict {
+		if err := node.Check(); err != nil {
+			return applied{}, nil, firstInvalid(st, steps, err)
+		}
+	}
 	*scratch = buf
 	// The steps' JSON stays in the history for long: one allocation of
 	// the exact size holds all of it.
@@ -217,4 +222,22 @@ var jsonScratch = sync.Pool{New: func() any { return new([]byte) }}
 func appendHistory(history, added []StepRecord, limit int) []StepRecord {
 	out := append(history, added...)
 	return out[max(0, len(out)-limit):]
+}
+
+// firstInvalid returns the error of the first of steps after which st's
+// document fails Node.check(), given that it fails after all of them with
+// err. The steps are known to decode and apply: this runs only when a
+// strict check failed, so that a valid submission checks the document
+// once.
+func firstInvalid(st docState, steps [][]byte, err error) error {
+	i, node := len(steps)-1, st.node
+	for j, raw := range steps[:i] {
+		step, _ := transform.StepFromJSON(st.schema, raw)
+		node, _ = step.Apply(node)
+		if e := node.Check(); e != nil {
+			i, err = j, e
+			break
+		}
+	}
+	return &transform.StepError{Index: i, Err: fmt.Errorf("the step makes the document invalid: %w", err)}
 }

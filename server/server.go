@@ -67,6 +67,11 @@ type Config struct {
 	// is an IP address) instead of the connection. Set it only behind a
 	// proxy that sets that header.
 	TrustProxy bool
+	// Strict also checks the apply endpoint's documents against their
+	// schema, as Node.check() does (see applyreq.Applier.Strict). The
+	// collab API's documents are checked by its authority's own
+	// collab.Config.Strict.
+	Strict bool
 
 	// Web serves the demo pages (GET and HEAD of /, /edit/{id} and
 	// /assets/…), normally web.Handler(); nil leaves those paths
@@ -291,6 +296,7 @@ func New(cfg Config) (*Server, error) {
 			MaxDocSize: s.limits.MaxDocSize,
 			MaxDepth:   s.limits.MaxDepth,
 		},
+		Strict: cfg.Strict,
 	}
 	buf := []byte(`{"default":`)
 	buf = model.AppendJSONString(buf, def)

@@ -20,8 +20,9 @@ func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	schema := fs.String("schema", "basic", "schema: a built-in name (basic, text) or the path of a JSON spec file")
 	jsonl := fs.Bool("jsonl", false, "read one request per line and write one answer per line until EOF")
+	strict := fs.Bool("strict", false, "also check the document and the result against the schema as Node.check() does")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: pmauthority apply [--schema NAME|FILE] [--jsonl]
+		fmt.Fprintln(stderr, `usage: pmauthority apply [--schema NAME|FILE] [--jsonl] [--strict]
 
 Reads {"doc": …, "steps": […]} on stdin and writes {"doc": …}; on failure
 writes {"error": {"step": i, "message": "…"}} and exits 1 (step -1: the
@@ -44,6 +45,7 @@ order and exits 0. A request may name its own "schema" and ask for
 		Schemas:   reg,
 		Limits:    applyreq.Limits{MaxDocSize: applyreq.DefaultMaxDocSize},
 		Positions: true,
+		Strict:    *strict,
 	}
 	out := bufio.NewWriterSize(stdout, 256<<10)
 	defer out.Flush()

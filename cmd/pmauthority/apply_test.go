@@ -28,6 +28,11 @@ func TestApplyCommand(t *testing.T) {
 				`{"error":{"step":-1,"message":"invalid request: \"doc\" must be an object, not a number"}}` + "\n" +
 				`{"doc":{"type":"doc","content":[{"type":"paragraph"}]},"mapped":[[1,-1,1,false],[1,1,1,false]],"mappedFlags":[[false,false,false],[false,false,false]],"inverted":[]}` + "\n", ""},
 		{[]string{"--schema", "nope"}, ``, 2, "", "neither a built-in"},
+		// Node.fromJSON does not check content; --strict does.
+		{nil, `{"doc":{"type":"doc","content":[{"type":"text","text":"x"}]}}`, 0,
+			`{"doc":{"type":"doc","content":[{"type":"text","text":"x"}]}}` + "\n", ""},
+		{[]string{"--strict"}, `{"doc":{"type":"doc","content":[{"type":"text","text":"x"}]}}`, 1,
+			`{"error":{"step":-1,"message":"invalid doc: Invalid content for node doc: <\"x\">"}}` + "\n", ""},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := runApply(tc.args, strings.NewReader(tc.stdin), &stdout, &stderr)

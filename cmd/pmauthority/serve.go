@@ -89,6 +89,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	idleUnload := fs.Duration("idle-unload", 10*time.Minute, "unload documents idle for this long, snapshotting them (0: never)")
 	pollTimeout := fs.Duration("poll-timeout", server.DefaultPollTimeout, "how long GET /docs/{id}/events waits for news before answering {}")
 	trustProxy := fs.Bool("trust-proxy", false, "count users by the first X-Forwarded-For address (only behind a proxy that sets it)")
+	strict := fs.Bool("strict", false, "also check every document against its schema as Node.check() does (content, marks, attributes), and refuse steps that make one invalid (422); off: what prosemirror-transform accepts, pmauthority accepts")
 	webPages := fs.Bool("web", true, "serve the demo pages: GET / (the documents), /edit/{id} (a collaborative editor) and /assets/")
 	var named schemaFlags
 	fs.Var(&named, "schema", "serve the schema spec in `NAME=FILE` (JSON) under NAME; repeatable")
@@ -183,6 +184,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 		SlowRequest:   slow,
 		PollTimeout:   *pollTimeout,
 		TrustProxy:    *trustProxy,
+		Strict:        *strict,
 	}
 	if *webPages {
 		cfg.Web = web.Handler()
@@ -214,6 +216,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 		IdleUnload:    *idleUnload,
 		MaxSteps:      lim.MaxSteps,
 		MaxDocSize:    lim.MaxDocSize,
+		Strict:        *strict,
 		Logger:        logger,
 	})
 	if err != nil {

@@ -122,6 +122,14 @@ type Applier struct {
 	// Positions makes requests honour "positions" (the conformance
 	// interface of the command line); without it the key is ignored.
 	Positions bool
+	// Strict also checks documents against their schema as Node.check()
+	// does (content, marks, attributes), which prosemirror-model's
+	// Node.fromJSON and the steps do not: a request whose document fails
+	// the check is refused with ErrInvalidDoc, one whose steps produce a
+	// document that fails it with ErrStepFailed naming the first step after
+	// which the document is invalid. Off by default, for parity with a
+	// JavaScript server.
+	Strict bool
 
 	pool sync.Pool // of *scratch
 }
@@ -442,6 +450,11 @@ func (a *Applier) check(sc *scratch, data []byte, req *request) *Failure {
 	if req.docErr != nil {
 		return requestFailure(ErrInvalidDoc, "invalid doc: %v", req.docErr)
 	}
+	if a.Strict {
+		if err := req.doc.Check(); err != nil {
+			return requestFailure(ErrInvalidDoc, "invalid doc: %v", err)
+		}
+	}
 	if lim := a.Limits.MaxDocSize; lim > 0 && req.doc.Content.Size() > lim {
 		return requestFailure(ErrDocTooLarge, "document too large: its content size is %d, over the limit of %d positions", req.doc.Content.Size(), lim)
 	}
@@ -486,6 +499,11 @@ func (a *Applier) run(ctx context.Context, sc *scratch, buf, data []byte, req *r
 		}
 		cur = next
 	}
+	if a.Strict && cur != req.doc {
+		if err := cur.Check(); err != nil {
+			return nil, req.nSteps, firstInvalid(schema, req.doc, data, sc.steps, err)
+		}
+	}
 	buf = append(buf, `{"doc":`...)
 	buf = cur.AppendJSON(buf)
 	if withPositions {
@@ -495,6 +513,24 @@ func (a *Applier) run(ctx context.Context, sc *scratch, buf, data []byte, req *r
 		}
 	}
 	return append(buf, '}'), req.nSteps, nil
+}
+
+// firstInvalid returns the failure of the first of steps after which doc
+// fails Node.check(), given that it fails after all of them with err. The
+// steps are known to decode and apply: this runs only when a strict check
+// failed, so that a request that passes checks the document once.
+func firstInvalid(schema *model.Schema, doc *model.Node, data []byte, steps []span, err error) *Failure {
+	i := len(steps) - 1
+	cur := doc
+	for j, sp := range steps[:i] {
+		st, _ := transform.StepFromJSON(schema, data[sp.start:sp.end])
+		cur, _ = st.Apply(cur)
+		if e := cur.Check(); e != nil {
+			i, err = j, e
+			break
+		}
+	}
+	return &Failure{Step: i, Message: "the step makes the document invalid: " + err.Error(), Err: ErrStepFailed}
 }
 
 // appendMappings appends the "mapped", "mappedFlags" and "inverted"
