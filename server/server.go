@@ -72,6 +72,13 @@ type Config struct {
 	// collab API's documents are checked by its authority's own
 	// collab.Config.Strict.
 	Strict bool
+	// AllowOrigins are host patterns (path.Match syntax, matched against
+	// the host[:port] of a request's Origin, case-insensitively: e.g.
+	// "app.example.com", "*.example.com", "localhost:*") of the pages of
+	// other origins that may use the API: their WebSocket upgrades are
+	// accepted (same-origin ones always are) and the HTTP answers carry
+	// CORS headers for them, preflights included. Empty: same origin only.
+	AllowOrigins []string
 
 	// Web serves the demo pages (GET and HEAD of /, /edit/{id} and
 	// /assets/…), normally web.Handler(); nil leaves those paths
@@ -217,6 +224,7 @@ type Server struct {
 	collab        *collab.Authority
 	pollTimeout   time.Duration
 	trustProxy    bool
+	origins       []string           // Config.AllowOrigins, lower-cased
 	collabScratch sync.Pool          // of *collabScratch
 	polls         context.Context    // done when Serve shuts down: waiting polls answer at once
 	stopPolls     context.CancelFunc // ends polls
@@ -254,7 +262,12 @@ func New(cfg Config) (*Server, error) {
 	if _, ok := named[def]; !ok {
 		return nil, fmt.Errorf("default schema %q is not one of %v", def, slices.Sorted(maps.Keys(named)))
 	}
+	origins, err := checkOrigins(cfg.AllowOrigins)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
+		origins:     origins,
 		limits:      cfg.Limits.withDefaults(),
 		timeouts:    cfg.Timeouts.withDefaults(),
 		log:         cfg.Logger,
@@ -340,6 +353,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.logRequest(r, x)
 		s.putExchange(x)
 	}()
+	if len(s.origins) > 0 && s.cors(w, r, x) {
+		return
+	}
 	switch r.URL.Path {
 	case "/", "/v1/apply":
 		if r.Method != http.MethodPost {

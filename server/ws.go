@@ -53,7 +53,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, x *exchange) bo
 	c := &wsConn{s: s, user: s.user(r), id: id, anchor: -1, head: -1}
 	c.lastRead.Store(time.Now().UnixNano())
 	ws, err := websocket.Accept(smallBuffers{w, c}, r, &websocket.AcceptOptions{
-		Subprotocols: []string{WSSubprotocol},
+		Subprotocols:   []string{WSSubprotocol},
+		OriginPatterns: s.origins,
 		OnPongReceived: func(context.Context, []byte) {
 			c.lastRead.Store(time.Now().UnixNano())
 		},

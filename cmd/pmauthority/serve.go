@@ -58,7 +58,10 @@ Errors are JSON {"error": {"step"?: i, "message": "…"}}: 400 malformed or
 invalid request ("Invalid version N": a version ahead of the document's), 404,
 405, 409 "Version not current", 410 "History no longer available", 413 over a
 limit, 415 not JSON, 422 a step fails or the document is invalid for the
-schema.
+schema (--strict also checks documents as Node.check() does).
+
+Pages of other origins may use the API (WebSockets, CORS) only when their
+host matches an --allow-origin pattern.
 
 flags:
 `
@@ -91,6 +94,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	trustProxy := fs.Bool("trust-proxy", false, "count users by the first X-Forwarded-For address (only behind a proxy that sets it)")
 	strict := fs.Bool("strict", false, "also check every document against its schema as Node.check() does (content, marks, attributes), and refuse steps that make one invalid (422); off: what prosemirror-transform accepts, pmauthority accepts")
 	webPages := fs.Bool("web", true, "serve the demo pages: GET / (the documents), /edit/{id} (a collaborative editor) and /assets/")
+	var origins stringsFlag
+	fs.Var(&origins, "allow-origin", "let pages of another origin whose host[:port] matches `PATTERN` (e.g. app.example.com, *.example.com, localhost:*) use the API: WebSockets and CORS; repeatable")
 	var named schemaFlags
 	fs.Var(&named, "schema", "serve the schema spec in `NAME=FILE` (JSON) under NAME; repeatable")
 	def := fs.String("default-schema", "basic", "`name` of the schema of requests that name none (a built-in: basic, text; or a --schema NAME)")
@@ -185,6 +190,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 		PollTimeout:   *pollTimeout,
 		TrustProxy:    *trustProxy,
 		Strict:        *strict,
+		AllowOrigins:  origins,
 	}
 	if *webPages {
 		cfg.Web = web.Handler()
@@ -347,5 +353,15 @@ func (s *sizeFlag) Set(v string) error {
 		return fmt.Errorf("want a size in bytes such as 8388608 or 8MiB, not %q", v)
 	}
 	*s = sizeFlag(n * mult)
+	return nil
+}
+
+// stringsFlag is a repeatable flag collecting its values.
+type stringsFlag []string
+
+func (f *stringsFlag) String() string { return strings.Join(*f, ",") }
+
+func (f *stringsFlag) Set(v string) error {
+	*f = append(*f, v)
 	return nil
 }

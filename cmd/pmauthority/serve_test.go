@@ -134,6 +134,10 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"-h"}, 0, "--data"},
 		{[]string{"-h"}, 0, "GET  /docs/{id}/events"},
 		{[]string{"-h"}, 0, "--poll-timeout"},
+		{[]string{"--allow-origin", "https://app.example.com"}, 2, "want a host pattern"},
+		{[]string{"--allow-origin", "["}, 2, "syntax error in pattern"},
+		{[]string{"-h"}, 0, "--allow-origin"},
+		{[]string{"-h"}, 0, "--strict"},
 	} {
 		stderr := &syncBuffer{}
 		if code := serve(context.Background(), tc.args, stderr, nil); code != tc.code || !strings.Contains(stderr.String(), tc.want) {

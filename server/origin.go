@@ -1,0 +1,68 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// checkOrigins checks Config.AllowOrigins' patterns and returns them
+// lower-cased.
+func checkOrigins(patterns []string) ([]string, error) {
+	out := make([]string, 0, len(patterns))
+	for _, p := range patterns {
+		if p == "" || strings.Contains(p, "/") {
+			return nil, fmt.Errorf("origin pattern %q: want a host pattern such as app.example.com, *.example.com or localhost:3000", p)
+		}
+		p = strings.ToLower(p)
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("origin pattern %q: %v", p, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// allowedOrigin reports whether a request from a page of origin (an Origin
+// header: scheme://host[:port]) is allowed by Config.AllowOrigins, whose
+// patterns are matched against its host[:port] with path.Match, as
+// coder/websocket matches its OriginPatterns.
+func (s *Server) allowedOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := strings.ToLower(u.Host)
+	for _, p := range s.origins {
+		if ok, _ := path.Match(p, host); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// cors adds the CORS headers that let pages of an allowed other origin
+// read the answer, and answers a preflight request; it reports whether it
+// answered. Requests without an Origin header, or from an origin not
+// allowed, are left alone: a browser then keeps the answer from the page
+// (and a preflight gets the route's usual answer, 405 for OPTIONS).
+func (s *Server) cors(w http.ResponseWriter, r *http.Request, x *exchange) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || !s.allowedOrigin(origin) {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST")
+	h.Set("Access-Control-Allow-Headers", "Content-Type")
+	h.Set("Access-Control-Max-Age", "600")
+	x.status = http.StatusNoContent
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
