@@ -3,11 +3,17 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/transform"
@@ -105,5 +111,52 @@ func TestConn(t *testing.T) {
 		if err != nil || status != tc.status || string(body) != tc.want {
 			t.Errorf("%s %s: %d %q %v, want %d %q", tc.method, tc.path, status, body, err, tc.status, tc.want)
 		}
+	}
+}
+
+// TestCeilingLoad builds the go-ceiling server, starts it, and runs a
+// short editors load and a short fanout load against it: both must end
+// without an error (the editors load checks the versions, not the text,
+// as run does for go-ceiling).
+func TestCeilingLoad(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool to build the ceiling server")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "collabceiling")
+	if out, err := exec.Command(goTool, "build", "-o", bin, "./ceiling").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./ceiling: %v\n%s", err, out)
+	}
+	port, err := benchproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	p, err := benchproc.StartServer(exec.Command(bin, "-addr", addr), addr, filepath.Join(dir, "ceiling.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(stopGrace)
+	if err := waitReady(p, 10*time.Second); err != nil {
+		t.Fatalf("%v: %s", err, p.LogTail(5))
+	}
+	ed, err := runEditors(editorsOptions{Addr: addr, Docs: 2, Editors: 3, Prefix: "t-", MaxText: 50, Seed: 1,
+		Warmup: 200 * time.Millisecond, Duration: time.Second, PID: p.Pid(), NoTextCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("editors: %.0f steps/s, 409 rate %.2f", ed.StepsPerSec, ed.ConflictRate)
+	if ed.Errors > 0 || ed.Steps == 0 || ed.Conflicts == 0 {
+		t.Errorf("editors: %d steps, %d conflicts, %d errors (first: %s)", ed.Steps, ed.Conflicts, ed.Errors, ed.FirstError)
+	}
+	fan, err := runFanout(fanoutOptions{Addr: addr, Doc: "t-fanout", Readers: 20, Rate: 20, MaxText: 50, Seed: 1,
+		Warmup: 200 * time.Millisecond, Duration: time.Second, Grace: 500 * time.Millisecond, PID: p.Pid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fanout: delivery p50 %s p99 %s", fmtDur(fan.Delivery.P50), fmtDur(fan.Delivery.P99))
+	if fan.Errors > 0 || fan.Submits == 0 || fan.Missed != 0 {
+		t.Errorf("fanout: %d submits, %d of %d delivered, %d errors (first: %s)", fan.Submits, fan.Deliveries, fan.Expected, fan.Errors, fan.FirstError)
 	}
 }

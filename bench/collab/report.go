@@ -174,6 +174,9 @@ func writeReport(w io.Writer, cfg *runConfig, cells []*cell, took time.Duration)
 			fmt.Fprintf(w, "\nMemory per loaded document (%d documents of 2,000 letters, after as many to warm up):\n\n", cfg.MemDocs)
 			fmt.Fprintf(w, "| server | RSS before | RSS after | RSS per document | RSS per document, read after a forced GC | live heap per document after a GC | errors |\n|---|---:|---:|---:|---:|---:|---|\n")
 			for _, server := range cfg.Servers {
+				if !runs(findServer(server), scenarioMemory) {
+					continue
+				}
 				s := summarizeCells(cells, pl.Name, "memory", server)
 				gc, heap := "", ""
 				if s.perDocGC != 0 {
@@ -183,6 +186,7 @@ func writeReport(w io.Writer, cfg *runConfig, cells []*cell, took time.Duration)
 			}
 		}
 		writeRatios(w, cfg, cells, pl)
+		writeCeiling(w, cfg, cells, pl)
 	}
 	writeTargets(w, cfg, cells)
 }
@@ -214,9 +218,13 @@ func writeTargets(w io.Writer, cfg *runConfig, cells []*cell) {
 			if a.rounds == 0 || n.rounds == 0 || n.stepsPerSec <= 0 || n.submitP99 <= 0 {
 				continue
 			}
-			fmt.Fprintf(w, "- %s, %s: steps/s %.2f× node's (≥3×: %s); submit p99 %s against %s (lower: %s)\n", plName, sc,
+			fmt.Fprintf(w, "- %s, %s: steps/s %.2f× node's (≥3×: %s); submit p99 %s against %s (lower: %s)", plName, sc,
 				a.stepsPerSec/n.stepsPerSec, met(a.stepsPerSec >= 3*n.stepsPerSec),
 				fmtDur(a.submitP99), fmtDur(n.submitP99), met(a.submitP99 < n.submitP99))
+			if c := summarizeCells(cells, plName, sc, ceilingName); c.rounds > 0 {
+				fmt.Fprintf(w, "; %s, doing none of the work, reaches %.2f× node's", ceilingName, c.stepsPerSec/n.stepsPerSec)
+			}
+			fmt.Fprintln(w)
 		}
 		if slices.Contains(cfg.Scenarios, scenarioMemory) {
 			a, n := summarizeCells(cells, plName, scenarioMemory, targetServer), summarizeCells(cells, plName, scenarioMemory, nodeName)
@@ -253,6 +261,38 @@ func writeRatios(w io.Writer, cfg *runConfig, cells []*cell, pl *benchproc.Place
 			ratio(a1.stepsPerSec, n1.stepsPerSec), ratio(a1.submitP99, n1.submitP99),
 			ratio(a100.stepsPerSec, n100.stepsPerSec), ratio(a100.submitP99, n100.submitP99),
 			cpu, ratio(af.deliveryP99, nf.deliveryP99), mem)
+	}
+}
+
+// writeCeiling writes, per scenario, go-ceiling's steps/s (fanout: delivery
+// p99) as a multiple of node's and each pmauthority row's as a share of
+// go-ceiling's: how far net/http alone is from node, and how much of
+// that pmauthority's work leaves.
+func writeCeiling(w io.Writer, cfg *runConfig, cells []*cell, pl *benchproc.Placement) {
+	if !slices.Contains(cfg.Servers, ceilingName) {
+		return
+	}
+	fmt.Fprintf(w, "\n%s (net/http and the bookkeeping, no ProseMirror work, nothing durable; the editors load checks its versions only); steps/s: higher is better, p99: lower:\n\n", ceilingName)
+	for _, sc := range []string{"1doc-8ed", "100docs-2ed", scenarioFanout} {
+		if !slices.Contains(cfg.Scenarios, sc) {
+			continue
+		}
+		figure, what := func(s *summary) float64 { return s.stepsPerSec }, "steps/s"
+		if sc == scenarioFanout {
+			figure, what = func(s *summary) float64 { return s.deliveryP99 }, "delivery p99"
+		}
+		c := summarizeCells(cells, pl.Name, sc, ceilingName)
+		line := fmt.Sprintf("- %s %s: %s ÷ node %s", sc, what, ceilingName, ratio(figure(c), figure(summarizeCells(cells, pl.Name, sc, nodeName))))
+		var shares []string
+		for _, server := range cfg.Servers {
+			if findServer(server).pmauthority {
+				shares = append(shares, server+" "+ratio(figure(summarizeCells(cells, pl.Name, sc, server)), figure(c)))
+			}
+		}
+		if len(shares) > 0 {
+			line += "; pma ÷ " + ceilingName + ": " + strings.Join(shares, ", ")
+		}
+		fmt.Fprintln(w, line)
 	}
 }
 

@@ -29,29 +29,42 @@ type serverKind struct {
 	// gcPath is the path of its POST that collects the garbage, if it has
 	// one.
 	gcPath string
+	// ceiling marks the go-ceiling server, a measuring instrument rather
+	// than an authority: it applies no step, so the editors load does
+	// not check the documents' text and the memory scenario is not run
+	// against it; the report gives the other rows as multiples of it.
+	ceiling bool
 }
 
-// nodeName is the baseline every pmauthority row is compared with.
-const nodeName = "node"
+// nodeName is the baseline every pmauthority row is compared with;
+// ceilingName the server that shows what net/http alone reaches.
+const (
+	nodeName    = "node"
+	ceilingName = "go-ceiling"
+)
 
 var serverKinds = []serverKind{
 	{"pma-sqlite-full", "pmauthority serve --store sqlite --sync full: every acknowledged step is on disk (fsync)", true,
 		func(cfg *runConfig, addr, data string) []string {
 			return []string{cfg.Bin, "serve", "--addr", addr, "--store", "sqlite", "--data", data, "--sync", "full"}
-		}, ""},
+		}, "", false},
 	{"pma-sqlite-normal", "pmauthority serve --store sqlite --sync normal: WAL without fsync on every commit (a power loss may lose the last commits, a crash of the process none)", true,
 		func(cfg *runConfig, addr, data string) []string {
 			return []string{cfg.Bin, "serve", "--addr", addr, "--store", "sqlite", "--data", data, "--sync", "normal"}
-		}, ""},
+		}, "", false},
 	{"pma-memory", "pmauthority serve --store memory: nothing durable, as the node authority", true,
 		func(cfg *runConfig, addr, _ string) []string {
 			return []string{cfg.Bin, "serve", "--addr", addr, "--store", "memory"}
-		}, ""},
+		}, "", false},
 	{nodeName, "bench/noderef/authority.mjs: node:http, documents in memory as the ProseMirror demo server keeps them, prosemirror ESM build (started with --expose-gc for the memory scenario's second reading)", false,
 		func(cfg *runConfig, addr, _ string) []string {
 			host, port, _ := net.SplitHostPort(addr)
 			return []string{cfg.Node, "--expose-gc", filepath.Join(cfg.Root, "bench/noderef/authority.mjs"), "--host", host, "--port", port, "--gc-route"}
-		}, "/debug/gc"},
+		}, "/debug/gc", false},
+	{ceilingName, "bench/collab/ceiling: Go net/http with the same routes and JSON and an authority's bookkeeping (version, the accepted steps' JSON and client ids, 409 on a stale version, long polls woken on publish) but none of its work (no document model, no step decoded or applied, nothing durable): about the most an authority on net/http over HTTP/1.1 reaches with this load here. The editors load checks only its versions (it has no text); the memory scenario is not run against it", false,
+		func(cfg *runConfig, addr, _ string) []string {
+			return []string{cfg.Ceiling, "-addr", addr}
+		}, "", true},
 }
 
 // A scenario is one load, run against every server.
@@ -100,6 +113,8 @@ type runConfig struct {
 	LoadAvg               [2]string
 	// Commit is the repository's commit when the run started.
 	Commit string
+	// Ceiling is the go-ceiling server's binary.
+	Ceiling string
 }
 
 // cell is one server under one scenario in one placement and round.
@@ -120,12 +135,13 @@ func cmdRun(args []string) error {
 	fs.BoolVar(&cfg.Quick, "quick", false, "one round of 3-second loads, to check that everything works")
 	bin := fs.String("bin", "", "pmauthority `binary` (default ROOT/bench/out/collab/pmauthority)")
 	fs.StringVar(&cfg.Node, "node", "node", "node `binary`")
+	fs.StringVar(&cfg.Ceiling, "ceiling-bin", "", "go-ceiling server `binary` (default ROOT/bench/out/collab/collabceiling)")
 	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "load before each measured time")
 	duration := fs.Duration("duration", 0, "measured time of each load (default 10s, quick 3s)")
 	rounds := fs.Int("rounds", 0, "rounds: every scenario against every server, the servers' order rotating (default 3, quick 1)")
 	fs.IntVar(&cfg.Readers, "readers", 1000, "fanout: long-polling readers")
-	fs.IntVar(&cfg.MemDocs, "mem-docs", 1000, "memory: documents")
-	serverList := fs.String("servers", "pma-sqlite-full,pma-sqlite-normal,pma-memory,node", "servers to measure")
+	fs.IntVar(&cfg.MemDocs, "mem-docs", 10000, "memory: documents (10,000: with 1,000 the RSS growth was within the noise of node's heap)")
+	serverList := fs.String("servers", "pma-sqlite-full,pma-sqlite-normal,pma-memory,node,go-ceiling", "servers to measure")
 	scenarioList := fs.String("scenarios", "1doc-8ed,100docs-2ed,fanout,memory", "scenarios to run")
 	placementList := fs.String("placements", "pinned,unpinned", "placements")
 	fs.StringVar(&cfg.Report, "report", "", "markdown report `file` (default ROOT/bench/out/collab-latest.md)")
@@ -140,6 +156,9 @@ func cmdRun(args []string) error {
 	cfg.Bin = *bin
 	if cfg.Bin == "" {
 		cfg.Bin = filepath.Join(cfg.OutDir, "pmauthority")
+	}
+	if cfg.Ceiling == "" {
+		cfg.Ceiling = filepath.Join(cfg.OutDir, "collabceiling")
 	}
 	if cfg.Report == "" {
 		cfg.Report = filepath.Join(root, "bench/out/collab-latest.md")
@@ -161,6 +180,11 @@ func cmdRun(args []string) error {
 	for _, s := range cfg.Servers {
 		if findServer(s) == nil {
 			return fmt.Errorf("unknown server %q", s)
+		}
+	}
+	if slices.Contains(cfg.Servers, ceilingName) {
+		if _, err := os.Stat(cfg.Ceiling); err != nil {
+			return fmt.Errorf("%s: %v (build it with go build -o %s ./bench/collab/ceiling, as run.sh does)", ceilingName, err, cfg.Ceiling)
 		}
 	}
 	for _, s := range cfg.Scenarios {
@@ -196,7 +220,14 @@ func run(cfg *runConfig) error {
 		}
 	}
 	var cells []*cell
-	total := len(cfg.Placements) * cfg.Rounds * len(cfg.Scenarios) * len(cfg.Servers)
+	total := 0
+	for _, sc := range cfg.Scenarios {
+		for _, s := range cfg.Servers {
+			if runs(findServer(s), sc) {
+				total += len(cfg.Placements) * cfg.Rounds
+			}
+		}
+	}
 	for _, plName := range cfg.Placements {
 		pl := benchproc.FindPlacement(plName)
 		for round := range cfg.Rounds {
@@ -208,6 +239,9 @@ func run(cfg *runConfig) error {
 				k := round % len(order)
 				order = append(order[k:], order[:k]...)
 				for _, name := range order {
+					if !runs(findServer(name), sc.Name) {
+						continue
+					}
 					c := measure(cfg, pl, sc, findServer(name), round)
 					cells = append(cells, c)
 					benchproc.Logf("[%d/%d] %s round %d %s %s: %s", len(cells), total, pl.Name, round+1, sc.Name, name, c.line())
@@ -264,6 +298,9 @@ func measure(cfg *runConfig, pl *benchproc.Placement, sc *scenario, s *serverKin
 	args = append(args, sc.args(cfg)...)
 	if sc.Name == scenarioMemory && s.gcPath != "" {
 		args = append(args, "-gc-path", s.gcPath)
+	}
+	if s.ceiling {
+		args = append(args, "-no-text-check") // read by the editors load only
 	}
 	if sc.timed {
 		args = append(args, "-warmup", cfg.Warmup.String(), "-duration", cfg.Duration.String())
@@ -368,6 +405,13 @@ func waitReady(p *benchproc.Server, timeout time.Duration) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("not answering on %s after %s: %v", p.Addr, timeout, last)
+}
+
+// runs reports whether the scenario is run against s: all are but the
+// memory scenario against go-ceiling, which keeps no document worth
+// measuring (only the steps' JSON).
+func runs(s *serverKind, scenario string) bool {
+	return !s.ceiling || scenario != scenarioMemory
 }
 
 func findServer(name string) *serverKind {
