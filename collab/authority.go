@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pmauthority/pmauthority/model"
@@ -44,6 +45,7 @@ type Config struct {
 	IdleUnload time.Duration
 	// UsersWindow is how long a user counts as present after its last
 	// request (default 1 minute). Users waiting for events always count.
+	// Waiting Events calls answer when the count changes (see Events).
 	UsersWindow time.Duration
 	// MaxSteps bounds the steps (and the comment events) of one
 	// submission (default 1,000).
@@ -91,6 +93,12 @@ type Authority struct {
 
 	done        chan struct{} // closed by Close
 	janitorDone chan struct{}
+
+	// The users timers (users.go): timerFunc replaces time.AfterFunc in
+	// tests; usersTimers counts the timers armed and not yet stopped or
+	// run.
+	timerFunc   func(time.Duration, func()) stopper
+	usersTimers atomic.Int64
 }
 
 // New returns an Authority over cfg.Store and starts its janitor, which
@@ -170,6 +178,9 @@ func (a *Authority) Close() error {
 	for _, d := range a.docs {
 		if d.loaded {
 			docs = append(docs, d)
+			d.mu.Lock()
+			d.stopUsersTimer() // and no more are armed after done is closed
+			d.mu.Unlock()
 		}
 	}
 	a.mu.Unlock()
@@ -264,7 +275,7 @@ func (a *Authority) acquire(ctx context.Context, id string) (*document, error) {
 	}
 	d := a.docs[id]
 	if d == nil {
-		d = newDocument(id)
+		d = newDocument(a, id)
 		d.refs = 1
 		a.docs[id] = d
 		a.mu.Unlock()

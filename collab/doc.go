@@ -9,8 +9,10 @@
 // latest snapshot and the steps after it, and unloaded when idle. Submit
 // accepts a client's steps made on the current version, all or nothing,
 // and answers only once they are durable; Events returns, or waits for,
-// the steps and comment events after a version. Comments are ranges of the
-// document mapped through every step, as the demo keeps them.
+// the steps and comment events after a version, and, like the demo, also
+// answers waiting clients when the number of users changes. Comments are
+// ranges of the document mapped through every step, as the demo keeps
+// them.
 //
 // Like the core of etcd-io/raft, the package does no networking and no
 // disk I/O of its own: the server package puts it on HTTP, and the store

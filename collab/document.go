@@ -15,8 +15,10 @@ import (
 // document is a loaded document. Its fields are guarded in layers: sem
 // serializes the writers (Submit, Delete, unload, Close), mu guards the
 // state that readers see, and Authority.mu guards the bookkeeping of
-// loading and unloading. Locks are taken in that order.
+// loading and unloading. Locks are taken in the order sem, Authority.mu,
+// mu (List and Close read documents under Authority.mu).
 type document struct {
+	auth  *Authority // for the users timer (users.go)
 	id    string
 	ready chan struct{} // closed once loaded, or once the load failed
 
@@ -42,6 +44,14 @@ type document struct {
 	// nextPrune is when the first user not waiting expires (zero when no
 	// user can expire).
 	nextPrune time.Time
+	// The wake-ups of waiters on user-count changes (users.go).
+	usersWake     chan struct{} // closed (and replaced) when users came or went
+	usersDirty    bool          // users came or went since usersWake was last closed
+	usersWoken    time.Time     // when usersWake was last closed
+	listeners     int           // Events calls of users waiting now
+	usersTimer    stopper       // nil when not armed
+	usersTimerAt  time.Time     // when usersTimer is due, by Config.Now
+	usersTimerSeq uint64        // counts the arming of usersTimer
 	// appending is the store append in flight, nil when there is none.
 	appending *appendCall
 }
@@ -66,19 +76,15 @@ type docState struct {
 	comments commentLog
 }
 
-// userEntry is a user seen recently.
-type userEntry struct {
-	last    time.Time
-	waiting int // Events calls of this user waiting now
-}
-
-func newDocument(id string) *document {
+func newDocument(a *Authority, id string) *document {
 	return &document{
-		id:    id,
-		ready: make(chan struct{}),
-		sem:   make(chan struct{}, 1),
-		wake:  make(chan struct{}),
-		users: make(map[string]*userEntry),
+		auth:      a,
+		id:        id,
+		ready:     make(chan struct{}),
+		sem:       make(chan struct{}, 1),
+		wake:      make(chan struct{}),
+		users:     make(map[string]*userEntry),
+		usersWake: make(chan struct{}),
 	}
 }
 
@@ -155,68 +161,6 @@ func (d *document) state() docState {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.st
-}
-
-// seen records a request of user (none when user is empty). It is called
-// with mu held.
-func (d *document) seen(user string, now time.Time, window time.Duration) {
-	if user == "" {
-		return
-	}
-	u := d.users[user]
-	if u == nil {
-		u = &userEntry{}
-		d.users[user] = u
-	}
-	u.last = now
-	if u.waiting == 0 {
-		d.expireAt(now.Add(window))
-	}
-}
-
-// wait records that an Events call of user starts (delta 1) or stops
-// (delta −1) waiting. It is called with mu held.
-func (d *document) wait(user string, delta int, now time.Time, window time.Duration) {
-	if user == "" {
-		return
-	}
-	u := d.users[user]
-	if u == nil {
-		u = &userEntry{last: now}
-		d.users[user] = u
-	}
-	u.waiting += delta
-	if u.waiting == 0 {
-		u.last = now
-		d.expireAt(now.Add(window))
-	}
-}
-
-// expireAt notes that a user may expire at t.
-func (d *document) expireAt(t time.Time) {
-	if d.nextPrune.IsZero() || t.Before(d.nextPrune) {
-		d.nextPrune = t
-	}
-}
-
-// userCount returns the number of users seen within window or waiting,
-// forgetting the others. It is called with mu held.
-func (d *document) userCount(now time.Time, window time.Duration) int {
-	if !d.nextPrune.IsZero() && !now.Before(d.nextPrune) {
-		d.nextPrune = time.Time{}
-		for name, u := range d.users {
-			if u.waiting > 0 {
-				continue
-			}
-			exp := u.last.Add(window)
-			if !now.Before(exp) {
-				delete(d.users, name)
-			} else {
-				d.expireAt(exp)
-			}
-		}
-	}
-	return len(d.users)
 }
 
 // open loads the document id, or creates it when it does not exist and

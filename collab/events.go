@@ -95,9 +95,18 @@ type Events struct {
 // or comment events after them are no longer kept. When there are no
 // steps or comment events to return (even if the comment version moved on:
 // the create event of a comment that collapsed since is left out) it
-// returns an Events without them at once, or, when wait is true, waits for
-// the next accepted change (steps or comments) and returns that; when ctx
-// is done first it returns ctx's error.
+// returns an Events without them at once, or, when wait is true, waits
+// for the next accepted change (steps or comments) and returns that; when
+// ctx is done first it returns ctx's error.
+//
+// A waiting call with a user also returns, with no steps or comment
+// events, as soon as the number of users differs from the number when it
+// began to wait: a new user was seen, or users expired after
+// Config.UsersWindow without a request. So clients show an up-to-date
+// count, as with the ProseMirror demo server. The waiters of a document
+// are woken for this at most every 250 milliseconds, all at once. A call
+// without a user (such as a relay that pushes to clients of its own, and
+// is no user itself) waits only for steps and comment events.
 func (a *Authority) Events(ctx context.Context, id, user string, version, commentVersion int64, wait bool) (Events, error) {
 	d, err := a.acquire(ctx, id)
 	if err != nil {
@@ -105,39 +114,58 @@ func (a *Authority) Events(ctx context.Context, id, user string, version, commen
 	}
 	defer a.release(d)
 	d.mu.Lock()
-	d.seen(user, a.now(), a.cfg.UsersWindow)
+	now := a.now()
+	d.seen(user, now, a.cfg.UsersWindow)
+	base := -1 // the user count when the call began to wait (with a user)
 	for {
 		if d.deleted {
 			d.mu.Unlock()
 			return Events{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
 		}
 		ev, newer, err := d.eventsAfter(version, commentVersion)
-		if err != nil || newer || !wait {
-			if err == nil {
-				ev.Users = d.userCount(a.now(), a.cfg.UsersWindow)
-			}
+		if err == nil {
+			ev.Users = d.userCount(now, a.cfg.UsersWindow)
+		}
+		if err != nil || newer || !wait || base >= 0 && ev.Users != base {
 			d.mu.Unlock()
 			return ev, err
 		}
+		var usersWake chan struct{} // nil, never ready, without a user
+		if user != "" {
+			usersWake = d.usersWake
+			if base < 0 {
+				base = ev.Users
+			}
+		}
 		wake := d.wake
-		d.wait(user, 1, a.now(), a.cfg.UsersWindow)
+		d.wait(user, 1, now, a.cfg.UsersWindow)
 		d.mu.Unlock()
 		select {
 		case <-wake:
+		case <-usersWake:
 		case <-ctx.Done():
 		case <-a.done:
 		}
 		d.mu.Lock()
-		d.wait(user, -1, a.now(), a.cfg.UsersWindow)
-		select {
-		case <-wake:
-		default:
+		now = a.now()
+		d.wait(user, -1, now, a.cfg.UsersWindow)
+		if !chanClosed(wake) && !chanClosed(usersWake) {
 			d.mu.Unlock()
 			if err := ctx.Err(); err != nil {
 				return Events{}, err
 			}
 			return Events{}, ErrClosed
 		}
+	}
+}
+
+// chanClosed reports whether c is closed (false for nil).
+func chanClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -1,5 +1,7 @@
 package collab
 
+import "time"
+
 // Hooks for the external tests.
 
 // UnloadIdle runs one round of the janitor.
@@ -20,19 +22,26 @@ func (a *Authority) Loaded(id string) (loaded bool, refs int) {
 	return d.loaded, d.refs
 }
 
-// Waiting returns the number of Events calls waiting on the document id.
-func (a *Authority) Waiting(id string) int {
+// SetTimerFunc makes the users timers of a use f instead of
+// time.AfterFunc. Call it before any request.
+func (a *Authority) SetTimerFunc(f func(time.Duration, func()) interface{ Stop() bool }) {
+	a.timerFunc = func(d time.Duration, fn func()) stopper { return f(d, fn) }
+}
+
+// UsersTimers returns the number of users timers armed and not yet
+// stopped or run.
+func (a *Authority) UsersTimers() int64 { return a.usersTimers.Load() }
+
+// UsersWokenAt returns when the waiters of the document id were last
+// woken by a user-count change (zero when never, or not loaded).
+func (a *Authority) UsersWokenAt(id string) time.Time {
 	a.mu.Lock()
 	d := a.docs[id]
 	a.mu.Unlock()
 	if d == nil {
-		return 0
+		return time.Time{}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := 0
-	for _, u := range d.users {
-		n += u.waiting
-	}
-	return n
+	return d.usersWoken
 }

@@ -45,7 +45,8 @@ type collabScratch struct {
 //	GET  /docs               [{"id": …, "users": n}, …]
 //	GET  /docs/{id}          {"doc": …, "users": n, "version": v, "comments": […], "commentVersion": c}
 //	GET  /docs/{id}/events   ?version=V&commentVersion=C: the events after them, at once or as soon as
-//	                         there are some ({} after Config.PollTimeout)
+//	                         there are some, or when the user count changes (with no steps; {} after
+//	                         Config.PollTimeout)
 //	POST /docs/{id}/events   {"version": V, "steps": […], "clientID": id, "comment": […]}
 //	                         → {"version": …, "commentVersion": …}
 //
@@ -189,8 +190,9 @@ func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, x *exchange, id 
 }
 
 // pollEvents answers GET /docs/{id}/events: at once when the client is
-// behind, otherwise when something is published, the poll times out
-// ({}), the client goes away or the server shuts down ({} too).
+// behind, otherwise when something is published or the user count
+// changes, the poll times out ({}), the client goes away or the server
+// shuts down ({} too).
 func (s *Server) pollEvents(w http.ResponseWriter, r *http.Request, x *exchange, id string) {
 	version, status, msg := queryVersion(r.URL.RawQuery, "version")
 	if status == 0 {
@@ -205,9 +207,11 @@ func (s *Server) pollEvents(w http.ResponseWriter, r *http.Request, x *exchange,
 }
 
 // waitEvents answers a long poll: at once when there are steps or comment
-// events after version and cv, else when the next change is published,
-// or with {} after the poll timeout, when the client goes away, or at
-// shutdown.
+// events after version and cv, else when the next change is published or
+// when the document's user count changes (the events answer without steps,
+// with the new count, as the demo server sends so that clients update
+// their "N users"), or with {} after the poll timeout, when the client
+// goes away, or at shutdown.
 func (s *Server) waitEvents(w http.ResponseWriter, r *http.Request, x *exchange, id string, version, cv int64) {
 	user := s.user(r)
 	// First without waiting: a client that is behind (after every edit)
@@ -215,9 +219,9 @@ func (s *Server) waitEvents(w http.ResponseWriter, r *http.Request, x *exchange,
 	ev, err := s.collab.Events(r.Context(), id, user, version, cv, false)
 	if err == nil && len(ev.Steps) == 0 && len(ev.Comment) == 0 {
 		// Nothing to tell (collab.Events decides as the demo does):
-		// wait. The connection's read and write deadlines (Timeouts)
-		// would cut a wait longer than they are, so this request gets
-		// its own.
+		// wait for news or a new user count. The connection's read and
+		// write deadlines (Timeouts) would cut a wait longer than they
+		// are, so this request gets its own.
 		rc := http.NewResponseController(w)
 		deadline := time.Now().Add(s.pollTimeout + s.timeouts.Write)
 		rc.SetReadDeadline(deadline)

@@ -50,8 +50,9 @@ type collabEnv struct {
 }
 
 // newCollab returns a Server for cfg with an authority for ccfg (the
-// store, schemas, clock and users window filled in; documents are
-// auto-created with the basic schema and never unloaded).
+// store and schemas filled in, and the fake clock and usersWindow unless
+// ccfg has a clock and a window; documents are auto-created with the
+// basic schema and never unloaded).
 func newCollab(t testing.TB, cfg Config, ccfg collab.Config) *collabEnv {
 	t.Helper()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -61,8 +62,12 @@ func newCollab(t testing.TB, cfg Config, ccfg collab.Config) *collabEnv {
 		return sc, err == nil
 	}
 	ccfg.AutoCreate = true
-	ccfg.Now = clock.Now
-	ccfg.UsersWindow = usersWindow
+	if ccfg.Now == nil {
+		ccfg.Now = clock.Now
+	}
+	if ccfg.UsersWindow == 0 {
+		ccfg.UsersWindow = usersWindow
+	}
 	if ccfg.IdleUnload == 0 {
 		ccfg.IdleUnload = -1
 	}
@@ -152,16 +157,10 @@ func (e *collabEnv) users(t *testing.T, id string) int {
 	return 0
 }
 
-// waitWaiting waits until n long polls wait on document id. Moving the
-// clock past the users window forgets every user but those waiting, so
-// the user count is then the number of waiting users (a waiting Events
-// call records its user and its wait at once).
+// waitWaiting waits until n long polls wait on document id.
 func (e *collabEnv) waitWaiting(t *testing.T, id string, n int) {
 	t.Helper()
-	waitFor(t, func() bool {
-		e.clock.Advance(2 * usersWindow)
-		return e.users(t, id) == n
-	})
+	waitFor(t, func() bool { return e.auth.Waiting(id) == n })
 }
 
 // insert returns a step inserting text at pos (in the basic schema).
@@ -448,10 +447,16 @@ func TestCollabLongPoll(t *testing.T) {
 		t.Fatalf("%d %s", status, got)
 	}
 
-	// Several pollers of one document all wake.
+	// Several pollers of one document all wake. They load the document
+	// first: a new user would answer those waiting already with the new
+	// user count (TestCollabPollUsers).
+	pollers := []string{"198.51.100.10", "198.51.100.11", "198.51.100.12"}
+	for _, ip := range pollers {
+		e.requestFrom(t, ip, "GET", "/docs/p", "")
+	}
 	var cs []<-chan *httptest.ResponseRecorder
-	for i := range 3 {
-		cs = append(cs, e.poll("198.51.100."+strconv.Itoa(10+i), "/docs/p/events?version=1&commentVersion=1", nil))
+	for _, ip := range pollers {
+		cs = append(cs, e.poll(ip, "/docs/p/events?version=1&commentVersion=1", nil))
 	}
 	e.waitWaiting(t, "p", 3)
 	e.mustPost(t, "p", `{"version":1,"steps":[`+insert(1, "b")+`],"clientID":6}`)
@@ -459,6 +464,50 @@ func TestCollabLongPoll(t *testing.T) {
 		if status, got := answer(t, c); status != 200 || !strings.HasPrefix(got, `{"version":2,"commentVersion":1,"steps":[`) {
 			t.Fatalf("%d %s", status, got)
 		}
+	}
+}
+
+// TestCollabPollUsers checks that a waiting poll answers when the user
+// count changes, with the events JSON (no steps) and the new count, as the
+// demo server does: when a new user comes, and when a user's window
+// passes. Polls from one address are one user and do not wake each other.
+func TestCollabPollUsers(t *testing.T) {
+	const poller = "198.51.100.7"
+	empty := func(users int) string {
+		return `{"version":0,"commentVersion":0,"steps":[],"clientIDs":[],"comment":[],"users":` + strconv.Itoa(users) + `}`
+	}
+	e := newCollab(t, Config{PollTimeout: time.Minute}, collab.Config{})
+	e.mustGet(t, "/docs/p")
+	c := e.poll(poller, "/docs/p/events?version=0&commentVersion=0", nil)
+	e.waitWaiting(t, "p", 1)
+	e.requestFrom(t, "198.51.100.8", "GET", "/docs/p", "")
+	if status, got := answer(t, c); status != 200 || got != empty(3) {
+		t.Fatalf("new user: %d %s, want %s", status, got, empty(3))
+	}
+
+	var cs []<-chan *httptest.ResponseRecorder
+	for range 5 {
+		cs = append(cs, e.poll(poller, "/docs/p/events?version=0&commentVersion=0", nil))
+	}
+	e.waitWaiting(t, "p", 5)
+	if n := e.users(t, "p"); n != 3 {
+		t.Fatalf("%d users with five polls of one, want 3", n)
+	}
+	e.mustPost(t, "p", `{"version":0,"steps":[`+insert(1, "a")+`],"clientID":1}`)
+	for _, c := range cs {
+		if status, got := answer(t, c); status != 200 || !strings.HasPrefix(got, `{"version":1,`) || !strings.HasSuffix(got, `"users":3}`) {
+			t.Fatalf("%d %s", status, got)
+		}
+	}
+
+	// On the real clock: the other user expires while the poll waits.
+	const window = 100 * time.Millisecond
+	e = newCollab(t, Config{PollTimeout: time.Minute}, collab.Config{Now: time.Now, UsersWindow: window})
+	e.mustGet(t, "/docs/p")
+	start := time.Now()
+	c = e.poll(poller, "/docs/p/events?version=0&commentVersion=0", nil)
+	if status, got := answer(t, c); status != 200 || got != empty(1) || time.Since(start) < window/2 {
+		t.Fatalf("after %v: %d %s, want %s", time.Since(start), status, got, empty(1))
 	}
 }
 
@@ -519,6 +568,7 @@ func TestCollabPollOverTheWire(t *testing.T) {
 	if status, _, err := get("/docs/p"); err != nil || status != 200 {
 		t.Fatal(status, err)
 	}
+	e.mustGet(t, "/docs/p") // the poster is a user already: its post wakes the poll with steps
 
 	start := time.Now()
 	status, body, err := get("/docs/p/events?version=0&commentVersion=0")
