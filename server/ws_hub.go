@@ -272,6 +272,13 @@ func (h *wsHub) run() {
 		}
 		h.mu.Lock()
 		switch {
+		case errors.Is(err, collab.ErrHistoryGone):
+			// Unless a join caught the hub up meanwhile (then ask again).
+			if h.version == v && h.commentVersion == cv {
+				if err := h.resyncLocked(h.ctx); err != nil && h.ctx.Err() == nil {
+					h.failLocked(err)
+				}
+			}
 		case err != nil:
 			h.failLocked(err)
 		case h.version == v && h.commentVersion == cv:
@@ -295,6 +302,9 @@ func (h *wsHub) syncLocked(ctx context.Context) error {
 		return h.err
 	}
 	ev, err := h.s.collab.Events(ctx, h.id, "", h.version, h.commentVersion, false)
+	if errors.Is(err, collab.ErrHistoryGone) {
+		err = h.resyncLocked(ctx)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			h.failLocked(err)
@@ -304,6 +314,32 @@ func (h *wsHub) syncLocked(ctx context.Context) error {
 	if ev.Version != h.version || ev.CommentVersion != h.commentVersion {
 		h.publishLocked(ev)
 	}
+	return nil
+}
+
+// resyncLocked moves the hub to the document's current state when the
+// steps after the hub's version are no longer kept: a submission of more
+// steps than collab's Config.History, or a hub that was late by as many.
+// Those steps cannot be pushed, so every connection is closed as one
+// whose queue is full, with 4008 "too slow: resync": its client reconnects
+// with hello at its version and is sent a snapshot (docs/protocol.md).
+// The hub goes on for the connections that join next. It is called with
+// mu held.
+func (h *wsHub) resyncLocked(ctx context.Context) error {
+	st, err := h.s.collab.Get(ctx, h.id, "")
+	if err != nil {
+		return err
+	}
+	for len(h.conns) > 0 {
+		c := h.conns[len(h.conns)-1]
+		c.closeAfterQueue(wsCloseTooSlow, "too slow: resync")
+		h.removeLocked(c)
+	}
+	h.s.log.Info("websocket: history gone behind the document hub: its clients resync", "doc", h.id,
+		"from", h.version, "to", st.Version)
+	h.version, h.commentVersion = st.Version, st.CommentVersion
+	h.maps, h.mapsFrom, h.noMaps = nil, st.Version, false
+	h.sizes = append(h.sizes[:0], st.Doc.Content.Size())
 	return nil
 }
 

@@ -305,6 +305,42 @@ func TestWSSnapshot(t *testing.T) {
 	}
 }
 
+// TestWSHistoryGoneBehindHub: a submission of more steps than the
+// authority keeps leaves the hub unable to push them: its clients are
+// closed with 4008, resync with a snapshot, and get the pushes that
+// follow.
+func TestWSHistoryGoneBehindHub(t *testing.T) {
+	e := newWS(t, Config{}, collab.Config{History: 5}, nil)
+	var clients []*wsClient
+	for _, id := range []string{"1", "2"} {
+		c := e.dial(t, "d", false)
+		c.hello(0, id)
+		c.next("welcome")
+		clients = append(clients, c)
+	}
+	e.post(t, "d", 0, "7", insert(1, "a"), insert(1, "b"), insert(1, "c"), insert(1, "d"), insert(1, "e"), insert(1, "f"))
+	for _, c := range clients {
+		if code, reason := c.closed(5); code != wsCloseTooSlow || reason != "too slow: resync" {
+			t.Fatalf("closed with %d %q, want 4008", code, reason)
+		}
+	}
+	again := e.dial(t, "d", false)
+	again.hello(0, "1")
+	if s := again.next("snapshot"); s.Version != 6 || !strings.Contains(string(s.Doc), `"fedcba"`) {
+		t.Fatalf("snapshot %s", s.raw)
+	}
+	e.post(t, "d", 6, "7", insert(1, "g"))
+	if m := again.nextSkipping("steps"); m.Version != 7 || len(m.Steps) != 1 {
+		t.Fatalf("push %s", m.raw)
+	}
+	// A client that joins later is welcomed at the hub's version.
+	late := e.dial(t, "d", false)
+	late.hello(6, "3")
+	if w := late.next("welcome"); w.Version != 7 || len(w.Steps) != 1 {
+		t.Fatalf("welcome %s", w.raw)
+	}
+}
+
 func TestWSVersionAhead(t *testing.T) {
 	e := newWS(t, Config{}, collab.Config{}, nil)
 	e.post(t, "d", 0, "7", insert(1, "ab"))
