@@ -102,8 +102,9 @@ func benchReport(b *testing.B, commits int64, cpu time.Duration) {
 
 // BenchmarkCommit measures the writer's own work per operation: batches of
 // appends (to a document each, of Steps steps) committed directly, without
-// the queue and the goroutines around it, with SyncNormal so that fsyncs
-// do not drown it. ns/op is per append.
+// the queue and the goroutines around it, with the housekeeping between
+// batches (folds, checkpoints), with SyncNormal so that fsyncs do not
+// drown it. ns/op is per append.
 func BenchmarkCommit(b *testing.B) {
 	for _, bc := range []struct{ batch, steps int }{{1, 1}, {32, 1}, {32, 3}} {
 		b.Run(fmt.Sprintf("Batch%d/Steps%d", bc.batch, bc.steps), func(b *testing.B) {
@@ -117,7 +118,10 @@ func BenchmarkCommit(b *testing.B) {
 				for i := range batch {
 					batch[i] = &op{ctx: context.Background(), run: s.appendOp(ids[i], v/int64(bc.batch)*int64(bc.steps), steps, nil)}
 				}
-				s.w.commit(batch, errs)
+				inWriter(s, func(w *writer) {
+					w.commit(batch, errs)
+					w.maintain()
+				})
 				for i, err := range errs {
 					if err != nil {
 						b.Fatal(err)

@@ -14,9 +14,19 @@
 // Options.Sync says; when COMMIT fails, every operation of the batch fails
 // with its error and none took effect.
 //
-// The file holds three tables: docs (one row per document: schema name,
-// latest version, oldest kept version, metadata), steps (one row per step,
-// keyed by document and version) and snapshots (the latest snapshot of each
-// document). PRAGMA user_version records the layout's version; Open refuses
-// a file written by a newer pmauthority.
+// The file holds four tables: docs (one row per document: schema name,
+// latest version, oldest kept version, metadata), snapshots (the latest
+// snapshot of each document), steps (one row per step, keyed by document
+// and version) and log, where Append writes steps in commit order, so that
+// a commit of many documents' steps writes a few pages rather than one per
+// document. Between batches, once the log holds a few thousand steps, the
+// writer folds it into steps in one transaction (and Open folds what a
+// previous run left); readers look in both. PRAGMA user_version records
+// the layout's version: Open upgrades a file written by an older
+// pmauthority and refuses one written by a newer one.
+//
+// The write-ahead log's file stays below 64 MiB plus one fold or a few
+// batches: SQLite checkpoints it every 1000 pages, and when readers that
+// overlap without pause keep a checkpoint from finishing, the writer
+// holds off new reads for the moment it takes to finish one.
 package sqlite

@@ -10,42 +10,56 @@ import (
 // PRAGMA application_id.
 const applicationID = 0x706d6175
 
-// schemaVersion is the version of the table layout below, kept in PRAGMA
-// user_version. Change the layout only by adding a migration from the
-// previous version.
-const schemaVersion = 1
-
+// layouts[i] takes the tables from layout version i (kept in PRAGMA
+// user_version; 0 is an empty file) to version i+1. A new file runs them
+// all, so that it is laid out exactly as an upgraded one. Change the
+// layout only by adding an entry.
+//
 // Times are Unix nanoseconds. meta, json, client_id and doc are BLOBs so
 // that they come back byte for byte; NULL stands for a nil slice.
-const schemaSQL = `
-CREATE TABLE docs (
-	id      TEXT PRIMARY KEY,
-	schema  TEXT NOT NULL,
-	version INTEGER NOT NULL,
-	oldest  INTEGER NOT NULL,
-	meta    BLOB,
-	created INTEGER NOT NULL,
-	updated INTEGER NOT NULL
-);
-CREATE TABLE steps (
-	doc_id    TEXT NOT NULL,
-	version   INTEGER NOT NULL,
-	json      BLOB,
-	client_id BLOB,
-	time      INTEGER NOT NULL,
-	PRIMARY KEY (doc_id, version)
-) WITHOUT ROWID;
-CREATE TABLE snapshots (
-	doc_id  TEXT NOT NULL,
-	version INTEGER NOT NULL,
-	doc     BLOB,
-	time    INTEGER NOT NULL,
-	PRIMARY KEY (doc_id, version)
-);
-`
+var layouts = []string{
+	// 1: documents, their steps and snapshots.
+	`CREATE TABLE docs (
+		id      TEXT PRIMARY KEY,
+		schema  TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		oldest  INTEGER NOT NULL,
+		meta    BLOB,
+		created INTEGER NOT NULL,
+		updated INTEGER NOT NULL
+	);
+	CREATE TABLE steps (
+		doc_id    TEXT NOT NULL,
+		version   INTEGER NOT NULL,
+		json      BLOB,
+		client_id BLOB,
+		time      INTEGER NOT NULL,
+		PRIMARY KEY (doc_id, version)
+	) WITHOUT ROWID;
+	CREATE TABLE snapshots (
+		doc_id  TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		doc     BLOB,
+		time    INTEGER NOT NULL,
+		PRIMARY KEY (doc_id, version)
+	);`,
+	// 2: the step log, where Append writes in commit order (see fold).
+	`CREATE TABLE log (
+		seq       INTEGER PRIMARY KEY,
+		doc_id    TEXT NOT NULL,
+		version   INTEGER NOT NULL,
+		json      BLOB,
+		client_id BLOB,
+		time      INTEGER NOT NULL
+	);`,
+}
 
-// migrate creates the tables in an empty database and checks that a
-// non-empty one is a pmauthority store this code can read.
+// schemaVersion is the layout version this code reads and writes.
+var schemaVersion = int64(len(layouts))
+
+// migrate creates the tables in an empty database, upgrades those of an
+// older layout, and checks that the file is a pmauthority store this code
+// can read.
 func migrate(ctx context.Context, conn *sql.Conn, path string) (err error) {
 	var appID, version, tables int64
 	if err := conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
@@ -64,8 +78,7 @@ func migrate(ctx context.Context, conn *sql.Conn, path string) (err error) {
 		return fmt.Errorf("store: %s has schema version %d, newer than the %d this pmauthority knows: use a newer pmauthority", path, version, schemaVersion)
 	case version == schemaVersion:
 		return nil
-	case version != 0:
-		// Migrations from older versions go here.
+	case version < 0:
 		return fmt.Errorf("store: %s has unknown schema version %d", path, version)
 	}
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
@@ -76,18 +89,21 @@ func migrate(ctx context.Context, conn *sql.Conn, path string) (err error) {
 			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
 		}
 	}()
-	// Another process may have created the tables meanwhile.
-	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+	// Another process may have migrated meanwhile.
+	var now int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&now); err != nil {
 		return err
 	}
-	if version != 0 {
+	if now != version {
 		if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 			return err
 		}
 		return migrate(ctx, conn, path)
 	}
-	if _, err := conn.ExecContext(ctx, schemaSQL); err != nil {
-		return err
+	for _, layout := range layouts[version:] {
+		if _, err := conn.ExecContext(ctx, layout); err != nil {
+			return fmt.Errorf("store: %s: upgrading the tables: %w", path, err)
+		}
 	}
 	pragmas := fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, schemaVersion)
 	if _, err := conn.ExecContext(ctx, pragmas); err != nil {

@@ -56,6 +56,10 @@ type Options struct {
 // readConns is the number of connections that serve Load, Steps and List.
 const readConns = 4
 
+// walLimit is the size in bytes that the write-ahead log's file may not
+// exceed for long (see writer.boundWAL).
+const walLimit = 64 << 20
+
 // Store is a store.Store in a SQLite file. Open one with Open.
 type Store struct {
 	path string
@@ -70,6 +74,10 @@ type Store struct {
 	queue  chan *op
 	done   chan struct{} // closed when the writer has drained queue
 	now    func() time.Time
+
+	// readers is held for reading by Load, Steps and List, so that the
+	// writer can wait for a moment without readers (see writer.boundWAL).
+	readers sync.RWMutex
 }
 
 var _ store.Store = (*Store)(nil)
@@ -102,7 +110,7 @@ func (s *Store) open(opts Options) error {
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", opts.BusyTimeout.Milliseconds())
 	var err error
 	s.wdb, err = sql.Open("sqlite", dsn(s.path, busy, "_pragma=synchronous("+opts.Sync.String()+")",
-		"_pragma=journal_size_limit(67108864)"))
+		fmt.Sprintf("_pragma=journal_size_limit(%d)", walLimit)))
 	if err != nil {
 		return err
 	}
@@ -112,7 +120,8 @@ func (s *Store) open(opts Options) error {
 	if err != nil {
 		return err
 	}
-	s.w = &writer{conn: conn}
+	s.w = &writer{conn: conn, foldRows: foldRows, foldBytes: foldBytes,
+		walPath: s.path + "-wal", walLimit: walLimit, readers: &s.readers}
 	var mode string
 	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
 		return err
@@ -125,6 +134,17 @@ func (s *Store) open(opts Options) error {
 	}
 	if err := s.w.prepare(ctx); err != nil {
 		return err
+	}
+	// Start with an empty log, so that it stays short whatever happened
+	// before.
+	var logged bool
+	if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM log)").Scan(&logged); err != nil {
+		return err
+	}
+	if logged {
+		if err := s.w.fold(); err != nil {
+			return err
+		}
 	}
 	s.rdb, err = sql.Open("sqlite", dsn(s.path, busy, "_query_only=1"))
 	if err != nil {
@@ -191,6 +211,8 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 		return store.Head{}, store.ErrClosed
 	}
 	var h store.Head
+	s.readers.RLock()
+	defer s.readers.RUnlock()
 	err := s.rdb.QueryRowContext(ctx, `
 		SELECT d.schema, d.version, d.oldest, d.meta, s.version, s.doc
 		FROM docs d JOIN snapshots s ON s.doc_id = d.id
@@ -218,6 +240,8 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 }
 
 func (s *Store) steps(ctx context.Context, id string, from, to int64) ([]store.Step, error) {
+	s.readers.RLock()
+	defer s.readers.RUnlock()
 	// A transaction, so that both queries see the same state.
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -239,33 +263,48 @@ func (s *Store) steps(ctx context.Context, id string, from, to int64) ([]store.S
 	if from < oldest {
 		return nil, fmt.Errorf("oldest kept is %d: %w", oldest, store.ErrCompacted)
 	}
-	rows, err := tx.QueryContext(ctx, `
-		SELECT version, json, client_id, time FROM steps
-		WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version`, id, from, to)
+	// The steps not yet folded are in the log, after those in steps.
+	steps := make([]store.Step, 0, to-from)
+	for _, q := range []string{
+		"SELECT version, json, client_id, time FROM steps WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
+		"SELECT version, json, client_id, time FROM log WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
+	} {
+		if int64(len(steps)) == to-from {
+			break
+		}
+		if steps, err = appendSteps(ctx, steps, tx, q, id, from+int64(len(steps)), to); err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(steps)) != to-from {
+		return nil, fmt.Errorf("steps %d to %d are missing", from+int64(len(steps))+1, to)
+	}
+	return steps, nil
+}
+
+// appendSteps appends to steps those that query q returns for the
+// document id after from up to to, checking that their versions follow
+// on.
+func appendSteps(ctx context.Context, steps []store.Step, tx *sql.Tx, q, id string, from, to int64) ([]store.Step, error) {
+	rows, err := tx.QueryContext(ctx, q, id, from, to)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	steps := make([]store.Step, 0, to-from)
 	for rows.Next() {
 		var st store.Step
 		var t int64
 		if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &t); err != nil {
 			return nil, err
 		}
-		if st.Version != from+int64(len(steps))+1 {
-			return nil, fmt.Errorf("step %d is missing", from+int64(len(steps))+1)
+		if st.Version != from+1 {
+			return nil, fmt.Errorf("step %d is missing", from+1)
 		}
 		st.Time = time.Unix(0, t)
 		steps = append(steps, st)
+		from++
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if int64(len(steps)) != to-from {
-		return nil, fmt.Errorf("steps %d to %d are missing", from+int64(len(steps))+1, to)
-	}
-	return steps, nil
+	return steps, rows.Err()
 }
 
 // List implements store.Store.
@@ -281,6 +320,8 @@ func (s *Store) List(ctx context.Context) ([]store.DocInfo, error) {
 }
 
 func (s *Store) list(ctx context.Context) ([]store.DocInfo, error) {
+	s.readers.RLock()
+	defer s.readers.RUnlock()
 	rows, err := s.rdb.QueryContext(ctx, "SELECT id, schema, version, updated FROM docs ORDER BY id")
 	if err != nil {
 		return nil, err

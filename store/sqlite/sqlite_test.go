@@ -151,7 +151,7 @@ func TestBatch(t *testing.T) {
 	run := func(ops ...*op) []error {
 		t.Helper()
 		errs := make([]error, len(ops))
-		s.w.commit(ops, errs)
+		inWriter(s, func(w *writer) { w.commit(ops, errs) })
 		return errs
 	}
 	mk := func(ctx context.Context, run func(w *writer) error) *op { return &op{ctx: ctx, run: run} }
@@ -187,9 +187,10 @@ func TestBatch(t *testing.T) {
 		t.Errorf("mixed batch took %d commits", n)
 	}
 
-	// A step row left behind makes the second step's INSERT fail after
-	// the document's version was advanced: the savepoint undoes both.
-	if _, err := s.w.conn.ExecContext(ctx, "INSERT INTO steps VALUES ('e', 2, NULL, NULL, 0)"); err != nil {
+	// A trigger makes the INSERT of the second step fail after the
+	// document's version was advanced: the savepoint undoes both.
+	if err := execWriter(s, `CREATE TEMP TRIGGER refuse BEFORE INSERT ON main.log
+		WHEN NEW.doc_id = 'e' AND NEW.version = 2 BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
 		t.Fatal(err)
 	}
 	errs = run(mk(ctx, s.appendOp("e", 0, make([]store.Step, 3), nil)), mk(ctx, s.appendOp("a", 1, step, nil)))
@@ -199,8 +200,36 @@ func TestBatch(t *testing.T) {
 	if got := versions(); got != "a2 b0 c0 d1 e0 " {
 		t.Errorf("after batch with a constraint failure: %s", got)
 	}
-	if _, err := s.w.conn.ExecContext(ctx, "DELETE FROM steps WHERE doc_id = 'e'"); err != nil {
+	if err := execWriter(s, "DROP TRIGGER temp.refuse"); err != nil {
 		t.Fatal(err)
+	}
+
+	// Appends leave their steps pending until the end of the batch: a
+	// Delete in the same batch deletes them too, and the document created
+	// again has only its own.
+	errs = run(
+		mk(ctx, s.appendOp("e", 0, step, nil)),
+		mk(ctx, deleteOp("e")),
+		mk(ctx, s.createOp("e", "basic", []byte(`{}`), nil)),
+		mk(ctx, s.appendOp("e", 0, []store.Step{{JSON: []byte(`"again"`)}}, nil)),
+	)
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("batch with a delete: op %d: %v", i, err)
+		}
+	}
+	for _, when := range []string{"before", "after"} {
+		if got, err := s.Steps(ctx, "e", 0, 5); err != nil || len(got) != 1 || string(got[0].JSON) != `"again"` {
+			t.Errorf("%s a fold: steps of the document created again: %v, %v", when, got, err)
+		}
+		inWriter(s, func(w *writer) {
+			if err := w.fold(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if got := versions(); got != "a2 b0 c0 d1 e1 " {
+		t.Errorf("after batch with a delete: %s", got)
 	}
 
 	// An unexpected error rolls back the whole batch.
@@ -220,13 +249,13 @@ func TestBatch(t *testing.T) {
 			t.Errorf("batch with an unexpected error: op %d: %v", i, err)
 		}
 	}
-	if got := versions(); got != "a2 b0 c0 d1 e0 " {
+	if got := versions(); got != "a2 b0 c0 d1 e1 " {
 		t.Errorf("after batch with an unexpected error: %s", got)
 	}
 
 	// A failing COMMIT (here: a deferred foreign key) fails every
 	// operation, and nothing of the batch is kept.
-	if _, err := s.w.conn.ExecContext(ctx, `PRAGMA foreign_keys = ON;
+	if err := execWriter(s, `PRAGMA foreign_keys = ON;
 		CREATE TABLE fk (doc_id TEXT REFERENCES docs (id) DEFERRABLE INITIALLY DEFERRED)`); err != nil {
 		t.Fatal(err)
 	}
@@ -246,14 +275,14 @@ func TestBatch(t *testing.T) {
 	if n := s.w.commits.Load() - commits; n != 0 {
 		t.Errorf("failed batch counted %d commits", n)
 	}
-	if got := versions(); got != "a2 b0 c0 d1 e0 " {
+	if got := versions(); got != "a2 b0 c0 d1 e1 " {
 		t.Errorf("after a failing commit: %s", got)
 	}
 	// The writer goes on.
 	if err := s.Append(ctx, "a", 2, step, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := versions(); got != "a3 b0 c0 d1 e0 " {
+	if got := versions(); got != "a3 b0 c0 d1 e1 " {
 		t.Errorf("after the next append: %s", got)
 	}
 }
@@ -378,7 +407,7 @@ func TestOpenErrors(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{newer, Options{}, "schema version 99, newer than the 1 this pmauthority knows"},
+		{newer, Options{}, fmt.Sprintf("schema version 99, newer than the %d this pmauthority knows", schemaVersion)},
 		{write("foreign.db", "CREATE TABLE t (x)"), Options{}, "not a pmauthority store"},
 		{garbage, Options{}, "garbage.db"},
 		{filepath.Join(blocker, "store.db"), Options{}, "not a directory"},
@@ -403,4 +432,10 @@ func TestPathChars(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeStore(t, open(t, path, Options{}))
+}
+
+// execWriter runs q on the writer's connection, between batches.
+func execWriter(s *Store, q string) (err error) {
+	inWriter(s, func(w *writer) { _, err = w.conn.ExecContext(context.Background(), q) })
+	return err
 }

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,8 +34,10 @@ type op struct {
 }
 
 // writer is the state of the writer goroutine: its connection and the
-// statements prepared on it. Only that goroutine uses it.
+// statements prepared on it. Only that goroutine uses it, holding mu, and
+// tests that drive the writer directly.
 type writer struct {
+	mu      sync.Mutex
 	conn    *sql.Conn
 	stmts   []*sql.Stmt
 	commits atomic.Int64 // transactions committed, for tests and benchmarks
@@ -45,16 +49,46 @@ type writer struct {
 	putSnap, latestSnap, dropSnap *sql.Stmt
 	pruneSteps, setOldest         *sql.Stmt
 	deleteSteps, deleteSnaps      *sql.Stmt
-	deleteDoc                     *sql.Stmt
+	deleteLog, deleteDoc          *sql.Stmt
+	foldLog, clearLog             *sql.Stmt
 
-	// insertSteps[n-1] inserts n steps, prepared on first use.
+	// insertSteps[n-1] inserts n steps into the log, prepared on first
+	// use.
 	insertSteps [maxStepRows]*sql.Stmt
-	args        []any // insertStepRows's arguments, reused
+
+	// pending holds the arguments of the log rows that insertStepRows
+	// has yet to insert. While deferRows (in a transaction without
+	// savepoints), it leaves them there, and the transaction inserts them
+	// all together before it commits (see transact).
+	pending   []any
+	deferRows bool
+
+	// logRows and logBytes approximate what the log holds: they count
+	// the rows and bytes inserted since the last fold, of rolled back
+	// transactions too. foldRows and foldBytes are the thresholds at
+	// which maintain folds.
+	logRows, logBytes   int64
+	foldRows, foldBytes int64
+	folds               atomic.Int64 // folds committed, for tests
+
+	// walPath is the write-ahead log's file; maintain makes sure that it
+	// does not grow much past walLimit bytes (see boundWAL).
+	walPath  string
+	walLimit int64
+	batches  int64         // batches committed, counted by maintain
+	readers  *sync.RWMutex // held for reading by the Store's reads
 }
 
-// maxStepRows bounds the rows of one INSERT into steps: longer appends
-// take several.
-const maxStepRows = 16
+// The thresholds at which the writer folds the step log into steps. A
+// fold dirties each document's pages of steps once for all the steps it
+// moves, and readers scan the log, so that it is kept short.
+const (
+	foldRows  = 4096
+	foldBytes = 4 << 20
+)
+
+// maxStepRows bounds the rows of one INSERT into the log.
+const maxStepRows = 32
 
 // prepare prepares the statements that the operations use.
 func (w *writer) prepare(ctx context.Context) error {
@@ -81,7 +115,17 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.setOldest, "UPDATE docs SET oldest = ? WHERE id = ?"},
 		{&w.deleteSteps, "DELETE FROM steps WHERE doc_id = ?"},
 		{&w.deleteSnaps, "DELETE FROM snapshots WHERE doc_id = ?"},
+		{&w.deleteLog, "DELETE FROM log WHERE doc_id = ?"},
 		{&w.deleteDoc, "DELETE FROM docs WHERE id = ?"},
+		// Steps pruned while in the log (at or before oldest) are left
+		// out; the order makes SQLite fill each document's pages of steps
+		// in turn.
+		{&w.foldLog, `INSERT OR ROLLBACK INTO steps (doc_id, version, json, client_id, time)
+			SELECT l.doc_id, l.version, l.json, l.client_id, l.time
+			FROM log l JOIN docs d ON d.id = l.doc_id
+			WHERE l.version > d.oldest
+			ORDER BY l.doc_id, l.version`},
+		{&w.clearLog, "DELETE FROM log"},
 	} {
 		stmt, err := w.conn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -93,16 +137,45 @@ func (w *writer) prepare(ctx context.Context) error {
 	return nil
 }
 
-// insertStepRows inserts steps as versions base+1 … of the document id,
-// with at most maxStepRows rows per statement. Steps with a zero Time get
-// now.
+// insertStepRows inserts steps into the log as versions base+1 … of the
+// document id. Steps with a zero Time get now. While w.deferRows, it only
+// adds them to w.pending.
 func (w *writer) insertStepRows(id string, base int64, steps []store.Step, now time.Time) error {
-	for len(steps) > 0 {
-		n := min(len(steps), maxStepRows)
+	for i, st := range steps {
+		t := st.Time
+		if t.IsZero() {
+			t = now
+		}
+		w.pending = append(w.pending, id, base+1+int64(i), st.JSON, st.ClientID, t.UnixNano())
+		w.logBytes += int64(len(st.JSON) + len(st.ClientID))
+	}
+	w.logRows += int64(len(steps))
+	if w.deferRows {
+		return nil
+	}
+	if err := w.flushRows(); err != nil {
+		if len(steps) == 1 {
+			return fmt.Errorf("step %d: %w", base+1, err)
+		}
+		return fmt.Errorf("steps %d to %d: %w", base+1, base+int64(len(steps)), err)
+	}
+	return nil
+}
+
+// flushRows inserts the rows in w.pending into the log, with at most
+// maxStepRows rows per statement, and empties it.
+func (w *writer) flushRows() error {
+	args := w.pending
+	defer func() {
+		clear(w.pending) // let the steps' bytes go
+		w.pending = w.pending[:0]
+	}()
+	for len(args) > 0 {
+		n := min(len(args)/logColumns, maxStepRows)
 		stmt := w.insertSteps[n-1]
 		if stmt == nil {
 			var err error
-			q := "INSERT INTO steps (doc_id, version, json, client_id, time) VALUES " +
+			q := "INSERT INTO log (doc_id, version, json, client_id, time) VALUES " +
 				strings.Repeat("(?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?)"
 			if stmt, err = w.conn.PrepareContext(context.Background(), q); err != nil {
 				return err
@@ -110,28 +183,16 @@ func (w *writer) insertStepRows(id string, base int64, steps []store.Step, now t
 			w.insertSteps[n-1] = stmt
 			w.stmts = append(w.stmts, stmt)
 		}
-		args := w.args[:0]
-		for i, st := range steps[:n] {
-			t := st.Time
-			if t.IsZero() {
-				t = now
-			}
-			args = append(args, id, base+1+int64(i), st.JSON, st.ClientID, t.UnixNano())
+		if _, err := stmt.Exec(args[:n*logColumns]...); err != nil {
+			return err
 		}
-		_, err := stmt.Exec(args...)
-		clear(args) // let the steps' bytes go
-		w.args = args
-		if err != nil {
-			if n == 1 {
-				return fmt.Errorf("step %d: %w", base+1, err)
-			}
-			return fmt.Errorf("steps %d to %d: %w", base+1, base+int64(n), err)
-		}
-		base += int64(n)
-		steps = steps[n:]
+		args = args[n*logColumns:]
 	}
 	return nil
 }
+
+// logColumns is the number of columns insertStepRows fills in a log row.
+const logColumns = 5
 
 // close closes the statements and the connection.
 func (w *writer) close() error {
@@ -211,21 +272,104 @@ func (s *Store) writeLoop() {
 				break fill
 			}
 		}
+		s.w.mu.Lock()
 		s.w.commit(batch, errs[:len(batch)])
 		for i, o := range batch {
 			o.done <- errs[i]
 			batch[i], errs[i] = nil, nil
 		}
+		s.w.maintain()
+		s.w.mu.Unlock()
 	}
+}
+
+// maintain does the writer's housekeeping between batches, once their
+// operations have their outcome: it folds the step log when it has grown
+// past the thresholds, and bounds the write-ahead log.
+func (w *writer) maintain() {
+	w.batches++
+	folded := false
+	if w.logRows >= w.foldRows || w.logBytes >= w.foldBytes {
+		// A failed fold leaves the log as it was, which readers see as
+		// well: it is tried again once as much has been appended again.
+		folded = w.fold() == nil
+		w.logRows, w.logBytes = 0, 0
+	}
+	if folded || w.batches%walCheckEvery == 0 {
+		w.boundWAL()
+	}
+}
+
+// walCheckEvery is how many batches maintain lets pass between looks at
+// the write-ahead log's size.
+const walCheckEvery = 16
+
+// boundWAL bounds the write-ahead log. SQLite checkpoints it into the
+// database every 1000 pages (PRAGMA wal_autocheckpoint, in the COMMIT
+// that passes them) and the next commit starts it over from its
+// beginning, but only when no reader still reads an older state from it:
+// a checkpoint that finds one copies what it can and leaves the log as it
+// is. Readers here are short, so that this hardly happens twice in a row;
+// when it does, under reads that overlap without pause, the log would
+// grow without bound. Once its file is larger than walLimit, boundWAL
+// holds off new readers (Store.Load, Steps and List wait for readers)
+// while the current ones finish and a RESTART checkpoint copies the whole
+// log, so that the next commit starts it over, and SQLite truncates the
+// file to walLimit (PRAGMA journal_size_limit). The file thus stays below
+// walLimit plus the commits of walCheckEvery batches or one fold,
+// whichever is larger.
+func (w *writer) boundWAL() {
+	fi, err := os.Stat(w.walPath)
+	if err != nil || fi.Size() <= w.walLimit {
+		return
+	}
+	// Readers in other processes may outlast the busy timeout: the next
+	// look tries again.
+	w.readers.Lock()
+	defer w.readers.Unlock()
+	_, _ = w.conn.ExecContext(context.Background(), "PRAGMA wal_checkpoint(RESTART)")
+}
+
+// fold moves the step log into steps in one transaction. Append writes
+// steps to the log, a table in commit order, so that a commit of many
+// documents' steps writes a few pages at its end; in steps, keyed by
+// document and version, it would write at least a page per document, and
+// each page is a frame to write to the write-ahead log and to copy at the
+// next checkpoint. The fold then writes each document's pages of steps
+// once for all the steps it moves.
+func (w *writer) fold() (err error) {
+	if err := execute(w.begin); err != nil {
+		return fmt.Errorf("store: fold: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = execute(w.rollback) // fails when SQLite has rolled back already
+			err = fmt.Errorf("store: fold: %w", err)
+		}
+	}()
+	if _, err := w.foldLog.Exec(); err != nil {
+		return err
+	}
+	if _, err := w.clearLog.Exec(); err != nil {
+		return err
+	}
+	if err := execute(w.commitTx); err != nil {
+		return err
+	}
+	w.folds.Add(1)
+	return nil
 }
 
 // commit runs batch in one transaction and sets errs[i] to the outcome of
 // batch[i]. An operation that fails must change nothing, while the others
 // commit. The store's refusals (a conflicting Append, say) come before an
 // operation changes anything, so that a first attempt runs the operations
-// without savepoints; only when an operation fails in a way that may leave
-// part of its changes behind (a constraint, say) is the batch rolled back
-// and run again with a savepoint around each operation.
+// without savepoints, where appends leave their steps pending and the
+// transaction inserts them all together before it commits (a few
+// statements instead of one per append); only when an operation, or that
+// insert, fails in a way that may leave part of its changes behind (a
+// constraint, say) is the batch rolled back and run again with a
+// savepoint around each operation, each append inserting its own steps.
 func (w *writer) commit(batch []*op, errs []error) {
 	if w.transact(batch, errs, false) {
 		return
@@ -253,6 +397,12 @@ func (w *writer) transact(batch []*op, errs []error, savepoints bool) bool {
 	if err := execute(w.begin); err != nil {
 		return failAll(fmt.Errorf("store: begin: %w", err))
 	}
+	w.deferRows = !savepoints
+	defer func() {
+		w.deferRows = false
+		clear(w.pending)
+		w.pending = w.pending[:0]
+	}()
 	applied := 0
 	for i, o := range batch {
 		if err := o.ctx.Err(); err != nil {
@@ -302,6 +452,16 @@ func (w *writer) transact(batch []*op, errs []error, savepoints bool) bool {
 			failAll(fmt.Errorf("store: rollback: %w", err))
 		}
 		return true
+	}
+	if err := w.flushRows(); err != nil {
+		if !undoable(err) {
+			return failAll(fmt.Errorf("store: batch rolled back after: %w", err))
+		}
+		// Some append's steps do not fit: find out which with savepoints.
+		if err := execute(w.rollback); err != nil {
+			return failAll(fmt.Errorf("store: rollback: %w", err))
+		}
+		return false
 	}
 	if err := execute(w.commitTx); err != nil {
 		return failAll(fmt.Errorf("store: commit: %w", err))
@@ -454,16 +614,22 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // deleteOp returns Delete's operation.
 func deleteOp(id string) func(w *writer) error {
 	return func(w *writer) error {
+		// Steps of this document that appends in the transaction left
+		// pending are to be deleted too.
+		if err := w.flushRows(); err != nil {
+			return err
+		}
 		deleted, err := execOne(w.deleteDoc, id)
 		if err != nil {
 			return err
 		} else if !deleted {
 			return store.ErrNotFound
 		}
-		if _, err := w.deleteSteps.Exec(id); err != nil {
-			return err
+		for _, stmt := range []*sql.Stmt{w.deleteSteps, w.deleteLog, w.deleteSnaps} {
+			if _, err := stmt.Exec(id); err != nil {
+				return err
+			}
 		}
-		_, err = w.deleteSnaps.Exec(id)
-		return err
+		return nil
 	}
 }
