@@ -27,6 +27,19 @@ package conformance
 // WebSocket editor's connection now and then, abruptly or with a close
 // handshake: the client must resume at its version and lose nothing.
 //
+// TestCollabEditorsDocs runs editors (both kinds) on three documents at
+// once (each WebSocket editor must see presence from its own document's
+// editors only) against a server that keeps only a short history and
+// unloads idle documents soon. Two editors of each document fall behind
+// now and then: they pause until their document is beyond the server's
+// history, then go on as the demo client does: a long-poll editor gets
+// 410 "History no longer available" and reloads the document (its unsent
+// steps are lost), a WebSocket editor resumes and gets a snapshot. And
+// twice per document all of its editors pause until the server has
+// unloaded it, then go on: the document is reloaded from SQLite. The
+// 410s, the snapshots and the unloads (counted as loads of the store)
+// must have happened; every document is checked as in TestCollabEditors.
+//
 // TestCollabEditorsNodeAuthority checks the harness itself against the
 // node reference authority (bench/noderef/authority.mjs), when its npm
 // packages are installed.
@@ -55,6 +68,7 @@ import (
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/server"
+	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/store/sqlite"
 	"github.com/pmauthority/pmauthority/transform"
 )
@@ -75,11 +89,14 @@ const editorsStartDoc = `{"type":"doc","content":[` +
 // editorLine is a line of the harness's output for one editor.
 type editorLine struct {
 	Editor         int             `json:"editor"`
+	DocID          string          `json:"docID"`
 	ClientID       json.RawMessage `json:"clientID"`
 	Transport      string          `json:"transport"` // "http" (long poll) or "ws"
 	Version        int64           `json:"version"`
 	CommentVersion int64           `json:"commentVersion"`
 	Sendable       bool            `json:"sendable"`
+	Accepted       int64           `json:"accepted"` // own steps the server confirmed
+	InDoubt        int64           `json:"inDoubt"`  // own steps the server may have accepted
 	Doc            json.RawMessage `json:"doc"`
 }
 
@@ -100,12 +117,31 @@ type editorsSummary struct {
 	Rebased        int64             `json:"rebased"`
 	CommentsMade   int64             `json:"commentsCreated"`
 	CommentsGone   int64             `json:"commentsDeleted"`
-	InitialVersion int64             `json:"initialVersion"`
+	Lags           int64             `json:"lags"`
+	HistoryGone    int64             `json:"historyGone"` // 410s
+	StepsLost      int64             `json:"stepsLostInReloads"`
+	StepsInDoubt   int64             `json:"stepsInDoubt"`
+	Breaks         int64             `json:"breaks"`
+	UnloadsSeen    int64             `json:"unloadsSeen"`
+	Bursts         int64             `json:"bursts"`
+	InitialVersion int64             `json:"initialVersion"` // summed over the documents
 	ServerVersion  int64             `json:"serverVersion"`
+	Docs           []docSummary      `json:"docs"`
 	Diverged       []json.RawMessage `json:"diverged"`
 	Ms             int64             `json:"ms"`
 	Error          *string           `json:"error"`
 	WS             wsEditorsSummary  `json:"ws"`
+}
+
+// docSummary is the summary of one document.
+type docSummary struct {
+	ID             string `json:"id"`
+	Editors        int    `json:"editors"`
+	Edits          int    `json:"edits"`
+	Breaks         int    `json:"breaks"`
+	Unloads        int    `json:"unloads"`
+	InitialVersion int64  `json:"initialVersion"`
+	ServerVersion  int64  `json:"serverVersion"`
 }
 
 // wsEditorsSummary is the summary of the WebSocket editors.
@@ -126,6 +162,8 @@ type wsEditorsSummary struct {
 	PresenceSent      int64            `json:"presenceSent"`
 	PresenceReceived  int64            `json:"presenceReceived"`
 	PresenceChecked   int64            `json:"presenceChecked"`
+	Pauses            int64            `json:"pauses"`
+	HistoryGone       int64            `json:"historyGone"` // snapshots on resume
 }
 
 // editorsConfig is what a run of the harness does.
@@ -137,6 +175,17 @@ type editorsConfig struct {
 	// makes between two drops of its connection; 0 never drops it.
 	ReconnectEvery int
 	Seed           uint64
+	// History and IdleUnload configure the authority (collab.Config);
+	// the harness is told History.
+	History    int
+	IdleUnload time.Duration
+	// Lag editors of each document fall behind the history after about
+	// every LagEvery of their edits; each document takes Breaks breaks,
+	// each until the server has unloaded it.
+	Lag, LagEvery, Breaks int
+	// Burst edits at once, after about every BurstEvery of its edits,
+	// each editor makes (0: none).
+	Burst, BurstEvery int
 }
 
 // editorsRun is what one run of the harness printed.
@@ -178,17 +227,31 @@ func editorsSeed(t *testing.T) uint64 {
 	return uint64(time.Now().UnixNano()) % (1 << 32)
 }
 
-// runEditors runs the harness against the authority at url and parses
-// what it printed. A harness that fails is reported as a test error, not
-// a fatal one, so that the caller's checks say more.
-func runEditors(t *testing.T, node, url, doc string, cfg editorsConfig) editorsRun {
+// runEditors runs the harness against the authority at url on the
+// documents docIDs and parses what it printed. A harness that fails is
+// reported as a test error, not a fatal one, so that the caller's checks
+// say more.
+func runEditors(t *testing.T, node, url string, docIDs []string, cfg editorsConfig) editorsRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	editors, seed := cfg.Editors, cfg.Seed
-	cmd := exec.CommandContext(ctx, node, "js/collab-editors.mjs", "--url", url, "--doc", doc,
+	args := []string{"js/collab-editors.mjs", "--url", url, "--doc", strings.Join(docIDs, ","),
 		"--editors", strconv.Itoa(editors), "--edits", strconv.Itoa(cfg.Edits), "--seed", strconv.FormatUint(seed, 10),
-		"--ws", strconv.Itoa(cfg.WS), "--reconnect-every", strconv.Itoa(cfg.ReconnectEvery))
+		"--ws", strconv.Itoa(cfg.WS), "--reconnect-every", strconv.Itoa(cfg.ReconnectEvery)}
+	if cfg.History > 0 {
+		args = append(args, "--history", strconv.Itoa(cfg.History))
+	}
+	if cfg.Lag > 0 {
+		args = append(args, "--lag", strconv.Itoa(cfg.Lag), "--lag-every", strconv.Itoa(cfg.LagEvery))
+	}
+	if cfg.Breaks > 0 {
+		args = append(args, "--breaks", strconv.Itoa(cfg.Breaks))
+	}
+	if cfg.Burst > 0 {
+		args = append(args, "--burst", strconv.Itoa(cfg.Burst), "--burst-every", strconv.Itoa(cfg.BurstEvery))
+	}
+	cmd := exec.CommandContext(ctx, node, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -233,20 +296,24 @@ func runEditors(t *testing.T, node, url, doc string, cfg editorsConfig) editorsR
 	return run
 }
 
-// check checks the harness's figures: every edit made, steps accepted,
-// every local step accepted or dropped in a rebase, and conflicts (with
-// several editors typing at once there are always some).
+// check checks the harness's figures: every edit made, steps accepted
+// (the server's versions moved on by as many, plus those of the steps in
+// doubt it took), every local step accepted, dropped in a rebase, lost in
+// a reload or in doubt, and conflicts (with several editors typing at
+// once there are always some).
 func (r editorsRun) check(t *testing.T, edits int) {
 	t.Helper()
 	s := r.summary
 	if s.Edits != edits {
 		t.Errorf("summary: %d edits, want %d", s.Edits, edits)
 	}
-	if s.StepsAccepted <= 0 || s.StepsAccepted != s.ServerVersion-s.InitialVersion {
-		t.Errorf("summary: %d steps accepted, the server went from version %d to %d", s.StepsAccepted, s.InitialVersion, s.ServerVersion)
+	if moved := s.ServerVersion - s.InitialVersion; s.StepsAccepted <= 0 || moved < s.StepsAccepted || moved > s.StepsAccepted+s.StepsInDoubt {
+		t.Errorf("summary: %d steps accepted, %d in doubt; the server went from version %d to %d",
+			s.StepsAccepted, s.StepsInDoubt, s.InitialVersion, s.ServerVersion)
 	}
-	if s.StepsLocal != s.StepsAccepted+s.StepsDropped {
-		t.Errorf("summary: %d local steps, %d accepted + %d dropped", s.StepsLocal, s.StepsAccepted, s.StepsDropped)
+	if s.StepsLocal != s.StepsAccepted+s.StepsDropped+s.StepsLost+s.StepsInDoubt {
+		t.Errorf("summary: %d local steps, %d accepted + %d dropped + %d lost in reloads + %d in doubt",
+			s.StepsLocal, s.StepsAccepted, s.StepsDropped, s.StepsLost, s.StepsInDoubt)
 	}
 	if s.Editors > 1 && s.Conflicts == 0 {
 		t.Errorf("summary: %d editors and no conflict", s.Editors)
@@ -281,9 +348,9 @@ func (r editorsRun) checkWS(t *testing.T, cfg editorsConfig) {
 	if cfg.ReconnectEvery > 0 && w.Drops == 0 {
 		t.Errorf("summary: no WebSocket connection dropped")
 	}
-	if closes := w.Drops + w.ServerCloses["4008"]; w.Reconnects != closes || w.Resumes < closes {
-		t.Errorf("summary: %d connections dropped (%d by the harness), %d reconnections, %d resumed with a version",
-			closes, w.Drops, w.Reconnects, w.Resumes)
+	if closes := w.Drops + w.Pauses + w.ServerCloses["4008"]; w.Reconnects != closes || w.Resumes < closes {
+		t.Errorf("summary: %d connections dropped (%d by the harness, %d in pauses), %d reconnections, %d resumed with a version",
+			closes, w.Drops, w.Pauses, w.Reconnects, w.Resumes)
 	}
 	if w.SnapshotsOnResume != 0 || w.StepsLost != 0 {
 		t.Errorf("summary: %d resumptions answered with a snapshot, %d unconfirmed steps lost", w.SnapshotsOnResume, w.StepsLost)
@@ -292,11 +359,33 @@ func (r editorsRun) checkWS(t *testing.T, cfg editorsConfig) {
 		t.Errorf("summary: presence %d sent, %d received, %d positions checked", w.PresenceSent, w.PresenceReceived, w.PresenceChecked)
 	}
 	t.Logf("WebSocket: %d editors, %d submissions, %d acks, %d conflicts; %d messages sent, %d received; "+
-		"%d drops, %d reconnections, %d resumed (%d own steps confirmed by the welcome), server closes %v; "+
-		"presence %d sent, %d received, %d positions checked",
+		"%d drops, %d pauses, %d reconnections, %d resumed (%d own steps confirmed by the welcome, %d snapshots: history gone), "+
+		"server closes %v; presence %d sent, %d received, %d positions checked",
 		w.Editors, w.Submissions, w.Acks, w.Conflicts, w.MessagesSent, w.MessagesReceived,
-		w.Drops, w.Reconnects, w.Resumes, w.ConfirmedOnResume, w.ServerCloses,
+		w.Drops, w.Pauses, w.Reconnects, w.Resumes, w.ConfirmedOnResume, w.HistoryGone, w.ServerCloses,
 		w.PresenceSent, w.PresenceReceived, w.PresenceChecked)
+}
+
+// checkPauses checks that the editors fell behind the history and that
+// the documents were unloaded, as configured: lags begun, 410s answered
+// (each a reload), every break ended by its document's unload.
+func (r editorsRun) checkPauses(t *testing.T, cfg editorsConfig) {
+	t.Helper()
+	s := r.summary
+	if cfg.Lag > 0 && (s.Lags == 0 || s.HistoryGone == 0) {
+		t.Errorf("summary: %d lags, %d answers 410 (history gone): want some", s.Lags, s.HistoryGone)
+	}
+	if cfg.Lag > 0 && cfg.WS > 0 && s.WS.HistoryGone == 0 {
+		t.Errorf("summary: no WebSocket resumption answered with a snapshot (history gone)")
+	}
+	for _, d := range s.Docs {
+		if d.Breaks != cfg.Breaks || d.Unloads != d.Breaks {
+			t.Errorf("summary: document %s took %d breaks, ended by %d unloads; want %d", d.ID, d.Breaks, d.Unloads, cfg.Breaks)
+		}
+	}
+	t.Logf("pauses: %d lags, %d bursts; history gone: %d answers 410 (long poll), %d snapshots on resume (WebSocket); "+
+		"%d unconfirmed steps lost in reloads, %d in doubt; %d breaks, %d unloads seen",
+		s.Lags, s.Bursts, s.HistoryGone, s.WS.HistoryGone, s.StepsLost, s.StepsInDoubt, s.Breaks, s.UnloadsSeen)
 }
 
 // collabDocState is GET /docs/{id}'s answer, the document kept verbatim.
@@ -364,28 +453,54 @@ func collabSchemas(name string) (*model.Schema, bool) {
 	return s, err == nil
 }
 
+// loadCounter is a store that counts loads per document: the authority
+// loads a document on first use and again after it unloaded it.
+type loadCounter struct {
+	store.Store
+	mu    sync.Mutex
+	loads map[string]int
+}
+
+func (s *loadCounter) Load(ctx context.Context, id string) (store.Head, error) {
+	s.mu.Lock()
+	s.loads[id]++
+	s.mu.Unlock()
+	return s.Store.Load(ctx, id)
+}
+
+// count returns the number of loads of the document id.
+func (s *loadCounter) count(id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loads[id]
+}
+
 // newEditorsAuthority opens the SQLite store at path and an authority on
-// it that snapshots often and prunes nothing.
-func newEditorsAuthority(t *testing.T, path string, logger *slog.Logger) (*collab.Authority, *sqlite.Store) {
+// it (through a loadCounter) that snapshots often and prunes nothing,
+// with cfg's History and IdleUnload.
+func newEditorsAuthority(t *testing.T, path string, logger *slog.Logger, cfg editorsConfig) (*collab.Authority, *sqlite.Store, *loadCounter) {
 	t.Helper()
 	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	counter := &loadCounter{Store: st, loads: map[string]int{}}
 	a, err := collab.New(collab.Config{
-		Store:         st,
+		Store:         counter,
 		Schemas:       collabSchemas,
 		DefaultSchema: "basic",
 		AutoCreate:    true,
+		History:       cfg.History,
 		SnapshotEvery: 300,
 		KeepSteps:     -1,
+		IdleUnload:    cfg.IdleUnload,
 		Logger:        logger,
 	})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
 	}
-	return a, st
+	return a, st, counter
 }
 
 func TestCollabEditors(t *testing.T) {
@@ -394,7 +509,7 @@ func TestCollabEditors(t *testing.T) {
 	if testing.Short() {
 		edits = 400
 	}
-	testEditorsOnSQLite(t, node, "real-editors", editorsConfig{Editors: 8, Edits: edits, Seed: editorsSeed(t)})
+	testEditorsOnSQLite(t, node, []string{"real-editors"}, editorsConfig{Editors: 8, Edits: edits, Seed: editorsSeed(t)})
 }
 
 func TestCollabEditorsMixed(t *testing.T) {
@@ -407,16 +522,37 @@ func TestCollabEditorsMixed(t *testing.T) {
 	if testing.Short() {
 		edits, reconnectEvery = 400, 20
 	}
-	testEditorsOnSQLite(t, node, "mixed-editors", editorsConfig{
+	testEditorsOnSQLite(t, node, []string{"mixed-editors"}, editorsConfig{
 		Editors: 8, WS: 4, Edits: edits, ReconnectEvery: reconnectEvery, Seed: editorsSeed(t),
 	})
 }
 
+func TestCollabEditorsDocs(t *testing.T) {
+	node := editorsNode(t, "js/node_modules/ws")
+	if _, err := os.Stat("../web/src/client.js"); err != nil {
+		t.Fatalf("the WebSocket client module: %v", err)
+	}
+	// 4 editors per document, two over WebSocket; the second and third
+	// (one of each kind) lag. A lag waits for History+10 steps of the
+	// others. A burst is one submission longer than the history: the
+	// document's WebSocket hub resyncs its clients (close 4008, then a
+	// snapshot), and the long-poll editors behind it get 410.
+	edits, lagEvery, burstEvery := 1500, 25, 120
+	if testing.Short() {
+		edits, lagEvery, burstEvery = 600, 8, 50
+	}
+	testEditorsOnSQLite(t, node, []string{"docs-a", "docs-b", "docs-c"}, editorsConfig{
+		Editors: 12, WS: 6, Edits: edits, Seed: editorsSeed(t),
+		History: 30, IdleUnload: 100 * time.Millisecond, Lag: 2, LagEvery: lagEvery, Breaks: 2,
+		Burst: 35, BurstEvery: burstEvery,
+	})
+}
+
 // testEditorsOnSQLite runs the harness against an in-process server over
-// SQLite in a temporary folder, on the document docID (created with
-// editorsStartDoc), and checks that the editors, the server, the replayed
-// step log and a restarted authority agree.
-func testEditorsOnSQLite(t *testing.T, node, docID string, cfg editorsConfig) {
+// SQLite in a temporary folder, on the documents docIDs (created with
+// editorsStartDoc), and checks that for each the editors, the server,
+// the replayed step log and a restarted authority agree.
+func testEditorsOnSQLite(t *testing.T, node string, docIDs []string, cfg editorsConfig) {
 	t.Helper()
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -426,7 +562,7 @@ func testEditorsOnSQLite(t *testing.T, node, docID string, cfg editorsConfig) {
 		}
 	}()
 	dbPath := filepath.Join(t.TempDir(), "pmauthority.db")
-	a, st := newEditorsAuthority(t, dbPath, logger)
+	a, st, loads := newEditorsAuthority(t, dbPath, logger, cfg)
 	basic, err := schemas.Get("basic")
 	if err != nil {
 		t.Fatal(err)
@@ -436,8 +572,10 @@ func testEditorsOnSQLite(t *testing.T, node, docID string, cfg editorsConfig) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := a.Create(ctx, docID, "basic", start); err != nil {
-		t.Fatal(err)
+	for _, id := range docIDs {
+		if err := a.Create(ctx, id, "basic", start); err != nil {
+			t.Fatal(err)
+		}
 	}
 	srv, err := server.New(server.Config{Collab: a, Logger: logger})
 	if err != nil {
@@ -468,35 +606,100 @@ func testEditorsOnSQLite(t *testing.T, node, docID string, cfg editorsConfig) {
 	defer shutdown()
 	base := "http://" + ln.Addr().String()
 
-	run := runEditors(t, node, base, docID, cfg)
+	run := runEditors(t, node, base, docIDs, cfg)
 	run.check(t, cfg.Edits)
 	if cfg.WS > 0 {
 		run.checkWS(t, cfg)
 	}
-
-	// Every editor has the server's document and version.
-	final := getDocState(t, base+"/docs/"+docID)
-	if final.Version != run.summary.ServerVersion {
-		t.Errorf("GET /docs/%s: version %d, the harness ended at %d", docID, final.Version, run.summary.ServerVersion)
+	if cfg.Lag > 0 || cfg.Breaks > 0 {
+		run.checkPauses(t, cfg)
 	}
-	transports := map[string]string{} // client id → transport
+	if len(run.summary.Docs) != len(docIDs) {
+		t.Fatalf("summary: %d documents, want %d", len(run.summary.Docs), len(docIDs))
+	}
+	finals := make([]collabDocState, len(docIDs))
+	for i, id := range docIDs {
+		// The unloads (before the checks load the document again): each
+		// break ended by an unload, after which the document was loaded
+		// again.
+		if n := loads.count(id); n < 1+cfg.Breaks {
+			t.Errorf("document %s: loaded %d times from the store, want at least %d (%d breaks)", id, n, 1+cfg.Breaks, cfg.Breaks)
+		}
+		finals[i] = checkEditorsDoc(t, base, st, start, id, run, cfg)
+	}
+
+	// A new authority over the reopened store serves the same state.
+	shutdown()
+	a2, st2, _ := newEditorsAuthority(t, dbPath, logger, cfg)
+	defer func() {
+		if err := a2.Close(); err != nil {
+			t.Errorf("Authority.Close after the restart: %v", err)
+		}
+		st2.Close()
+	}()
+	for i, id := range docIDs {
+		final := finals[i]
+		again, err := a2.Get(ctx, id, "restart")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Version != final.Version || again.CommentVersion != final.CommentVersion {
+			t.Errorf("%s after a restart: version %d, comment version %d; before %d, %d",
+				id, again.Version, again.CommentVersion, final.Version, final.CommentVersion)
+		}
+		if got := again.Doc.AppendJSON(nil); !bytes.Equal(got, final.Doc) {
+			t.Errorf("%s after a restart: the document differs: %s", id, firstDifference(got, final.Doc))
+		}
+		var restarted collabDocState
+		if err := json.Unmarshal(again.AppendJSON(nil), &restarted); err != nil {
+			t.Fatalf("State.AppendJSON after a restart: %v", err)
+		}
+		if !bytes.Equal(restarted.Comments, final.Comments) {
+			t.Errorf("%s after a restart: the comments are %s, before %s", id, clip(string(restarted.Comments)), clip(string(final.Comments)))
+		}
+	}
+}
+
+// checkEditorsDoc checks the document docID after a run: its editors
+// have the server's document and version, which the step log replayed
+// from start gives (and the snapshot, the document at its version), and
+// the events in the server's history are the stored steps. It returns
+// the server's state.
+func checkEditorsDoc(t *testing.T, base string, st *sqlite.Store, start *model.Node, docID string, run editorsRun, cfg editorsConfig) collabDocState {
+	t.Helper()
+	ctx := context.Background()
+	final := getDocState(t, base+"/docs/"+docID)
+	i := slices.IndexFunc(run.summary.Docs, func(d docSummary) bool { return d.ID == docID })
+	if i < 0 {
+		t.Fatalf("summary: no document %s", docID)
+	}
+	if d := run.summary.Docs[i]; final.Version != d.ServerVersion {
+		t.Errorf("GET /docs/%s: version %d, the harness ended at %d", docID, final.Version, d.ServerVersion)
+	}
+	byClient := map[string]editorLine{}
 	for _, e := range run.editors {
-		transports[string(e.ClientID)] = e.Transport
+		if e.DocID != docID {
+			continue
+		}
+		byClient[string(e.ClientID)] = e
 		if e.Version != final.Version || e.CommentVersion != final.CommentVersion || e.Sendable {
-			t.Errorf("editor %d (client %s): version %d, comment version %d, sendable %t; the server is at %d, %d",
-				e.Editor, e.ClientID, e.Version, e.CommentVersion, e.Sendable, final.Version, final.CommentVersion)
+			t.Errorf("editor %d (client %s) of %s: version %d, comment version %d, sendable %t; the server is at %d, %d",
+				e.Editor, e.ClientID, docID, e.Version, e.CommentVersion, e.Sendable, final.Version, final.CommentVersion)
 		}
 		if !bytes.Equal(e.Doc, final.Doc) {
-			t.Errorf("editor %d (client %s): document differs from the server's: %s",
-				e.Editor, e.ClientID, firstDifference(e.Doc, final.Doc))
+			t.Errorf("editor %d (client %s) of %s: document differs from the server's: %s",
+				e.Editor, e.ClientID, docID, firstDifference(e.Doc, final.Doc))
 		}
+	}
+	if len(byClient) < 2 {
+		t.Errorf("%d editors of %s, want several", len(byClient), docID)
 	}
 
 	// GET /docs lists the document, with its user (every editor is at
-	// 127.0.0.1).
+	// 127.0.0.1) unless it may have been unloaded since.
 	var list []collabListEntry
 	getJSON(t, base+"/docs", &list)
-	if !slices.ContainsFunc(list, func(d collabListEntry) bool { return d.ID == docID && d.Users >= 1 }) {
+	if !slices.ContainsFunc(list, func(d collabListEntry) bool { return d.ID == docID && (d.Users >= 1 || cfg.IdleUnload > 0) }) {
 		t.Errorf("GET /docs: %v, without %s and its users", list, docID)
 	}
 
@@ -507,112 +710,100 @@ func testEditorsOnSQLite(t *testing.T, node, docID string, cfg editorsConfig) {
 		t.Fatal(err)
 	}
 	if head.Version != final.Version || head.Schema != "basic" {
-		t.Errorf("store: version %d, schema %q; the server is at %d", head.Version, head.Schema, final.Version)
+		t.Errorf("store: %s at version %d, schema %q; the server is at %d", docID, head.Version, head.Schema, final.Version)
 	}
 	steps, err := st.Steps(ctx, docID, 0, head.Version)
 	if err != nil {
-		t.Fatalf("store Steps(0, %d): %v", head.Version, err)
+		t.Fatalf("store Steps(%s, 0, %d): %v", docID, head.Version, err)
 	}
 	if int64(len(steps)) != head.Version {
-		t.Fatalf("store: %d steps for version %d", len(steps), head.Version)
+		t.Fatalf("store: %d steps for version %d of %s", len(steps), head.Version, docID)
 	}
 	doc := start
 	fromClients := map[string]int{}
 	snapshotChecked := head.Snapshot.Version == 0
 	for i, s := range steps {
 		if s.Version != int64(i+1) {
-			t.Fatalf("store: step %d has version %d", i+1, s.Version)
+			t.Fatalf("store: step %d of %s has version %d", i+1, docID, s.Version)
 		}
 		fromClients[string(s.ClientID)]++
-		if transports[string(s.ClientID)] == "" {
-			t.Errorf("store: step %d from client %s, which is none of the editors", s.Version, s.ClientID)
+		if _, ok := byClient[string(s.ClientID)]; !ok {
+			t.Errorf("store: step %d of %s from client %s, which is none of its editors", s.Version, docID, s.ClientID)
 		}
-		step, err := transform.StepFromJSON(basic, s.JSON)
+		step, err := transform.StepFromJSON(start.Type.Schema, s.JSON)
 		if err != nil {
-			t.Fatalf("store: step %d %s: %v", s.Version, clip(string(s.JSON)), err)
+			t.Fatalf("store: step %d of %s %s: %v", s.Version, docID, clip(string(s.JSON)), err)
 		}
 		if doc, err = step.Apply(doc); err != nil {
-			t.Fatalf("store: step %d %s does not apply: %v", s.Version, clip(string(s.JSON)), err)
+			t.Fatalf("store: step %d of %s %s does not apply: %v", s.Version, docID, clip(string(s.JSON)), err)
 		}
 		if s.Version == head.Snapshot.Version {
 			snapshotChecked = true
 			if got := doc.AppendJSON(nil); !bytes.Equal(got, head.Snapshot.Doc) {
-				t.Errorf("store: the snapshot at version %d differs from the replayed steps: %s",
-					s.Version, firstDifference(head.Snapshot.Doc, got))
+				t.Errorf("store: the snapshot of %s at version %d differs from the replayed steps: %s",
+					docID, s.Version, firstDifference(head.Snapshot.Doc, got))
 			}
 		}
 	}
 	if !snapshotChecked {
-		t.Errorf("store: snapshot at version %d, beyond the steps", head.Snapshot.Version)
+		t.Errorf("store: snapshot of %s at version %d, beyond the steps", docID, head.Snapshot.Version)
 	}
 	if got := doc.AppendJSON(nil); !bytes.Equal(got, final.Doc) {
-		t.Errorf("store: the step log replayed from version 0 differs from the server's document: %s",
-			firstDifference(got, final.Doc))
+		t.Errorf("store: the step log of %s replayed from version 0 differs from the server's document: %s",
+			docID, firstDifference(got, final.Doc))
 	}
 	if len(fromClients) < 2 {
-		t.Errorf("store: steps from %d clients, want several: %v", len(fromClients), fromClients)
+		t.Errorf("store: steps of %s from %d clients, want several: %v", docID, len(fromClients), fromClients)
 	}
-	if cfg.WS > 0 {
+	// Each editor's steps are stored: those the server confirmed to it,
+	// and some of those in doubt (after a harness that failed, also some
+	// that were on their way when it stopped).
+	for id, e := range byClient {
+		if n := int64(fromClients[id]); run.summary.Error == nil && (n < e.Accepted || n > e.Accepted+e.InDoubt) {
+			t.Errorf("store: %d steps of %s from editor %d (client %s), which had %d accepted and %d in doubt",
+				n, docID, e.Editor, id, e.Accepted, e.InDoubt)
+		}
+	}
+	if cfg.WS > 0 && cfg.WS < cfg.Editors {
 		// Both transports edited.
 		fromTransports := map[string]int{}
 		for id, n := range fromClients {
-			fromTransports[transports[id]] += n
+			fromTransports[byClient[id].Transport] += n
 		}
 		if fromTransports["ws"] == 0 || fromTransports["http"] == 0 {
-			t.Errorf("store: steps by transport %v, want some from each", fromTransports)
+			t.Errorf("store: steps of %s by transport %v, want some from each", docID, fromTransports)
 		}
 	}
-	t.Logf("store: %d steps from %d clients replayed, snapshot at version %d; document %d bytes",
-		len(steps), len(fromClients), head.Snapshot.Version, len(final.Doc))
+	t.Logf("store: %s: %d steps from %d clients replayed, snapshot at version %d; document %d bytes",
+		docID, len(steps), len(fromClients), head.Snapshot.Version, len(final.Doc))
 
-	// The events since version 0 (the history kept in memory, which the
-	// editors saw only in slices) are the stored steps.
+	// The events in the history kept in memory (since version 0 unless
+	// cfg.History is shorter), which the editors saw only in slices, are
+	// the stored steps.
+	from := 0
+	if cfg.History > 0 {
+		from = max(0, len(steps)-cfg.History)
+	}
 	var events struct {
 		Version   int64             `json:"version"`
 		Steps     []json.RawMessage `json:"steps"`
 		ClientIDs []json.RawMessage `json:"clientIDs"`
 	}
-	getJSON(t, fmt.Sprintf("%s/docs/%s/events?version=0&commentVersion=%d", base, docID, final.CommentVersion), &events)
-	if events.Version != final.Version || len(events.Steps) != len(steps) || len(events.ClientIDs) != len(steps) {
-		t.Errorf("events since version 0: version %d, %d steps, %d client ids; want %d of each",
-			events.Version, len(events.Steps), len(events.ClientIDs), len(steps))
+	getJSON(t, fmt.Sprintf("%s/docs/%s/events?version=%d&commentVersion=%d", base, docID, from, final.CommentVersion), &events)
+	kept := steps[from:]
+	if events.Version != final.Version || len(events.Steps) != len(kept) || len(events.ClientIDs) != len(kept) {
+		t.Errorf("events of %s since version %d: version %d, %d steps, %d client ids; want %d of each",
+			docID, from, events.Version, len(events.Steps), len(events.ClientIDs), len(kept))
 	} else {
-		for i, s := range steps {
+		for i, s := range kept {
 			if !bytes.Equal(events.Steps[i], s.JSON) || !bytes.Equal(events.ClientIDs[i], s.ClientID) {
-				t.Errorf("events since version 0: step %d is %s from %s, the store has %s from %s", i+1,
+				t.Errorf("events of %s since version %d: step %d is %s from %s, the store has %s from %s", docID, from, s.Version,
 					clip(string(events.Steps[i])), events.ClientIDs[i], clip(string(s.JSON)), s.ClientID)
 				break
 			}
 		}
 	}
-
-	// A new authority over the reopened store serves the same state.
-	shutdown()
-	a2, st2 := newEditorsAuthority(t, dbPath, logger)
-	defer func() {
-		if err := a2.Close(); err != nil {
-			t.Errorf("Authority.Close after the restart: %v", err)
-		}
-		st2.Close()
-	}()
-	again, err := a2.Get(ctx, docID, "restart")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again.Version != final.Version || again.CommentVersion != final.CommentVersion {
-		t.Errorf("after a restart: version %d, comment version %d; before %d, %d",
-			again.Version, again.CommentVersion, final.Version, final.CommentVersion)
-	}
-	if got := again.Doc.AppendJSON(nil); !bytes.Equal(got, final.Doc) {
-		t.Errorf("after a restart the document differs: %s", firstDifference(got, final.Doc))
-	}
-	var restarted collabDocState
-	if err := json.Unmarshal(again.AppendJSON(nil), &restarted); err != nil {
-		t.Fatalf("State.AppendJSON after a restart: %v", err)
-	}
-	if !bytes.Equal(restarted.Comments, final.Comments) {
-		t.Errorf("after a restart the comments are %s, before %s", clip(string(restarted.Comments)), clip(string(final.Comments)))
-	}
+	return final
 }
 
 // TestCollabEditorsNodeAuthority runs the harness against the node
@@ -650,7 +841,7 @@ func TestCollabEditorsNodeAuthority(t *testing.T) {
 		t.Fatalf("authority.mjs said %q (%v)\n%s", line, err, stderr.String())
 	}
 	go io.Copy(io.Discard, out)
-	run := runEditors(t, node, "http://127.0.0.1:"+port, "harness-check", editorsConfig{Editors: 8, Edits: edits, Seed: editorsSeed(t)})
+	run := runEditors(t, node, "http://127.0.0.1:"+port, []string{"harness-check"}, editorsConfig{Editors: 8, Edits: edits, Seed: editorsSeed(t)})
 	run.check(t, edits)
 }
 

@@ -1,6 +1,7 @@
 // Real editors against a running collab authority: K editors, each an
 // EditorState with the real prosemirror-collab plugin, edit one document
-// at once through the real commands (prosemirror-commands,
+// (or several: --doc a,b,c shares the editors out among them) at once
+// through the real commands (prosemirror-commands,
 // prosemirror-schema-list). Long-poll editors talk to the authority the
 // way the ProseMirror website's collab demo client does: GET /docs/{id}
 // to load, POST /docs/{id}/events with sendableSteps, long-poll GET
@@ -11,22 +12,40 @@
 // (presence), and now and then the harness drops their connection, after
 // which they must resume at their version.
 //
+// Against a server that keeps only --history N steps, --lag L editors of
+// each document (after its first) fall behind now and then, after about
+// every --lag-every of their edits: they stop editing and talking to the
+// server until their document is more than N steps ahead of them, then
+// go on as the demo client does when the history is gone: a long-poll
+// editor gets 410 and reloads the document (its unsent steps are lost),
+// a WebSocket editor resumes and gets a snapshot. With --breaks B, all
+// the editors of each document pause B times together until GET /docs
+// shows the document unloaded (no users), then resume: the server
+// reloads it from its store. With --burst N, every editor makes N edits
+// at once (no gap between them) after about every --burst-every of its
+// edits: they go in one submission, longer than the history when N is
+// larger than it. The server may then close WebSocket clients with 4008
+// to resync them; a submission unanswered when its connection closed
+// and replaced by a snapshot is in doubt (accepted or not).
+//
 // Usage:
-//   node collab-editors.mjs --url http://127.0.0.1:8080 [--doc ID] [--editors 8]
+//   node collab-editors.mjs --url http://127.0.0.1:8080 [--doc ID[,ID…]] [--editors 8]
 //        [--edits 2000] [--seed N] [--max-delay 20] [--edit-gap 30]
 //        [--comments 0.03] [--drain-timeout 60]
 //        [--ws 0] [--reconnect-every 50] [--client ../../web/src/client.js]
+//        [--history 0] [--lag 0] [--lag-every 15] [--breaks 0] [--burst 0] [--burst-every 60]
 //
 // After --edits local edits in total the editors stop editing and drain:
 // they keep syncing until nothing is sendable and every editor is at the
 // server's version and comment version. Then stdout gets one line per
-// editor, {"editor", "clientID", "transport", "version", "commentVersion",
-// "doc"}, and a last line {"summary": {…}}; progress goes to stderr. The
-// exit status is 1 when anything went wrong: an HTTP status the demo
-// client would not expect, a WebSocket message that breaks the protocol,
-// an exception (a received step that does not apply …), a drain that
-// does not finish, or an editor whose document differs from the server's
-// (those are listed in summary.diverged, never dropped).
+// editor, {"editor", "docID", "clientID", "transport", "version",
+// "commentVersion", "sendable", "accepted", "inDoubt", "doc"}, and a
+// last line {"summary": {…}}; progress goes to stderr. The exit status
+// is 1 when anything went wrong: an HTTP status the demo client would
+// not expect, a WebSocket message that breaks the protocol, an exception
+// (a received step that does not apply …), a drain that does not
+// finish, or an editor whose document differs from the server's (those
+// are listed in summary.diverged, never dropped).
 //
 // Network delays (up to --max-delay ms) apply to every request and
 // answer of the long-poll editors and to every message a WebSocket
@@ -59,11 +78,14 @@ function parseFlags(argv) {
     url: "", doc: "editors", editors: 8, edits: 2000, seed: null,
     maxDelay: 20, editGap: 30, comments: 0.03, drainTimeout: 60,
     ws: 0, reconnectEvery: 50, client: fileURLToPath(new URL("../../web/src/client.js", import.meta.url)),
+    history: 0, lag: 0, lagEvery: 15, breaks: 0, burst: 0, burstEvery: 60,
   }
   let names = {
     "--url": "url", "--doc": "doc", "--editors": "editors", "--edits": "edits", "--seed": "seed",
     "--max-delay": "maxDelay", "--edit-gap": "editGap", "--comments": "comments", "--drain-timeout": "drainTimeout",
     "--ws": "ws", "--reconnect-every": "reconnectEvery", "--client": "client",
+    "--history": "history", "--lag": "lag", "--lag-every": "lagEvery", "--breaks": "breaks",
+    "--burst": "burst", "--burst-every": "burstEvery",
   }
   for (let i = 0; i < argv.length; i++) {
     let name = names[argv[i]]
@@ -81,6 +103,11 @@ function parseFlags(argv) {
   if (flags.seed == null) flags.seed = Math.floor(Math.random() * 2 ** 32)
   if (!Number.isInteger(flags.editors) || flags.editors < 1) usage("--editors wants an integer ≥ 1")
   if (!Number.isInteger(flags.ws) || flags.ws > flags.editors) usage("--ws wants an integer from 0 to --editors")
+  flags.docs = flags.doc.split(",")
+  if (flags.docs.some(d => !d) || new Set(flags.docs).size != flags.docs.length) usage("--doc wants distinct non-empty ids")
+  if (flags.docs.length > flags.editors) usage("--editors wants at least one editor per document")
+  if (flags.lag && !flags.history) usage("--lag needs --history")
+  if (flags.lag && flags.lag >= Math.ceil(flags.editors / flags.docs.length)) usage("--lag wants fewer editors than each document has")
   return flags
 }
 
@@ -88,7 +115,8 @@ function usage(msg) {
   process.stderr.write(`collab-editors: ${msg}\n` +
     "usage: node collab-editors.mjs --url URL [--doc ID] [--editors K] [--edits N] [--seed N]\n" +
     "       [--max-delay MS] [--edit-gap MS] [--comments P] [--drain-timeout S]\n" +
-    "       [--ws N] [--reconnect-every EDITS] [--client PATH]\n")
+    "       [--ws N] [--reconnect-every EDITS] [--client PATH]\n" +
+    "       [--history N] [--lag L] [--lag-every EDITS] [--breaks B] [--burst EDITS] [--burst-every EDITS]\n")
   process.exit(2)
 }
 
@@ -303,33 +331,95 @@ function unconfirmed(state) {
 const stats = {
   edits: 0, stepsLocal: 0, stepsSent: 0, maxPostSteps: 0, stepsAccepted: 0, posts: 0, conflicts: 0, polls: 0, pollsAborted: 0,
   stepsReceived: 0, stepsDropped: 0, rebased: 0, commandsThrew: 0, commentsCreated: 0, commentsDeleted: 0, commentEventsReceived: 0,
+  // Falling behind (--lag): lags begun, 410 answers to polls (each a
+  // reload), unconfirmed steps lost in reloads and in snapshots on resume,
+  // and steps in doubt: those of a submission still unanswered when its
+  // connection closed, then replaced by a snapshot (the server may or may
+  // not have accepted them).
+  lags: 0, historyGone: 0, stepsLostInReloads: 0, stepsInDoubt: 0,
+  // Breaks (--breaks): taken, and ended by the document's unload.
+  breaks: 0, unloadsSeen: 0,
+  bursts: 0,
   opCounts: {},
 }
+
+// lagMargin is how many steps beyond the server's history a lagging
+// editor waits for before it resumes.
+const lagMargin = 10
 
 // Editor is what every editor does, whatever its transport: random local
 // edits and comments through the real commands. A transport's subclass
 // keeps `state` and implements select, localEdit, commentIDs, addComment
 // and deleteComment.
+//
+// An editor pauses (holds its requests and edits) while its document is
+// on a break or while it lags: until its document is far enough ahead.
 class Editor {
-  constructor(h, index, clientID) {
+  constructor(h, group, index, clientID) {
     this.h = h
+    this.group = group
     this.index = index
     this.clientID = clientID
     this.rng = new Rand(h.flags.seed, index)
     this.netRng = new Rand(h.flags.seed, 1000 + index)
     this.stopped = false
+    this.accepted = 0 // own steps the server confirmed
+    this.inDoubt = 0 // own steps whose fate is unknown (stats.stepsInDoubt)
+    // The --lag editors after the first of each document lag (the first
+    // never does: someone moves the document on).
+    let pos = group.editors.length
+    this.lagger = pos >= 1 && pos <= h.flags.lag
+    this.lagIn = this.lagger ? this.nextLag() : Infinity
+    this.lagging = false
+    this.burstIn = h.flags.burst ? this.nextBurst() : Infinity
+    this.burstLeft = 0 // edits left in the current burst
+    group.editors.push(this)
   }
 
   netDelay() { return this.netRng.next() * this.h.flags.maxDelay }
   delay() { return sleep(this.netDelay()) }
 
+  // nextLag returns how many more edits until the editor lags.
+  nextLag() { return Math.max(1, Math.round(this.h.flags.lagEvery / 2 + this.netRng.next() * this.h.flags.lagEvery)) }
+  // nextBurst returns how many more edits until the editor's next burst.
+  nextBurst() { return Math.max(1, Math.round(this.h.flags.burstEvery / 2 + this.netRng.next() * this.h.flags.burstEvery)) }
+
+  // paused tells whether the editor holds its requests and edits: while
+  // its document is on a break, and while it lags, until its document is
+  // more than the server's history ahead of it (or the edits are done).
+  paused() {
+    if (this.stopped) return false
+    if (this.lagging && (!this.h.editsLeft() ||
+      this.group.version() >= getVersion(this.state) + this.h.flags.history + lagMargin)) this.lagging = false
+    return this.group.onBreak || this.lagging
+  }
+
+  // gate waits until the editor is not paused.
+  async gate() {
+    while (this.paused()) await sleep(10)
+  }
+
   async editLoop() {
     let ops = this.h.ops
     while (this.h.editsLeft() && !this.stopped) {
-      await sleep(this.rng.next() * 2 * this.h.flags.editGap)
+      if (this.burstLeft > 0) this.burstLeft--
+      else await sleep(this.rng.next() * 2 * this.h.flags.editGap)
+      await this.gate()
       if (!this.h.editsLeft() || this.stopped) break
+      if (--this.burstIn <= 0) {
+        this.burstIn = this.nextBurst()
+        this.burstLeft = this.h.flags.burst
+        stats.bursts++
+      }
+      if (--this.lagIn <= 0) {
+        this.lagIn = this.nextLag()
+        this.lagging = true
+        stats.lags++
+        this.hold()
+        continue
+      }
       if (this.rng.chance(this.h.flags.comments)) {
-        if (this.commentEdit()) this.h.countEdit("comment")
+        if (this.commentEdit()) this.h.countEdit(this, "comment")
         continue
       }
       for (let attempt = 0; attempt < 20; attempt++) {
@@ -353,7 +443,7 @@ class Editor {
         if (plan.selection) this.select(plan.selection)
         stats.stepsLocal += tr.steps.length
         this.localEdit(tr)
-        this.h.countEdit(name)
+        this.h.countEdit(this, name)
         break
       }
     }
@@ -382,8 +472,8 @@ class Editor {
 // PollEditor is a long-poll client: the demo's EditorConnection without a
 // view.
 class PollEditor extends Editor {
-  constructor(h, index, clientID) {
-    super(h, index, clientID)
+  constructor(h, group, index, clientID) {
+    super(h, group, index, clientID)
     this.transport = "http"
     this.state = null
     this.comm = "start" // "poll" | "send" | "stopped"
@@ -393,21 +483,40 @@ class PollEditor extends Editor {
     this.comments = new Map() // id → {from, to}: what this editor believes exists
   }
 
-  url(path = "") { return `${this.h.flags.url}/docs/${encodeURIComponent(this.h.flags.doc)}${path}` }
+  url(path = "") { return `${this.h.flags.url}/docs/${encodeURIComponent(this.group.id)}${path}` }
 
   async start() {
+    await this.load()
+    this.poll()
+    this.editLoop().catch(e => this.h.fail(e, this))
+  }
+
+  // load loads the document into a new state, as the demo client starts
+  // (and restarts): what the old state had unconfirmed is lost, and so
+  // are the comment events not sent.
+  async load() {
     await this.delay()
+    await this.gate()
     let { status, text } = await request("GET", this.url())
     if (status != 200) throw new HTTPError("GET", this.url(), status, text)
     let data = parseJSON("GET /docs/{id}", text)
+    await this.delay()
+    if (this.state) stats.stepsLostInReloads += unconfirmed(this.state)
     this.state = EditorState.create({
       doc: this.h.schema.nodeFromJSON(data.doc),
       plugins: [collab({ version: data.version, clientID: this.clientID })],
     })
     this.commentVersion = data.commentVersion
+    this.unsentComments = []
+    this.comments = new Map()
     for (let c of data.comments) this.comments.set(c.id, { from: c.from, to: c.to })
+  }
+
+  // hold makes a waiting poll stop (and wait at the gate).
+  hold() {
+    if (this.comm != "poll") return
+    this.pollCtl.abort()
     this.poll()
-    this.editLoop().catch(e => this.h.fail(e, this))
   }
 
   // apply moves the state on by tr, keeping unsent comment positions and
@@ -455,6 +564,7 @@ class PollEditor extends Editor {
 
   async doPoll(ctl) {
     await this.delay()
+    await this.gate()
     if (ctl.signal.aborted) return
     let version = getVersion(this.state), commentVersion = this.commentVersion
     let url = this.url(`/events?version=${version}&commentVersion=${commentVersion}`)
@@ -464,6 +574,15 @@ class PollEditor extends Editor {
     // A local edit aborted this poll after its answer came: the demo drops
     // the answer (the send path took over); reading it again costs nothing.
     if (ctl.signal.aborted) { stats.pollsAborted++; return }
+    if (status == 410) {
+      // Too far behind: as the demo client, start over from the server's
+      // document.
+      stats.historyGone++
+      this.comm = "start"
+      await this.load()
+      this.afterRequest()
+      return
+    }
     if (status != 200) throw new HTTPError("GET", url, status, text)
     let data = parseJSON("GET events", text)
     if (data.steps && (data.steps.length || data.comment.length)) {
@@ -523,6 +642,10 @@ class PollEditor extends Editor {
   }
 
   async doSend({ steps, comments, sent }) {
+    // Nothing changes the state while the editor waits (no edits, no
+    // polls): what was sendable still is.
+    await this.gate()
+    if (this.comm == "stopped") return
     let version = getVersion(this.state)
     let body = JSON.stringify({
       version,
@@ -550,6 +673,7 @@ class PollEditor extends Editor {
     if (data.version != version + n)
       throw new Error(`POST at version ${version} with ${n} steps answered version ${data.version}`)
     stats.stepsAccepted += n
+    this.accepted += n
     let before = unconfirmed(this.state)
     let tr = steps ? receiveTransaction(this.state, steps.steps, new Array(n).fill(steps.clientID)) : this.state.tr
     this.apply(tr)
@@ -597,7 +721,7 @@ class PollEditor extends Editor {
   }
 
   // quiet tells whether the editor has nothing to send and waits for news.
-  quiet() { return this.comm == "poll" && !this.sendable() }
+  quiet() { return this.comm == "poll" && !this.paused() && !this.sendable() }
   describe() { return this.comm }
 
   stop() {
@@ -616,11 +740,15 @@ const wsStats = {
   editors: 0, submissions: 0, acks: 0, conflicts: 0, messagesSent: 0, messagesReceived: 0,
   drops: 0, reconnects: 0, resumes: 0, confirmedOnResume: 0, snapshotsOnResume: 0, stepsLost: 0, serverCloses: {},
   presenceSent: 0, presenceReceived: 0, presenceEntries: 0, presenceChecked: 0, presenceUnchecked: 0,
+  // Pauses (lags and breaks) disconnect; with --history, a resumption
+  // answered with a snapshot is the history gone (not counted in
+  // snapshotsOnResume, its lost steps not in stepsLost).
+  pauses: 0, historyGone: 0,
 }
 
 // wsLib is what WebSocket editors use, once loadWS has run: CollabClient
-// and commentsKey from the demo page's modules, and Socket, the
-// WebSocket class client.js finds as the global WebSocket.
+// and commentsKey from the demo page's modules, and Socket, the base of
+// the WebSocket class each editor gives its client.
 let wsLib = null
 
 // resolveHook is a module resolution hook (node:module register) that
@@ -647,21 +775,20 @@ async function loadWS(clientPath) {
     import("ws"), import(clientURL.href), import(new URL("comments.js", clientURL).href)])
   if (!(commentsKey instanceof PluginKey))
     throw new Error(`${clientPath} loads another copy of prosemirror-state than the harness`)
-  let Socket = socketClass(WebSocket)
-  globalThis.WebSocket = Socket
-  wsLib = { CollabClient, commentsKey, Socket }
+  wsLib = { CollabClient, commentsKey, Socket: socketClass(WebSocket) }
 }
 
-// socketClass returns the WebSocket class client.js opens: a ws socket
-// that delays each message either way (in order, as TCP keeps it) and
-// shows its editor every message.
+// socketClass returns the base of the WebSocket classes client.js opens:
+// a ws socket that delays each message either way (in order, as TCP
+// keeps it) and shows its editor every message. Each editor's class is a
+// subclass whose static editor is the editor.
 function socketClass(WS) {
   return class Socket extends WS {
-    static opener = null // the editor whose client is connecting
+    static editor = null
 
     constructor(url, protocols) {
-      let editor = Socket.opener
-      if (!editor) throw new Error("client.js opened a WebSocket outside its editor's connect")
+      let editor = new.target.editor
+      if (!editor) throw new Error("a WebSocket without its editor")
       super(url, protocols)
       this.editor = editor
       this.sendAt = this.receiveAt = 0 // when the last delayed message goes on
@@ -718,8 +845,8 @@ function socketClass(WS) {
 // what it needs to check them: the document as pushed (its confirmed
 // version) and the document sizes at the last versions.
 class WSEditor extends Editor {
-  constructor(h, index, clientID) {
-    super(h, index, clientID)
+  constructor(h, group, index, clientID) {
+    super(h, group, index, clientID)
     this.transport = "ws"
     this.client = null
     this.name = `editor ${index} ✍🏽`
@@ -729,6 +856,8 @@ class WSEditor extends Editor {
     this.pushedVersion = -1
     this.sizes = new Map() // version → document size, for the last keptSizes versions
     this.dropIn = this.nextDrop()
+    this.holding = false // hold runs
+    this.unanswered = 0 // steps of the submissions unanswered when the last connection closed
     wsStats.editors++
   }
 
@@ -737,34 +866,47 @@ class WSEditor extends Editor {
 
   async start() {
     await this.delay()
-    let url = this.h.flags.url.replace(/^http/, "ws") + `/docs/${encodeURIComponent(this.h.flags.doc)}/ws`
+    let url = this.h.flags.url.replace(/^http/, "ws") + `/docs/${encodeURIComponent(this.group.id)}/ws`
     let loaded
     let ready = new Promise(resolve => { loaded = resolve })
-    this.client = this.opening(() => new wsLib.CollabClient({
+    let editor = this
+    this.client = new wsLib.CollabClient({
       url, schema: this.h.schema, clientID: this.clientID, name: this.name, color: this.color,
+      WebSocket: class extends wsLib.Socket { static editor = editor },
       onState: (state, replaced) => { if (replaced) loaded() },
       onStatus: ({ status }) => {
         if (status == "online" && ++this.onlines > 1) wsStats.reconnects++
       },
       // Notices are refusals and reloads: none is expected.
       onNotice: text => this.h.fail(new Error(`client notice: ${text}`), this),
-    }))
-    // The client reconnects through connect: the harness's socket class
-    // must know whose socket it opens.
-    let connect = this.client.connect
-    this.client.connect = () => this.opening(() => connect.call(this.client))
+    })
     await ready
     this.editLoop().catch(e => this.h.fail(e, this))
   }
 
-  // opening runs f, in which the client opens its socket.
-  opening(f) {
-    wsLib.Socket.opener = this
-    try {
-      return f()
-    } finally {
-      wsLib.Socket.opener = null
-    }
+  // hold disconnects the client once it is online with no submission in
+  // flight, and connects again when the pause is over: it resumes at its
+  // version (behind the history after a lag: the server sends a
+  // snapshot).
+  hold() {
+    if (this.holding) return
+    this.holding = true
+    this.doHold().catch(e => this.h.fail(e, this)).finally(() => { this.holding = false })
+  }
+
+  async doHold() {
+    // (A connection the server is closing is left to close: its client
+    // reconnects, and is dropped then.)
+    let client = this.client
+    let ready = () => client.ws && client.ws.readyState == client.ws.OPEN && client.welcomed && !client.inFlight
+    while (this.paused() && !ready()) await sleep(5)
+    if (!this.paused()) return
+    client.ws.dropped = true
+    wsStats.pauses++
+    client.drop()
+    await this.gate()
+    if (this.stopped) return
+    client.connect()
   }
 
   select(selection) { this.client.dispatch(this.state.tr.setSelection(selection)) }
@@ -802,7 +944,7 @@ class WSEditor extends Editor {
 
   quiet() {
     let ws = this.client.ws
-    return this.client.synced && !!ws && ws.pendingSends == 0
+    return this.client.synced && !!ws && ws.pendingSends == 0 && !this.paused()
   }
 
   sendable() { return sendableSteps(this.state) || wsLib.commentsKey.getState(this.state).unsentEvents().length > 0 }
@@ -825,6 +967,8 @@ class WSEditor extends Editor {
   }
 
   socketClosed(ws, code, reason, err) {
+    this.unanswered = 0
+    for (let sub of ws.submissions.values()) this.unanswered += sub.n
     if (ws.dropped || this.stopped) return
     wsStats.serverCloses[code] = (wsStats.serverCloses[code] || 0) + 1
     // 4008 (too slow) is back-pressure doing its job; any other close is
@@ -919,7 +1063,10 @@ class WSEditor extends Editor {
         ws.welcomed = true
         if (!isInt(msg.version) || !isInt(msg.commentVersion) || typeof msg.users != "number" ||
           !Array.isArray(msg.comments) || !Array.isArray(msg.presence) || !msg.doc) bad("a malformed snapshot")
-        if (ws.hello.version !== null) wsStats.snapshotsOnResume++
+        if (ws.hello.version !== null) {
+          if (this.h.flags.history) wsStats.historyGone++
+          else wsStats.snapshotsOnResume++
+        }
         this.pushed = this.h.schema.nodeFromJSON(msg.doc)
         this.pushedVersion = msg.version
         this.sizes = new Map([[msg.version, this.pushed.content.size]])
@@ -995,7 +1142,7 @@ class WSEditor extends Editor {
     for (let c of clients) {
       wsStats.presenceEntries++
       let from = this.h.byClientID.get(c.clientID)
-      if (c.clientID === this.clientID || !(from instanceof WSEditor)) bad(`presence of client ${c.clientID}`)
+      if (c.clientID === this.clientID || !(from instanceof WSEditor) || from.group !== this.group) bad(`presence of client ${c.clientID}`)
       if (c.name !== from.name || c.color !== from.color) bad(`presence of ${c.clientID} not named ${from.name}, ${from.color}`)
       if ((c.anchor === null) != (c.head === null)) bad("presence with one of anchor and head null")
       if (c.anchor === null) continue
@@ -1006,7 +1153,10 @@ class WSEditor extends Editor {
       if (!inDoc(c.anchor, size) || !inDoc(c.head, size)) bad(`presence outside the document at version ${version} (size ${size})`)
       wsStats.presenceChecked++
     }
-    for (let id of left) if (!(this.h.byClientID.get(id) instanceof WSEditor)) bad(`client ${id} leaving`)
+    for (let id of left) {
+      let from = this.h.byClientID.get(id)
+      if (!(from instanceof WSEditor) || from.group !== this.group) bad(`client ${id} leaving`)
+    }
   }
 
   // checkHandled checks the client's state after it handled msg: at the
@@ -1015,10 +1165,23 @@ class WSEditor extends Editor {
   checkHandled(msg, before, own) {
     let state = this.state
     if (msg.type == "snapshot") {
-      if (before.version !== null) wsStats.stepsLost += before.unconfirmed
+      if (before.version === null) {
+        // The first load.
+      } else if (this.h.flags.history) {
+        let doubt = Math.min(this.unanswered, before.unconfirmed)
+        stats.stepsInDoubt += doubt
+        this.inDoubt += doubt
+        stats.stepsLostInReloads += before.unconfirmed - doubt
+      } else {
+        wsStats.stepsLost += before.unconfirmed
+      }
+      this.unanswered = 0
     } else if (msg.type != "steps" && msg.type != "welcome") {
       return
     }
+    // A welcome confirms what the server took of the unanswered
+    // submissions; the client sends the rest again.
+    if (msg.type == "welcome") this.unanswered = 0
     if (getVersion(state) != this.pushedVersion)
       throw new Error(`after a ${msg.type} to version ${msg.version} the client is at version ${getVersion(state)}`)
     let left = unconfirmed(state)
@@ -1028,6 +1191,7 @@ class WSEditor extends Editor {
     let dropped = before.unconfirmed - own - left
     if (dropped < 0) throw new Error(`${before.unconfirmed} unconfirmed steps, ${own} confirmed, ${left} left`)
     stats.stepsAccepted += own
+    this.accepted += own
     stats.stepsDropped += dropped
     stats.stepsReceived += msg.steps.length - own
     if (before.unconfirmed > own && msg.steps.length > own) stats.rebased++
@@ -1044,11 +1208,73 @@ function inDoc(pos, size) { return Number.isInteger(pos) && pos >= 0 && pos <= s
 // ---------------------------------------------------------------------------
 // The run
 
+// DocGroup is a document and its editors.
+class DocGroup {
+  constructor(h, id) {
+    this.h = h
+    this.id = id
+    this.editors = []
+    this.edits = 0
+    this.initial = null // the server's state when the run began
+    this.result = null // and when it ended
+    // Breaks: whether one is on, how many are left, and the document's
+    // edit count at which the next begins (evenly spread over its share
+    // of the edits; the run's edits can end before).
+    this.onBreak = false
+    this.breaksLeft = h.flags.breaks
+    this.breakEvery = h.flags.edits / h.flags.docs.length / (h.flags.breaks + 1)
+    this.nextBreakAt = this.breakEvery
+    this.breaks = 0
+    this.unloads = 0
+  }
+
+  url() { return `${this.h.flags.url}/docs/${encodeURIComponent(this.id)}` }
+
+  // version returns the latest version its editors know of.
+  version() {
+    let v = 0
+    for (let e of this.editors) if (e.state) v = Math.max(v, getVersion(e.state))
+    return v
+  }
+
+  async serverState() {
+    let { status, text } = await request("GET", this.url())
+    if (status != 200) throw new HTTPError("GET", this.url(), status, text)
+    return parseJSON("GET /docs/{id}", text)
+  }
+
+  // takeBreak pauses every editor of the document until the server has
+  // unloaded it: GET /docs shows no users for it (a loaded document
+  // counts the users of the last minute).
+  async takeBreak() {
+    this.onBreak = true
+    this.breaksLeft--
+    this.nextBreakAt += this.breakEvery
+    this.breaks++
+    stats.breaks++
+    for (let e of this.editors) e.hold()
+    let url = `${this.h.flags.url}/docs`, deadline = Date.now() + 30000
+    for (;;) {
+      let { status, text } = await request("GET", url)
+      if (status != 200) throw new HTTPError("GET", url, status, text)
+      let doc = parseJSON("GET /docs", text).find(d => d.id == this.id)
+      if (!doc) throw new Error(`GET /docs does not list ${this.id}`)
+      if (doc.users == 0) break
+      if (Date.now() > deadline) throw new Error(`document ${this.id} still loaded (${doc.users} users) 30 s into a break`)
+      await sleep(20)
+    }
+    this.unloads++
+    stats.unloadsSeen++
+    this.onBreak = false
+  }
+}
+
 class Harness {
   constructor(flags) {
     this.flags = flags
     this.schema = loadSchema("basic")
     this.ops = makeOps(this.schema)
+    this.groups = flags.docs.map(id => new DocGroup(this, id))
     this.editors = []
     this.byClientID = new Map()
     this.failure = null
@@ -1056,8 +1282,9 @@ class Harness {
   }
 
   editsLeft() { return stats.edits < this.flags.edits }
-  countEdit(name) {
+  countEdit(editor, name) {
     stats.edits++
+    editor.group.edits++
     stats.opCounts[name] = (stats.opCounts[name] || 0) + 1
   }
 
@@ -1068,98 +1295,123 @@ class Harness {
     this.onFail()
   }
 
-  async serverState() {
-    let url = `${this.flags.url}/docs/${encodeURIComponent(this.flags.doc)}`
-    let { status, text } = await request("GET", url)
-    if (status != 200) throw new HTTPError("GET", url, status, text)
-    return parseJSON("GET /docs/{id}", text)
-  }
-
   log(msg) { process.stderr.write(`collab-editors: ${msg}\n`) }
 
   async run() {
     let f = this.flags, t0 = Date.now()
-    this.log(`seed ${f.seed}, ${f.editors} editors (${f.ws} over WebSocket), ${f.edits} edits, doc ${JSON.stringify(f.doc)} at ${f.url}`)
+    this.log(`seed ${f.seed}, ${f.editors} editors (${f.ws} over WebSocket), ${f.edits} edits, ` +
+      `doc ${f.docs.map(d => JSON.stringify(d)).join(", ")} at ${f.url}` +
+      (f.lag ? `, ${f.lag} lagging per document beyond history ${f.history}` : "") + (f.breaks ? `, ${f.breaks} breaks per document` : ""))
     if (f.ws) await loadWS(f.client)
-    let initial = await this.serverState()
+    for (let g of this.groups) g.initial = await g.serverState()
     // Client ids: random uint32s, the first always beyond 2^31 (beyond
-    // int32, as the demo's Math.random() * 0xFFFFFFFF often is).
+    // int32, as the demo's Math.random() * 0xFFFFFFFF often is). Editor
+    // i edits document i mod the number of documents.
     let idRng = new Rand(f.seed, 999), ids = new Set()
     while (ids.size < f.editors) ids.add(ids.size == 0 ? 0x80000000 + idRng.int(0x7fffffff) : idRng.int(0xffffffff) + 1)
-    this.editors = [...ids].map((id, i) => i < f.ws ? new WSEditor(this, i, id) : new PollEditor(this, i, id))
+    this.editors = [...ids].map((id, i) => {
+      let group = this.groups[i % this.groups.length]
+      return i < f.ws ? new WSEditor(this, group, i, id) : new PollEditor(this, group, i, id)
+    })
     for (let e of this.editors) this.byClientID.set(e.clientID, e)
     await Promise.race([Promise.all(this.editors.map(e => e.start())), this.failed])
 
-    // Edit, then drain.
+    // Edit (with breaks), then drain.
     let lastLog = 0
-    let deadline = null, result = null
+    let deadline = null, done = false
     while (!this.failure) {
       await Promise.race([sleep(50), this.failed])
       if (this.failure) break
       if (Date.now() - lastLog > 2000) {
         lastLog = Date.now()
         this.log(`${stats.edits} edits, ${stats.stepsAccepted} steps accepted, ${stats.conflicts} conflicts, ${stats.posts} posts` +
-          (f.ws ? `, ${wsStats.submissions} WebSocket submissions, ${wsStats.drops} drops` : ""))
+          (f.ws ? `, ${wsStats.submissions} WebSocket submissions, ${wsStats.drops} drops` : "") +
+          (f.lag || f.breaks ? `, ${stats.lags} lags, ${stats.historyGone + wsStats.historyGone} history gone, ${stats.unloadsSeen} unloads` : ""))
+      }
+      // Breaks not taken when the edits are done (a document can get
+      // less than its share) are taken in the drain.
+      for (let g of this.groups) {
+        if (!g.onBreak && g.breaksLeft > 0 && (g.edits >= g.nextBreakAt || !this.editsLeft())) g.takeBreak().catch(e => this.fail(e))
       }
       if (this.editsLeft()) continue
       if (deadline == null) deadline = Date.now() + f.drainTimeout * 1000
-      let quiet = this.editors.every(e => e.quiet())
-      if (quiet) {
-        let server = await this.serverState()
-        if (this.editors.every(e => getVersion(e.state) == server.version && e.commentVersion == server.commentVersion)) {
-          result = server
+      if (this.editors.every(e => e.quiet())) {
+        let states = await Promise.all(this.groups.map(g => g.serverState()))
+        if (this.editors.every(e => {
+          let server = states[this.groups.indexOf(e.group)]
+          return getVersion(e.state) == server.version && e.commentVersion == server.commentVersion
+        })) {
+          this.groups.forEach((g, i) => { g.result = states[i] })
+          done = true
           break
         }
       }
       if (Date.now() > deadline) {
         this.fail(new Error(`drain did not finish in ${f.drainTimeout} s: ` + this.editors.map(e =>
-          `editor ${e.index} ${e.describe()} version ${getVersion(e.state)} commentVersion ${e.commentVersion} sendable ${!!e.sendable()}`).join("; ")))
+          `editor ${e.index} (${e.group.id}) ${e.describe()} version ${getVersion(e.state)} commentVersion ${e.commentVersion} ` +
+          `sendable ${!!e.sendable()} paused ${e.paused()}`).join("; ")))
         break
       }
     }
     for (let e of this.editors) e.stop()
-    if (!result) {
-      try { result = await this.serverState() } catch (e) { this.fail(e) }
+    if (!done) {
+      for (let g of this.groups) {
+        try { g.result = await g.serverState() } catch (e) { this.fail(e) }
+      }
     }
 
     // Report every editor, diverged or not.
-    let serverDoc = result ? JSON.stringify(result.doc) : null
     let diverged = [], out = []
     for (let e of this.editors) {
       if (!e.state) continue
+      let result = e.group.result
       let doc = JSON.stringify(e.state.doc.toJSON())
-      if (doc != serverDoc || getVersion(e.state) != result?.version) diverged.push(e.clientID)
+      if (!result || doc != JSON.stringify(result.doc) || getVersion(e.state) != result.version) diverged.push(e.clientID)
       out.push(JSON.stringify({
-        editor: e.index, clientID: e.clientID, transport: e.transport, version: getVersion(e.state), commentVersion: e.commentVersion,
-        sendable: !!sendableSteps(e.state), doc: e.state.doc.toJSON(),
+        editor: e.index, docID: e.group.id, clientID: e.clientID, transport: e.transport, version: getVersion(e.state),
+        commentVersion: e.commentVersion, sendable: !!sendableSteps(e.state), accepted: e.accepted, inDoubt: e.inDoubt,
+        doc: e.state.doc.toJSON(),
       }))
     }
+    let all = this.groups.every(g => g.result)
+    let sum = field => all ? this.groups.reduce((n, g) => n + field(g), 0) : null
     let summary = {
       seed: f.seed, editors: f.editors, ...stats, ws: wsStats,
-      initialVersion: initial.version,
-      serverVersion: result ? result.version : null,
-      serverCommentVersion: result ? result.commentVersion : null,
-      serverComments: result ? result.comments.length : null,
-      serverDocSize: result ? this.schema.nodeFromJSON(result.doc).content.size : null,
+      // Versions summed over the documents.
+      initialVersion: sum(g => g.initial.version),
+      serverVersion: sum(g => g.result.version),
+      docs: this.groups.map(g => ({
+        id: g.id, editors: g.editors.length, edits: g.edits, breaks: g.breaks, unloads: g.unloads,
+        initialVersion: g.initial.version, serverVersion: g.result ? g.result.version : null,
+        serverCommentVersion: g.result ? g.result.commentVersion : null,
+        serverComments: g.result ? g.result.comments.length : null,
+        serverDocSize: g.result ? this.schema.nodeFromJSON(g.result.doc).content.size : null,
+      })),
       diverged, ms: Date.now() - t0,
       error: this.failure,
     }
-    if (result && !summary.error && result.version - initial.version != stats.stepsAccepted)
-      summary.error = `the server moved from version ${initial.version} to ${result.version}, the editors had ${stats.stepsAccepted} steps accepted`
-    // Every local step is accepted or dropped by a rebase, once.
-    if (result && !summary.error && stats.stepsLocal != stats.stepsAccepted + stats.stepsDropped)
-      summary.error = `${stats.stepsLocal} local steps, but ${stats.stepsAccepted} accepted + ${stats.stepsDropped} dropped in rebases`
+    let moved = summary.serverVersion - summary.initialVersion
+    if (all && !summary.error && (moved < stats.stepsAccepted || moved > stats.stepsAccepted + stats.stepsInDoubt))
+      summary.error = `the servers moved from versions ${summary.initialVersion} to ${summary.serverVersion} (summed), ` +
+        `the editors had ${stats.stepsAccepted} steps accepted (and ${stats.stepsInDoubt} in doubt)`
+    // Every local step is accepted, dropped by a rebase, lost in a reload
+    // or in doubt, once.
+    if (all && !summary.error && stats.stepsLocal != stats.stepsAccepted + stats.stepsDropped + stats.stepsLostInReloads + stats.stepsInDoubt)
+      summary.error = `${stats.stepsLocal} local steps, but ${stats.stepsAccepted} accepted + ${stats.stepsDropped} dropped in rebases + ` +
+        `${stats.stepsLostInReloads} lost in reloads + ${stats.stepsInDoubt} in doubt`
     if (!summary.error && wsStats.stepsLost)
       summary.error = `${wsStats.stepsLost} unconfirmed steps lost to snapshots`
-    // Every drop (and every 4008) is one reconnection, resumed at the
-    // client's version.
-    let closes = wsStats.drops + (wsStats.serverCloses[4008] || 0)
+    // Every drop (and every 4008, every pause) is one reconnection,
+    // resumed at the client's version.
+    let closes = wsStats.drops + wsStats.pauses + (wsStats.serverCloses[4008] || 0)
     if (!summary.error && (wsStats.reconnects != closes || wsStats.resumes < closes))
-      summary.error = `${closes} connections dropped, ${wsStats.reconnects} reconnections, ${wsStats.resumes} resumed`
-    if (result && !summary.error) {
-      let size = this.schema.nodeFromJSON(result.doc).content.size
-      let bad = result.comments.filter(c => !(Number.isInteger(c.from) && Number.isInteger(c.to) && c.from >= 0 && c.from < c.to && c.to <= size))
-      if (bad.length) summary.error = `the server's comments out of the document (size ${size}): ${JSON.stringify(bad)}`
+      summary.error = `${closes} connections dropped or paused, ${wsStats.reconnects} reconnections, ${wsStats.resumes} resumed`
+    if (all && !summary.error) {
+      for (let g of this.groups) {
+        let size = this.schema.nodeFromJSON(g.result.doc).content.size
+        let bad = g.result.comments.filter(c => !(Number.isInteger(c.from) && Number.isInteger(c.to) && c.from >= 0 && c.from < c.to && c.to <= size))
+        if (bad.length) summary.error = `the server's comments out of document ${g.id} (size ${size}): ${JSON.stringify(bad)}`
+      }
     }
     out.push(JSON.stringify({ summary }))
     // process.exit drops what a pipe has not taken yet: exit once written.

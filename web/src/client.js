@@ -53,6 +53,8 @@ function randomClientID() {
 //             dispatch what the view has not read from the DOM yet (a
 //             native cursor motion such as End is read on the next
 //             selectionchange; a remote update before it would undo it)
+//   WebSocket the WebSocket class to connect with (default
+//             globalThis.WebSocket; in node, e.g. the ws package's)
 export class CollabClient {
   constructor(options) {
     this.url = options.url
@@ -66,6 +68,7 @@ export class CollabClient {
     this.onNotice = options.onNotice || noop
     this.flush = options.flush || noop
     this.clientID = options.clientID ?? randomClientID()
+    this.WebSocket = options.WebSocket || globalThis.WebSocket
 
     this.state = null
     this.ws = null
@@ -150,7 +153,7 @@ export class CollabClient {
     this.status("connecting")
     let ws
     try {
-      ws = new WebSocket(this.url, "pmauthority.v1")
+      ws = new this.WebSocket(this.url, "pmauthority.v1")
     } catch (e) {
       this.disconnected(String(e.message || e))
       return
@@ -239,7 +242,7 @@ export class CollabClient {
   }
 
   send(msg) {
-    if (this.ws && this.ws.readyState == WebSocket.OPEN) this.ws.send(JSON.stringify(msg))
+    if (this.ws && this.ws.readyState == this.WebSocket.OPEN) this.ws.send(JSON.stringify(msg))
   }
 
   status(status, detail, retryIn) {
