@@ -85,6 +85,9 @@ type Events struct {
 	Comment []CommentEvent
 	// Users is the number of users seen recently.
 	Users int
+	// Size is the content size of the document at Version (what
+	// positions in it may go up to).
+	Size int
 }
 
 // Events returns the steps and comment events of the document id after
@@ -189,6 +192,7 @@ func (d *document) eventsAfter(version, commentVersion int64) (Events, bool, err
 		CommentVersion: st.comments.version,
 		Steps:          slices.Clip(st.steps[len(st.steps)-int(behind):]),
 		Comment:        st.comments.eventsAfter(commentVersion),
+		Size:           st.node.Content.Size(),
 	}
 	// As the ProseMirror demo server: an answer without steps or comment
 	// events is not news, even when the comment version moved on (a

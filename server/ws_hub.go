@@ -379,7 +379,7 @@ func (h *wsHub) publishLocked(ev collab.Events) {
 		h.failLocked(errors.New("websocket: events do not follow the hub's version"))
 		return
 	}
-	h.mapSteps(ev.Steps)
+	h.mapSteps(ev.Steps, ev.Size)
 	var msg []byte
 	if len(ev.Steps) > 0 || len(ev.Comment) > 0 {
 		h.scratch = ev.AppendJSON(h.scratch[:0])
@@ -403,8 +403,9 @@ func (h *wsHub) publishLocked(ev collab.Events) {
 }
 
 // mapSteps records the maps of steps, applied after the hub's version,
-// and maps every stored selection through them.
-func (h *wsHub) mapSteps(steps []collab.StepRecord) {
+// and the document's size after each (size after the last), and maps
+// every stored selection through them.
+func (h *wsHub) mapSteps(steps []collab.StepRecord, size int) {
 	if len(steps) == 0 || h.noMaps {
 		return
 	}
@@ -420,8 +421,17 @@ func (h *wsHub) mapSteps(steps []collab.StepRecord) {
 		}
 		m := step.GetMap()
 		h.maps = append(h.maps, m)
-		h.sizes = append(h.sizes, m.Map(h.size(), 1))
+		// Each changed range adds its new length less its old one: mapping
+		// the old end instead is wrong when a range ends at it (a
+		// replaceAround inserting a node at the end: 202 → 204, not 203).
+		next := h.size()
+		m.ForEach(func(oldStart, oldEnd, newStart, newEnd int) { next += newEnd - newStart - (oldEnd - oldStart) })
+		h.sizes = append(h.sizes, next)
 	}
+	// The authority's size is the truth, also where a map does not tell
+	// the change (an addMark or removeMark step with from > to duplicates
+	// content and has an empty map).
+	h.sizes[len(h.sizes)-1] = size
 	if over := len(h.maps) - wsMaxMaps; over > 0 {
 		h.maps = append(h.maps[:0], h.maps[over:]...)
 		h.sizes = append(h.sizes[:0], h.sizes[over:]...)

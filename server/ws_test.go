@@ -341,6 +341,46 @@ func TestWSHistoryGoneBehindHub(t *testing.T) {
 	}
 }
 
+// TestWSPresenceSizes: presence is checked against the document's size at
+// the version it was sent at, which a step whose changed range ends at the
+// document's end (a replaceAround inserting a node there) grows by more
+// than mapping the end shows, and an addMark with from > to changes
+// without any map.
+func TestWSPresenceSizes(t *testing.T) {
+	e := newWS(t, Config{}, collab.Config{}, nil)
+	e.post(t, "d", 0, "7", insert(1, "ab")) // size 4
+	a := e.dial(t, "d", false)
+	a.hello(1, "1")
+	a.next("welcome")
+	b := e.dial(t, "d", false)
+	b.hello(1, `"b"`)
+	b.next("welcome")
+	// An empty code block after the paragraph: size 6.
+	e.post(t, "d", 1, "7", `{"stepType":"replaceAround","from":4,"to":4,"gapFrom":4,"gapTo":4,"insert":1,"slice":{"content":[{"type":"code_block"}]}}`)
+	a.nextSkipping("steps")
+	b.nextSkipping("steps")
+	a.send(`{"type":"presence","version":2,"anchor":5,"head":5}`)
+	if m, p := b.presenceOf("1"); m.Version != 2 || ptrInt(p.Anchor) != 5 {
+		t.Fatalf("presence %s", m.raw)
+	}
+	// from > to duplicates the paragraph's content: size 8, empty map.
+	e.post(t, "d", 2, "7", `{"stepType":"addMark","from":3,"to":1,"mark":{"type":"em"}}`)
+	a.nextSkipping("steps")
+	b.nextSkipping("steps")
+	st, err := e.s.collab.Get(context.Background(), "d", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := st.Doc.Content.Size()
+	if end != 8 {
+		t.Fatalf("document %s: size %d, want 8", st.DocJSON, end)
+	}
+	a.send(`{"type":"presence","version":3,"anchor":8,"head":7}`)
+	if m, p := b.presenceOf("1"); m.Version != 3 || ptrInt(p.Anchor) != 8 || ptrInt(p.Head) != 7 {
+		t.Fatalf("presence %s", m.raw)
+	}
+}
+
 func TestWSVersionAhead(t *testing.T) {
 	e := newWS(t, Config{}, collab.Config{}, nil)
 	e.post(t, "d", 0, "7", insert(1, "ab"))
