@@ -349,12 +349,7 @@ func TestWSHistoryGoneBehindHub(t *testing.T) {
 func TestWSPresenceSizes(t *testing.T) {
 	e := newWS(t, Config{}, collab.Config{}, nil)
 	e.post(t, "d", 0, "7", insert(1, "ab")) // size 4
-	a := e.dial(t, "d", false)
-	a.hello(1, "1")
-	a.next("welcome")
-	b := e.dial(t, "d", false)
-	b.hello(1, `"b"`)
-	b.next("welcome")
+	a, b := e.joinedPair(t, 1)
 	// An empty code block after the paragraph: size 6.
 	e.post(t, "d", 1, "7", `{"stepType":"replaceAround","from":4,"to":4,"gapFrom":4,"gapTo":4,"insert":1,"slice":{"content":[{"type":"code_block"}]}}`)
 	a.nextSkipping("steps")
@@ -551,12 +546,7 @@ func TestWSBadInput(t *testing.T) {
 func TestWSPresence(t *testing.T) {
 	e := newWS(t, Config{}, collab.Config{}, nil)
 	e.post(t, "d", 0, "7", insert(1, "abcdef"))
-	a := e.dial(t, "d", false)
-	a.hello(1, "1")
-	a.next("welcome")
-	b := e.dial(t, "d", false)
-	b.hello(1, `"b"`)
-	b.next("welcome")
+	a, b := e.joinedPair(t, 1)
 	// a learns of b joining, then of its cursor.
 	if m := a.next("presence"); len(m.Clients) != 1 || string(m.Clients[0].ClientID) != `"b"` || m.Clients[0].Anchor != nil {
 		t.Fatalf("presence %s", m.raw)
@@ -1087,4 +1077,17 @@ func FuzzWSMessage(f *testing.F) {
 			t.Fatalf("server panicked on %q: %s", msg, e.logs.String())
 		}
 	})
+}
+
+// joinedPair dials two clients of the document d, "1" then "b", and
+// returns them once both are welcomed at version.
+func (e *wsEnv) joinedPair(t *testing.T, version int) (a, b *wsClient) {
+	t.Helper()
+	a = e.dial(t, "d", false)
+	a.hello(version, "1")
+	a.next("welcome")
+	b = e.dial(t, "d", false)
+	b.hello(version, `"b"`)
+	b.next("welcome")
+	return a, b
 }

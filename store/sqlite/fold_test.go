@@ -179,12 +179,7 @@ func TestFoldModel(t *testing.T) {
 // stay in the log, where readers find them, and a later fold moves them.
 func TestFoldFails(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "store.db")
-	s := open(t, path, Options{})
-	setFold(s, math.MaxInt64)
-	if err := s.Create(ctx, "d", "basic", []byte(`{}`), nil); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := unfoldedStore(t)
 	steps := mkSteps(10)
 	for v := range int64(10) {
 		if err := s.Append(ctx, "d", v, steps[v:v+1], nil); err != nil {
@@ -255,12 +250,7 @@ func mkSteps(n int) []store.Step {
 // TestOpenFolds checks that Open folds what a store left in the log.
 func TestOpenFolds(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "store.db")
-	s := open(t, path, Options{})
-	setFold(s, math.MaxInt64)
-	if err := s.Create(ctx, "d", "basic", []byte(`{}`), nil); err != nil {
-		t.Fatal(err)
-	}
+	s, path := unfoldedStore(t)
 	if err := s.Append(ctx, "d", 0, mkSteps(5), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -407,4 +397,17 @@ func TestWALBounded(t *testing.T) {
 	if bound := int64(limit + 4<<20); most > bound {
 		t.Errorf("write-ahead log grew to %d bytes, want at most %d", most, bound)
 	}
+}
+
+// unfoldedStore opens a store in a new file that never folds by itself,
+// with the document "d", and returns it and its path.
+func unfoldedStore(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s := open(t, path, Options{})
+	setFold(s, math.MaxInt64)
+	if err := s.Create(context.Background(), "d", "basic", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	return s, path
 }
