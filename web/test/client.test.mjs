@@ -379,3 +379,10 @@ test("many unconfirmed steps go in parts of 500, comments with the last part", a
   assert.equal(client.synced, true)
   assert.equal(text(client), "x".repeat(1200) + "hello")
 })
+
+test("the WebSocket option gives the class sockets are made with", async () => {
+  class OtherSocket extends FakeSocket {}
+  let { ws, hello } = await start({}, { WebSocket: OtherSocket })
+  assert.ok(ws instanceof OtherSocket, "the socket is an OtherSocket")
+  assert.equal(hello.type, "hello")
+})
