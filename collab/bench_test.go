@@ -140,6 +140,46 @@ func BenchmarkDocMemory(b *testing.B) {
 	runtime.KeepAlive(a)
 }
 
+// BenchmarkReloadedDocMemory measures the Go heap that a document loaded
+// from the store takes (after a restart): documents made as in
+// BenchmarkDocMemory by one authority are loaded by a second one over the
+// same store; heap-B/doc is the live heap after a collection, per
+// document.
+func BenchmarkReloadedDocMemory(b *testing.B) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Sync: sqlite.SyncNormal})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	maker, err := collab.New(collab.Config{Store: st, Schemas: lookupSchema, AutoCreate: true, SnapshotEvery: 1 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sub := collab.Submission{Steps: make([][]byte, 20), ClientID: collab.ClientID("1")}
+	for i := range sub.Steps {
+		sub.Steps[i] = insert(1, strings.Repeat(string(rune('a'+i)), 100))
+	}
+	for i := range b.N {
+		if _, err := maker.Submit(ctx, fmt.Sprint("doc", i), "", sub); err != nil {
+			b.Fatal(err)
+		}
+	}
+	maker.Close()
+	a := newAuthority(b, st, collab.Config{})
+	before := liveHeap()
+	b.ResetTimer()
+	for i := range b.N {
+		// Events loads it without caching its JSON (which Get does).
+		if _, err := a.Events(ctx, fmt.Sprint("doc", i), "", 20, 0, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(liveHeap()-before)/float64(b.N), "heap-B/doc")
+	runtime.KeepAlive(a)
+}
+
 // liveHeap returns the bytes of live heap objects after a collection.
 func liveHeap() int64 {
 	runtime.GC()
