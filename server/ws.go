@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/jsonscan"
+	"github.com/pmauthority/pmauthority/internal/readbuf"
 	"github.com/pmauthority/pmauthority/model"
 )
 
@@ -166,7 +167,7 @@ func (c *wsConn) serve() {
 			b := make([]byte, 0, 1024)
 			bp = &b
 		}
-		msg, err := readAll((*bp)[:0], rd)
+		msg, err := readbuf.Append((*bp)[:0], rd)
 		*bp = msg
 		if err == nil {
 			c.lastRead.Store(time.Now().UnixNano())
@@ -181,23 +182,6 @@ func (c *wsConn) serve() {
 		}
 		if err != nil {
 			return // over the read limit, coder/websocket closed with 1009
-		}
-	}
-}
-
-// readAll reads r to its end, appending to buf.
-func readAll(buf []byte, r io.Reader) ([]byte, error) {
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"sync"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/pmauthority/pmauthority/internal/readbuf"
 )
 
 // fanoutResult is what `wsbench fanout` measures.
@@ -226,7 +227,7 @@ func (e *editor) read(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		e.buf, err = readAll(e.buf[:0], r)
+		e.buf, err = readbuf.Append(e.buf[:0], r)
 		if err != nil {
 			return
 		}
@@ -355,21 +356,4 @@ func versionOf(msg []byte) int64 {
 	}
 	v, _ := strconv.ParseInt(string(rest[:j]), 10, 64)
 	return v
-}
-
-// readAll reads r to its end, appending to buf.
-func readAll(buf []byte, r io.Reader) ([]byte, error) {
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
 }
