@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import { createHash } from "node:crypto"
 import { Node, Fragment } from "prosemirror-model"
 import { loadSchemas, schemaNames } from "./schemas.mjs"
-import { Ordered, RawNumber, stringify, toOrdered } from "./ordered-json.mjs"
+import { Ordered, RawNumber, parse, stringify, toOrdered } from "./ordered-json.mjs"
 
 export const FORMAT_VERSION = 1
 
@@ -283,6 +283,11 @@ function walk(json) {
 
 const isTextJSON = n => n.get("type") === "text"
 
+// deepCopy copies an Ordered value keeping what JSON.parse would lose:
+// duplicate keys and the spelling of raw numbers (a copied "1e400" stays
+// 1e400 in the input instead of becoming Infinity, which JSON cannot write).
+const deepCopy = v => parse(stringify(v))
+
 class Mutator {
   constructor(rng, schema, gen) {
     this.rng = rng
@@ -461,7 +466,7 @@ class Mutator {
   "schema:duplicate-child"(json) {
     let e = this.pickNode(json, e => e.parent)
     if (!e) return null
-    let copy = toOrdered(JSON.parse(stringify(e.node)))
+    let copy = deepCopy(e.node)
     e.parent.get("content").splice(e.index, 0, copy)
     return json
   }
@@ -524,7 +529,7 @@ class Mutator {
     let text = e.node.get("text"), at = this.rng.range(1, text.length - 1)
     if (/[\ud800-\udbff]/.test(text[at - 1])) at++ // keep surrogate pairs whole in the input
     if (at >= text.length) return null
-    let second = toOrdered(JSON.parse(stringify(e.node)))
+    let second = deepCopy(e.node)
     e.node.set("text", text.slice(0, at))
     second.set("text", text.slice(at))
     e.parent.get("content").splice(e.index + 1, 0, second)
