@@ -594,7 +594,7 @@ class Mutator {
     let e = this.pickNode(json, e => typeof e.node.get("type") == "string")
     if (!e) return null
     let marks = e.node.get("marks")
-    if (Array.isArray(marks) && marks.length && marks[0] instanceof Ordered && this.rng.chance(0.5))
+    if (Array.isArray(marks) && marks.length && marks[0] instanceof Ordered && this.rng.chance(0.5) && typeof marks[0].get("type") == "string")
       marks[0].set("type", [marks[0].get("type")])
     else
       e.node.set("type", this.rng.chance(0.8) ? [e.node.get("type")] : [[e.node.get("type")]])
