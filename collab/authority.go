@@ -360,7 +360,7 @@ func (a *Authority) List(ctx context.Context) ([]DocInfo, error) {
 	}
 	stored, err := a.store.List(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("collab: list: %w", err)
+		return nil, storeFailed(err, "collab: list")
 	}
 	now := a.now()
 	users := map[string]int{}
@@ -422,7 +422,7 @@ func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *mode
 		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
 	}
 	if err != nil {
-		return fmt.Errorf("collab: create %q: %w", id, err)
+		return storeFailed(err, "collab: create %q", id)
 	}
 	return nil
 }
@@ -474,7 +474,7 @@ func (a *Authority) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("collab: delete %q: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("collab: delete %q: %w", id, err)
+		return storeFailed(err, "collab: delete %q", id)
 	}
 	return nil
 }

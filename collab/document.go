@@ -184,7 +184,7 @@ func (a *Authority) open(ctx context.Context, id string) (st docState, snapVer i
 		return a.loadState(ctx, id)
 	}
 	if err != nil {
-		return st, 0, fmt.Errorf("collab: create %q: %w", id, err)
+		return st, 0, storeFailed(err, "collab: create %q", id)
 	}
 	return docState{schema: schema, schemaName: a.cfg.DefaultSchema, node: node}, 0, nil
 }
@@ -212,7 +212,7 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 		return st, 0, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return st, 0, fmt.Errorf("collab: load %q: %w", id, err)
+		return st, 0, storeFailed(err, "collab: load %q", id)
 	}
 	schema, ok := a.cfg.Schemas(head.Schema)
 	if !ok {
@@ -234,7 +234,7 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	if from < head.Version {
 		steps, err = a.store.Steps(ctx, id, from, head.Version)
 		if err != nil {
-			return st, 0, fmt.Errorf("collab: load %q: steps after %d: %w", id, from, err)
+			return st, 0, storeFailed(err, "collab: load %q: steps after %d", id, from)
 		}
 	}
 	if int64(len(steps)) != head.Version-from {

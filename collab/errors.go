@@ -1,6 +1,7 @@
 package collab
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -34,7 +35,37 @@ var (
 	// ErrClosed is returned by every method after Close, and by waiting
 	// Events calls when Close is called.
 	ErrClosed = errors.New("collab: authority closed")
+	// ErrUnavailable is matched by the errors of a store that failed (a
+	// full disk, a lost database connection, a closed store) (HTTP 503).
+	// They wrap the store's error. Nothing was changed, except that a
+	// failed Submit may have been stored nevertheless (an acknowledgement
+	// lost on the way): a client that tries again later gets either
+	// success or ErrConflict, and then its own steps among the events.
+	ErrUnavailable = errors.New("storage unavailable")
 )
+
+// storeError is a failure of the store, other than its answers that
+// callers branch on (not found, conflict …): it matches ErrUnavailable.
+type storeError struct {
+	op  string // what failed, e.g. `collab: append to "doc"`
+	err error  // the store's error
+}
+
+func (e *storeError) Error() string { return e.op + ": " + e.err.Error() }
+
+func (e *storeError) Unwrap() error { return e.err }
+
+func (e *storeError) Is(target error) bool { return target == ErrUnavailable }
+
+// storeFailed returns the error of the store operation op that failed
+// with err: a *storeError, or err itself when the caller's context ended
+// (the store did not fail).
+func storeFailed(err error, op string, args ...any) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &storeError{op: fmt.Sprintf(op, args...), err: err}
+}
 
 // versionError is the error for a version the document never had.
 type versionError struct {

@@ -112,6 +112,7 @@ type faultStore struct {
 	failAppend atomic.Bool // fail without appending
 	lostAck    atomic.Bool // append, then report a failure
 	failSnap   atomic.Bool
+	failLoad   atomic.Bool
 	appends    atomic.Int64
 	snapshots  atomic.Int64
 	lastSnapAt atomic.Int64
@@ -144,6 +145,13 @@ func (s *faultStore) Append(ctx context.Context, id string, base int64, steps []
 		return errInjected
 	}
 	return nil
+}
+
+func (s *faultStore) Load(ctx context.Context, id string) (store.Head, error) {
+	if s.failLoad.Load() {
+		return store.Head{}, errInjected
+	}
+	return s.Store.Load(ctx, id)
 }
 
 func (s *faultStore) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot, keep int64) error {

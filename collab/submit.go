@@ -140,7 +140,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		// The append may have happened nevertheless (a lost
 		// acknowledgement): look.
 		a.resync(context.WithoutCancel(ctx), d)
-		return Result{}, fmt.Errorf("collab: append to %q: %w", id, err)
+		return Result{}, storeFailed(err, "collab: append to %q", id)
 	}
 	d.publish(next.docState)
 	a.maybeSnapshot(d)

@@ -277,6 +277,25 @@ func TestClientID(t *testing.T) {
 	}
 }
 
+// TestLoadFailure checks that a document the store fails to load
+// answers ErrUnavailable, and loads on the next request once the store is
+// back.
+func TestLoadFailure(t *testing.T) {
+	ctx := context.Background()
+	fs := &faultStore{Store: memstore.New()}
+	a := newAuthority(t, fs, collab.Config{})
+	fs.failLoad.Store(true)
+	for i := 0; i < 2; i++ {
+		if _, err := a.Get(ctx, "d", ""); !errors.Is(err, errInjected) || !errors.Is(err, collab.ErrUnavailable) || err.Error() != `collab: load "d": injected failure` {
+			t.Fatalf("Get with a failing store: %v", err)
+		}
+	}
+	fs.failLoad.Store(false)
+	if r := mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "hello"))}); r.Version != 1 {
+		t.Fatalf("result %+v after the store recovered", r)
+	}
+}
+
 // TestAppendFailure checks that a failed store append changes nothing in
 // memory, and that a lost acknowledgement is caught up with.
 func TestAppendFailure(t *testing.T) {
@@ -291,7 +310,7 @@ func TestAppendFailure(t *testing.T) {
 		{Version: 1, Steps: steps(insert(1, "x")), ClientID: collab.ClientID("2")},
 		{Version: 1, Comments: []collab.CommentEvent{{Type: "create", ID: 5, From: 1, To: 3}}},
 	} {
-		if _, err := a.Submit(ctx, "d", "", sub); !errors.Is(err, errInjected) {
+		if _, err := a.Submit(ctx, "d", "", sub); !errors.Is(err, errInjected) || !errors.Is(err, collab.ErrUnavailable) {
 			t.Fatalf("Submit with a failing store: %v", err)
 		}
 		after := mustGet(t, a, "d")
@@ -311,7 +330,7 @@ func TestAppendFailure(t *testing.T) {
 	// they are published (the client sees them as its own in Events) and a
 	// retry is a conflict.
 	fs.lostAck.Store(true)
-	if _, err := a.Submit(ctx, "d", "", collab.Submission{Version: 2, Steps: steps(insert(1, "y")), ClientID: collab.ClientID("4")}); !errors.Is(err, errInjected) {
+	if _, err := a.Submit(ctx, "d", "", collab.Submission{Version: 2, Steps: steps(insert(1, "y")), ClientID: collab.ClientID("4")}); !errors.Is(err, errInjected) || !errors.Is(err, collab.ErrUnavailable) {
 		t.Fatalf("Submit with a lost acknowledgement: %v", err)
 	}
 	fs.lostAck.Store(false)

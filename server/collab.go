@@ -649,11 +649,18 @@ func syntaxMessage(d *jsonscan.Decoder, err error) string {
 	return err.Error()
 }
 
+// retryAfterStorage is the Retry-After of a 503 for a store failure, in
+// seconds: a full disk or a lost database connection may take a while.
+const retryAfterStorage = "1"
+
 // collabError answers an error of the authority.
 func (s *Server) collabError(w http.ResponseWriter, x *exchange, err error) {
 	status, step, msg := collabStatus(err)
+	if errors.Is(err, collab.ErrUnavailable) {
+		w.Header().Set("Retry-After", retryAfterStorage)
+	}
 	s.writeError(w, x, status, step, msg)
-	if status == http.StatusInternalServerError {
+	if status == http.StatusInternalServerError || errors.Is(err, collab.ErrUnavailable) {
 		x.err = err.Error() // for the log
 	}
 }
@@ -678,6 +685,9 @@ func collabStatus(err error) (status, step int, msg string) {
 		return http.StatusBadRequest, -1, err.Error()
 	case errors.Is(err, collab.ErrClosed):
 		return http.StatusServiceUnavailable, -1, "shutting down"
+	case errors.Is(err, collab.ErrUnavailable):
+		// The cause (the store's error) goes to the log, not to clients.
+		return http.StatusServiceUnavailable, -1, "storage unavailable: try again later"
 	case errors.As(err, &stepErr):
 		return http.StatusUnprocessableEntity, stepErr.Index, stepErr.Err.Error()
 	case errors.As(err, &limitErr):

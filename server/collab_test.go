@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,12 +11,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
+	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/store/memstore"
 )
 
@@ -56,7 +59,9 @@ type collabEnv struct {
 func newCollab(t testing.TB, cfg Config, ccfg collab.Config) *collabEnv {
 	t.Helper()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	ccfg.Store = memstore.New()
+	if ccfg.Store == nil {
+		ccfg.Store = memstore.New()
+	}
 	ccfg.Schemas = func(name string) (*model.Schema, bool) {
 		sc, err := schemas.Get(name)
 		return sc, err == nil
@@ -839,31 +844,83 @@ func BenchmarkCollabSubmit(b *testing.B) {
 	}
 }
 
-// TestCollabUnavailable checks the answers when the authority is closed
-// (503) and when its store fails (500, with the cause in the log).
+// failingStore is a store whose calls fail while fail is set, as with a
+// full disk or a lost database connection.
+type failingStore struct {
+	store.Store
+	fail atomic.Bool
+}
+
+var errDiskFull = errors.New("database or disk is full")
+
+func (s *failingStore) check() error {
+	if s.fail.Load() {
+		return errDiskFull
+	}
+	return nil
+}
+
+func (s *failingStore) Load(ctx context.Context, id string) (store.Head, error) {
+	if err := s.check(); err != nil {
+		return store.Head{}, err
+	}
+	return s.Store.Load(ctx, id)
+}
+
+func (s *failingStore) Append(ctx context.Context, id string, base int64, steps []store.Step, meta []byte) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.Store.Append(ctx, id, base, steps, meta)
+}
+
+func (s *failingStore) List(ctx context.Context) ([]store.DocInfo, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.Store.List(ctx)
+}
+
+// TestCollabUnavailable checks the answers when the store fails (503
+// with Retry-After, the cause in the log, nothing changed, and success
+// once the store is back) and when the authority is closed (503).
 func TestCollabUnavailable(t *testing.T) {
-	st := memstore.New()
-	auth, err := collab.New(collab.Config{Store: st, AutoCreate: true, IdleUnload: -1,
-		Schemas: func(name string) (*model.Schema, bool) {
-			sc, err := schemas.Get(name)
-			return sc, err == nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, logs := newServer(t, Config{Collab: auth})
-	e := &collabEnv{s: s, auth: auth, logs: logs}
+	st := &failingStore{Store: memstore.New()}
+	e := newCollab(t, Config{}, collab.Config{Store: st})
+	e.mustPost(t, "x", `{"version":0,"clientID":1,"steps":[`+insert(1, "a")+`]}`)
+	before := e.serve(defaultIP, "GET", "/docs/x", "", nil).Body.String()
 
-	st.Close()
-	w := e.serve(defaultIP, "GET", "/docs", "", nil)
-	if w.Code != 500 || w.Body.String() != `{"error":{"message":"internal server error"}}` {
-		t.Fatalf("store closed: %d %s", w.Code, w.Body)
+	st.fail.Store(true)
+	post := `{"version":1,"clientID":1,"steps":[` + insert(1, "b") + `]}`
+	for _, r := range []struct{ method, target, body, cause string }{
+		{"POST", "/docs/x/events", post, `collab: append to \"x\": database or disk is full`},
+		{"GET", "/docs", "", `collab: list: database or disk is full`},
+		{"GET", "/docs/y", "", `collab: load \"y\": database or disk is full`},
+	} {
+		e.logs.Reset()
+		w := e.serve(defaultIP, r.method, r.target, r.body, nil)
+		if w.Code != 503 || w.Body.String() != `{"error":{"message":"storage unavailable: try again later"}}` || w.Header().Get("Retry-After") != "1" {
+			t.Errorf("%s %s with a failing store: %d %s (Retry-After %q)", r.method, r.target, w.Code, w.Body, w.Header().Get("Retry-After"))
+		}
+		if l := e.logs.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, "status=503") || !strings.Contains(l, `error="`+r.cause+`"`) {
+			t.Errorf("%s %s: log:\n%s", r.method, r.target, l)
+		}
 	}
-	if !strings.Contains(logs.String(), `status=500`) || !strings.Contains(logs.String(), `error="collab: list: store: closed"`) {
-		t.Fatalf("log:\n%s", logs)
+	if got := e.serve(defaultIP, "GET", "/docs/x", "", nil).Body.String(); got != before {
+		t.Fatalf("document after the failed submission:\n%s\nwant\n%s", got, before)
 	}
 
-	auth.Close()
+	st.fail.Store(false)
+	if w := e.serve(defaultIP, "POST", "/docs/x/events", post, nil); w.Code != 200 || w.Body.String() != `{"version":2,"commentVersion":0}` {
+		t.Fatalf("the same submission once the store is back: %d %s", w.Code, w.Body)
+	}
+	for _, target := range []string{"/docs", "/docs/y"} {
+		if w := e.serve(defaultIP, "GET", target, "", nil); w.Code != 200 {
+			t.Errorf("GET %s once the store is back: %d %s", target, w.Code, w.Body)
+		}
+	}
+
+	e.auth.Close()
 	for _, r := range []struct{ method, target, body string }{
 		{"GET", "/docs", ""},
 		{"GET", "/docs/x", ""},

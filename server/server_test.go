@@ -34,6 +34,13 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+// Reset forgets what was logged so far.
+func (b *logBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
+}
+
 func (b *logBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

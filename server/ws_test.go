@@ -18,6 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/store/memstore"
 )
 
 // wsEnv is a collab server behind a real HTTP listener.
@@ -457,6 +458,45 @@ func TestWSSubmit(t *testing.T) {
 	b.send(stepsMsg(16, 2, "2", insert(1, "z")))
 	if m := a.nextSkipping("steps"); m.Version != 3 || string(m.Steps[0]) != insert(1, "z") {
 		t.Fatalf("push %s", m.raw)
+	}
+}
+
+// TestWSStorageFailure checks that a submission the store fails to take
+// answers error 503 with its id, changes nothing and keeps the
+// connection, and that the same submission succeeds once the store is
+// back; a hello for a document the store cannot load gets 503 and 1011.
+func TestWSStorageFailure(t *testing.T) {
+	st := &failingStore{Store: memstore.New()}
+	e := newWS(t, Config{}, collab.Config{Store: st}, nil)
+	a, b := e.joinedPair(t, 0)
+
+	st.fail.Store(true)
+	a.send(stepsMsg(21, 0, "1", insert(1, "ab")))
+	if m := a.nextSkipping("error"); string(m.ID) != "21" || m.Status != 503 || m.Message != "storage unavailable: try again later" {
+		t.Fatalf("error %s", m.raw)
+	}
+	if l := e.logs.String(); !strings.Contains(l, `websocket: submission failed`) || !strings.Contains(l, `database or disk is full`) {
+		t.Errorf("log:\n%s", l)
+	}
+	c := e.dial(t, "other", false)
+	c.hello(-1, "3")
+	if m := c.next("error"); m.ID != nil || m.Status != 503 {
+		t.Fatalf("hello while the store fails: %s", m.raw)
+	}
+	if code, _ := c.closed(0); code != websocket.StatusInternalError {
+		t.Fatalf("closed with %v, want 1011", code)
+	}
+
+	st.fail.Store(false)
+	a.send(stepsMsg(22, 0, "1", insert(1, "ab")))
+	if m := a.nextSkipping("steps"); m.Version != 1 || string(m.Steps[0]) != insert(1, "ab") {
+		t.Fatalf("push %s", m.raw)
+	}
+	if m := a.nextSkipping("ack"); string(m.ID) != "22" || m.Version != 1 {
+		t.Fatalf("ack %s", m.raw)
+	}
+	if m := b.nextSkipping("steps"); m.Version != 1 {
+		t.Fatalf("the other client's first push after the failure: %s", m.raw)
 	}
 }
 

@@ -23,6 +23,13 @@ const deadAfter = 45000 // ms without a message before the connection is given u
 
 function noop() {}
 
+// backoff returns the delay before the next attempt after n failed ones:
+// exponential from minBackoff to maxBackoff, jittered down by up to half.
+function backoff(n) {
+  let base = Math.min(maxBackoff, minBackoff * 2 ** Math.min(n, 16))
+  return Math.round(base / 2 + Math.random() * base / 2)
+}
+
 // truncate cuts s to at most n UTF-16 units without splitting a
 // surrogate pair (the server counts names in UTF-16 units).
 function truncate(s, n) {
@@ -79,6 +86,8 @@ export class CollabClient {
     this.nextID = 1
     this.failures = 0 // connection attempts since the last success
     this.retryTimer = null
+    this.sendFailures = 0 // submissions refused in a row by a server failure (5xx)
+    this.sendTimer = null // the wait before sending again after such a refusal
     this.heartbeat = null
     this.lastMessageAt = 0
     this.users = 0
@@ -202,9 +211,7 @@ export class CollabClient {
   disconnected(detail) {
     this.lost()
     if (this.closed) return
-    let base = Math.min(maxBackoff, minBackoff * 2 ** Math.min(this.failures, 16))
-    this.failures++
-    let delay = Math.round(base / 2 + Math.random() * base / 2)
+    let delay = backoff(this.failures++)
     this.retryTimer = setTimeout(() => this.connect(), delay)
     this.status("offline", detail, delay)
   }
@@ -214,6 +221,8 @@ export class CollabClient {
     this.welcomed = false
     this.inFlight = null
     this.blockedAt = -1
+    clearTimeout(this.sendTimer) // a new connection sends after its welcome
+    this.sendTimer = null
     this.pending = []
     this.lastPresence = ""
     clearTimeout(this.presenceTimer)
@@ -407,6 +416,7 @@ export class CollabClient {
     let sent = this.inFlight
     if (!sent || msg.id != sent.id) return
     this.inFlight = null
+    this.sendFailures = 0
     // The steps were confirmed by their push, which comes before the ack;
     // the comment events are known to the server now.
     if (sent.events.length)
@@ -421,8 +431,25 @@ export class CollabClient {
       return
     }
     this.inFlight = null
+    if (msg.status >= 500) {
+      // The server could not take the change (its storage failed, say):
+      // nothing is wrong with the steps, which stay and go again later.
+      this.sendLater(text)
+      return
+    }
     if (msg.status == 400 && /invalid version/i.test(msg.message || "")) this.restart("The server is behind this editor")
     else this.restart("The server refused a change: " + text)
+  }
+
+  // sendLater sends the unconfirmed changes again after a back-off.
+  sendLater(text) {
+    let delay = backoff(this.sendFailures++)
+    this.onNotice(`The server could not save a change: ${text}; trying again in ${Math.ceil(delay / 1000)} s`)
+    clearTimeout(this.sendTimer)
+    this.sendTimer = setTimeout(() => {
+      this.sendTimer = null
+      this.trySend()
+    }, delay)
   }
 
   dispatchInternal(tr) {
@@ -438,7 +465,7 @@ export class CollabClient {
   // trySend submits the unconfirmed steps and unsent comment events,
   // one submission at a time.
   trySend() {
-    if (!this.welcomed || this.inFlight || !this.state) return
+    if (!this.welcomed || this.inFlight || this.sendTimer || !this.state) return
     let state = this.state
     let version = getVersion(state)
     if (version <= this.blockedAt) return

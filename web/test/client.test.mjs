@@ -222,6 +222,27 @@ test("4400 (version ahead of the server) and a refused step resync from a snapsh
   client.close()
 })
 
+test("a submission refused by a server failure (5xx) is kept and sent again later", async () => {
+  let { client, ws, notices } = await start()
+  insert(client, 6, "!")
+  let sub = ws.take("steps")
+  ws.push({ type: "error", id: sub.id, status: 503, message: "storage unavailable: try again later" })
+  assert.match(notices.at(-1), /could not save a change: storage unavailable: try again later \(503\); trying again in 1 s/)
+  assert.equal(ws.closedWith, null, "the connection stays")
+  insert(client, 1, ">")
+  assert.equal(ws.take("steps"), null, "nothing is sent during the back-off")
+  assert.equal(client.synced, false)
+  await until(() => ws.sent.some(m => m.type == "steps"), "the submission sent again", 2000)
+  let again = ws.take("steps")
+  assert.equal(again.version, 5)
+  assert.equal(again.steps.length, 2, "the refused step and the one typed since")
+  ws.push({ type: "steps", version: 7, steps: again.steps, clientIDs: [7, 7], commentVersion: 0, comment: [], users: 1 })
+  ws.push({ type: "ack", id: again.id, version: 7, commentVersion: 0 })
+  assert.equal(text(client), ">hello!")
+  assert.equal(client.synced, true)
+  client.close()
+})
+
 test("a gap in the pushed versions resyncs", async () => {
   let { client, ws } = await start()
   let before = FakeSocket.all.length
