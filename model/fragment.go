@@ -101,8 +101,10 @@ func (t *fragTree) chunkAtPos(pos int) int {
 }
 
 // NewFragment returns a fragment holding nodes, joining adjacent text
-// nodes that have the same marks (JS Fragment.fromArray). The fragment
-// takes ownership of the slice: do not modify it afterwards.
+// nodes that have the same marks (JS Fragment.fromArray). As in JS, a
+// joined node takes the markup of the later one: marks that are equal may
+// still write their attributes' keys in another order. The fragment takes
+// ownership of the slice: do not modify it afterwards.
 func NewFragment(nodes []*Node) Fragment {
 	if len(nodes) == 0 {
 		return Fragment{}
@@ -117,7 +119,7 @@ func NewFragment(nodes []*Node) Fragment {
 				copy(joined, nodes[:i])
 			}
 			last := joined[len(joined)-1]
-			joined[len(joined)-1] = last.withTextSize(textConcat(last.Text, node.Text), last.size+node.size)
+			joined[len(joined)-1] = node.withTextSize(textConcat(last.Text, node.Text), last.size+node.size)
 		} else if joined != nil {
 			joined = append(joined, node)
 		}
