@@ -475,9 +475,11 @@ func TestWSStorageFailure(t *testing.T) {
 	if m := a.nextSkipping("error"); string(m.ID) != "21" || m.Status != 503 || m.Message != "storage unavailable: try again later" {
 		t.Fatalf("error %s", m.raw)
 	}
-	if l := e.logs.String(); !strings.Contains(l, `websocket: submission failed`) || !strings.Contains(l, `database or disk is full`) {
-		t.Errorf("log:\n%s", l)
-	}
+	// The server logs the failure after sending the error.
+	waitFor(t, func() bool {
+		l := e.logs.String()
+		return strings.Contains(l, `websocket: submission failed`) && strings.Contains(l, `database or disk is full`)
+	})
 	c := e.dial(t, "other", false)
 	c.hello(-1, "3")
 	if m := c.next("error"); m.ID != nil || m.Status != 503 {
