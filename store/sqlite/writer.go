@@ -22,6 +22,13 @@ import (
 // does not keep the first callers of a long queue waiting for long.
 const maxBatch = 256
 
+// After loneBatches batches in a row of one operation each, the writer
+// yields before one batch in loneYieldEvery only (see writeLoop).
+const (
+	loneBatches    = 4
+	loneYieldEvery = 8
+)
+
 // op is one queued write. run executes it in the writer's open
 // transaction; done receives its outcome once the transaction is over. run
 // may run more than once (see writer.commit), and it returns one of the
@@ -249,6 +256,7 @@ func (s *Store) writeLoop() {
 	defer close(s.done)
 	batch := make([]*op, 0, maxBatch)
 	errs := make([]error, maxBatch)
+	lone := 0 // batches in a row that held one operation
 	for o := range s.queue {
 		batch = append(batch[:0], o)
 		// The first operation's sender woke this goroutine, and Go's
@@ -259,7 +267,14 @@ func (s *Store) writeLoop() {
 		// operation: the runtime leaves the CPU to the writer through the
 		// commit's system calls (fsync included), and the next caller to
 		// queue woke the writer ahead of the others again.
-		runtime.Gosched()
+		// When batches hold one operation all the same (one busy
+		// document, whose next append waits for this one's answer), the
+		// yield only puts the commit behind whatever else is runnable:
+		// then only one batch in loneYieldEvery yields, to notice other
+		// writers coming back.
+		if lone < loneBatches || lone%loneYieldEvery == 0 {
+			runtime.Gosched()
+		}
 	fill:
 		for len(batch) < maxBatch {
 			select {
@@ -271,6 +286,11 @@ func (s *Store) writeLoop() {
 			default:
 				break fill
 			}
+		}
+		if len(batch) == 1 {
+			lone++
+		} else {
+			lone = 0
 		}
 		s.w.mu.Lock()
 		s.w.commit(batch, errs[:len(batch)])
