@@ -102,35 +102,38 @@ type editorLine struct {
 
 // editorsSummary is the harness's last line (the fields checked here).
 type editorsSummary struct {
-	Seed           uint64            `json:"seed"`
-	Editors        int               `json:"editors"`
-	Edits          int               `json:"edits"`
-	StepsLocal     int64             `json:"stepsLocal"`
-	StepsSent      int64             `json:"stepsSent"`
-	MaxPostSteps   int64             `json:"maxPostSteps"`
-	StepsAccepted  int64             `json:"stepsAccepted"`
-	StepsDropped   int64             `json:"stepsDropped"`
-	Posts          int64             `json:"posts"`
-	Conflicts      int64             `json:"conflicts"`
-	Polls          int64             `json:"polls"`
-	PollsAborted   int64             `json:"pollsAborted"`
-	Rebased        int64             `json:"rebased"`
-	CommentsMade   int64             `json:"commentsCreated"`
-	CommentsGone   int64             `json:"commentsDeleted"`
-	Lags           int64             `json:"lags"`
-	HistoryGone    int64             `json:"historyGone"` // 410s
-	StepsLost      int64             `json:"stepsLostInReloads"`
-	StepsInDoubt   int64             `json:"stepsInDoubt"`
-	Breaks         int64             `json:"breaks"`
-	UnloadsSeen    int64             `json:"unloadsSeen"`
-	Bursts         int64             `json:"bursts"`
-	InitialVersion int64             `json:"initialVersion"` // summed over the documents
-	ServerVersion  int64             `json:"serverVersion"`
-	Docs           []docSummary      `json:"docs"`
-	Diverged       []json.RawMessage `json:"diverged"`
-	Ms             int64             `json:"ms"`
-	Error          *string           `json:"error"`
-	WS             wsEditorsSummary  `json:"ws"`
+	Seed          uint64 `json:"seed"`
+	Editors       int    `json:"editors"`
+	Edits         int    `json:"edits"`
+	StepsLocal    int64  `json:"stepsLocal"`
+	StepsSent     int64  `json:"stepsSent"`
+	MaxPostSteps  int64  `json:"maxPostSteps"`
+	StepsAccepted int64  `json:"stepsAccepted"`
+	StepsDropped  int64  `json:"stepsDropped"`
+	Posts         int64  `json:"posts"`
+	Conflicts     int64  `json:"conflicts"`
+	Polls         int64  `json:"polls"`
+	PollsAborted  int64  `json:"pollsAborted"`
+	Rebased       int64  `json:"rebased"`
+	CommentsMade  int64  `json:"commentsCreated"`
+	CommentsGone  int64  `json:"commentsDeleted"`
+	Lags          int64  `json:"lags"`
+	HistoryGone   int64  `json:"historyGone"` // 410s
+	StepsLost     int64  `json:"stepsLostInReloads"`
+	StepsInDoubt  int64  `json:"stepsInDoubt"`
+	Breaks        int64  `json:"breaks"`
+	UnloadsSeen   int64  `json:"unloadsSeen"`
+	Bursts        int64  `json:"bursts"`
+	// SelectionGuards counts node selections the harness kept from
+	// crashing prosemirror-state (guardNodeSelection in js/collab-editors.mjs).
+	SelectionGuards int64             `json:"selectionGuards"`
+	InitialVersion  int64             `json:"initialVersion"` // summed over the documents
+	ServerVersion   int64             `json:"serverVersion"`
+	Docs            []docSummary      `json:"docs"`
+	Diverged        []json.RawMessage `json:"diverged"`
+	Ms              int64             `json:"ms"`
+	Error           *string           `json:"error"`
+	WS              wsEditorsSummary  `json:"ws"`
 }
 
 // docSummary is the summary of one document.
@@ -324,6 +327,9 @@ func (r editorsRun) check(t *testing.T, edits int) {
 		s.Seed, s.Editors, s.Edits, s.StepsLocal, s.StepsAccepted, s.StepsDropped,
 		s.Posts, s.MaxPostSteps, s.Conflicts, s.Polls, s.PollsAborted, s.Rebased, s.CommentsMade, s.CommentsGone,
 		s.InitialVersion, s.ServerVersion, float64(s.Ms)/1000)
+	if s.SelectionGuards > 0 {
+		t.Logf("%d node selections would have crashed prosemirror-state's NodeSelection.map (see guardNodeSelection)", s.SelectionGuards)
+	}
 }
 
 // checkWS checks the figures of the WebSocket editors: as many as asked,

@@ -4,8 +4,8 @@
 
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { TextSelection } from "prosemirror-state"
-import { CollabClient } from "../src/client.js"
+import { EditorState, NodeSelection, TextSelection } from "prosemirror-state"
+import { CollabClient, guardNodeSelection } from "../src/client.js"
 import { schema } from "../src/schema.js"
 import { commentsKey } from "../src/comments.js"
 import { presenceKey } from "../src/presence.js"
@@ -406,4 +406,27 @@ test("the WebSocket option gives the class sockets are made with", async () => {
   let { ws, hello } = await start({}, { WebSocket: OtherSocket })
   assert.ok(ws instanceof OtherSocket, "the socket is an OtherSocket")
   assert.equal(hello.type, "hello")
+})
+
+test("guardNodeSelection keeps a node selection that would crash prosemirror-state from crashing it", () => {
+  // An image selected at 1; a transaction that deletes it and, with the
+  // deletion mirrored as collab's rebases mirror steps, splits the
+  // paragraph where the image was: the mapping recovers the anchor into
+  // the split, where no node follows, without saying it was deleted.
+  let doc = schema.nodeFromJSON({ type: "doc", content: [{ type: "paragraph", content: [
+    { type: "image", attrs: { src: "x.png" } }, { type: "text", text: "ab" }] }] })
+  let state = EditorState.create({ doc, selection: NodeSelection.create(doc, 1) })
+  let mirrored = () => {
+    let tr = state.tr.delete(1, 2).split(1)
+    tr.mapping.setMirror(0, 1)
+    return tr
+  }
+  assert.throws(() => state.apply(mirrored()), TypeError, "prosemirror-state's NodeSelection.map crashes here")
+  let guarded = state.apply(guardNodeSelection(state, mirrored()))
+  assert.ok(guarded.selection instanceof TextSelection)
+  assert.equal(guarded.selection.from, 1)
+  // A selection that maps to a node stays a node selection.
+  let plain = state.tr.insertText("c", 4)
+  assert.equal(guardNodeSelection(state, plain).selectionSet, false)
+  assert.ok(state.apply(plain).selection instanceof NodeSelection)
 })
