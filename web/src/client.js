@@ -26,7 +26,7 @@ function noop() {}
 // guardNodeSelection works around a crash of prosemirror-state 1.4.4:
 // NodeSelection.map builds a NodeSelection at the mapped position unless
 // the mapping says the node was deleted, and throws when no node is there
-// (seen once in the tests' editors, mapping a node selection through a
+// (seen in the tests' long-poll editors, mapping a node selection through a
 // receiveTransaction rebase). tr then gets what NodeSelection.map gives a
 // deleted node: Selection.near.
 export function guardNodeSelection(state, tr) {
