@@ -30,6 +30,15 @@ var fromJSONCases = []struct{ name, schema, doc string }{
 			`{"type":"text","marks":[{"type":"sup","attrs":{"2":{"a":2,"b":1}}}],"text":"b"},` +
 			`{"type":"text","marks":[{"type":"sup","attrs":{"2":{"a":3,"b":1}}}],"text":"c"},` +
 			`{"type":"text","marks":[{"type":"sup","attrs":{"2":{"b":1,"a":3}}}],"text":"d"}]}]}`},
+	// JS joins text as UTF-16: a surrogate pair split between two text
+	// nodes (or a text and a separator) is one character in textContent
+	// and textBetween (found by seed 2913429116).
+	{"surrogate pair split between text nodes", "basic",
+		`{"type":"doc","content":[{"type":"paragraph","content":[` +
+			`{"type":"text","marks":[{"type":"em"}],"text":"a\ud83d"},{"type":"text","text":"\ude00b\udfff"},` +
+			`{"type":"image","attrs":{"src":"x"}},{"type":"text","text":"\ud800c"}]},` +
+			`{"type":"paragraph","content":[{"type":"text","text":"\udc00d\ud800"}]},` +
+			`{"type":"paragraph","content":[{"type":"text","text":"\udfffe"}]}]}`},
 	{"plain join", "basic",
 		`{"type":"doc","content":[{"type":"paragraph","content":[` +
 			`{"type":"text","marks":[{"type":"em"}],"text":"a"},{"type":"text","marks":[{"type":"em"}],"text":"b"},` +
@@ -37,8 +46,8 @@ var fromJSONCases = []struct{ name, schema, doc string }{
 }
 
 // TestFromJSONLive decodes fromJSONCases in Go and with the real
-// prosemirror-model (js/from-json.mjs) and compares the documents' JSON
-// byte for byte.
+// prosemirror-model (js/from-json.mjs) and compares the documents' JSON,
+// textContent and textBetween byte for byte.
 func TestFromJSONLive(t *testing.T) {
 	node := editorsNode(t, "js/node_modules/prosemirror-model")
 	schemas := loadSchemas(t)
@@ -57,7 +66,10 @@ func TestFromJSONLive(t *testing.T) {
 		t.Fatalf("js/from-json.mjs answered %d lines for %d cases:\n%s", len(lines), len(fromJSONCases), out)
 	}
 	for i, c := range fromJSONCases {
-		var js struct{ Output, Error string }
+		var js struct {
+			Output, Error            string
+			TextContent, TextBetween json.RawMessage // as JSON.stringify wrote them
+		}
 		if err := json.Unmarshal([]byte(lines[i]), &js); err != nil {
 			t.Fatalf("%s: JS answer %q: %v", c.name, lines[i], err)
 		}
@@ -72,6 +84,12 @@ func TestFromJSONLive(t *testing.T) {
 		}
 		if got := string(doc.AppendJSON(nil)); got != js.Output {
 			t.Errorf("%s:\n Go %s\n JS %s", c.name, got, js.Output)
+		}
+		if got := jsonString(doc.TextContent()); !bytes.Equal(got, js.TextContent) {
+			t.Errorf("%s: textContent: Go %s, JS %s", c.name, got, js.TextContent)
+		}
+		if got := jsonString(doc.TextBetween(0, doc.Content.Size(), "\n", "*")); !bytes.Equal(got, js.TextBetween) {
+			t.Errorf("%s: textBetween: Go %s, JS %s", c.name, got, js.TextBetween)
 		}
 	}
 }

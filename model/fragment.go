@@ -472,7 +472,9 @@ func (f Fragment) Descendants(fn func(node *Node, pos int, parent *Node, index i
 
 // TextBetween returns the text between from and to; see Node.TextBetween.
 func (f Fragment) TextBetween(from, to int, blockSeparator, leafText string) string {
-	var b strings.Builder
+	// The pieces are joined as JS joins strings: a surrogate pair split
+	// between two of them is one code point again.
+	var b []byte
 	first := true
 	f.nodesBetween(from, to, func(node *Node, pos int, _ *Node, _ int) bool {
 		var nodeText string
@@ -486,13 +488,13 @@ func (f Fragment) TextBetween(from, to int, blockSeparator, leafText string) str
 			if first {
 				first = false
 			} else {
-				b.WriteString(blockSeparator)
+				b = appendText(b, blockSeparator)
 			}
 		}
-		b.WriteString(nodeText)
+		b = appendText(b, nodeText)
 		return true
 	}, 0, nil)
-	return b.String()
+	return string(b)
 }
 
 // Append returns the concatenation of f and o, joining a text node at the

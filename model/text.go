@@ -103,16 +103,33 @@ func textSlice(s string, from, to int) string {
 // textConcat joins two texts, merging a lone high surrogate at the end of
 // a with a lone low surrogate at the start of b into one character.
 func textConcat(a, b string) string {
-	if len(a) >= 3 && len(b) >= 3 && a[len(a)-3] == 0xED && a[len(a)-2] >= 0xA0 && a[len(a)-2] <= 0xAF &&
-		b[0] == 0xED && b[1] >= 0xB0 && b[1] <= 0xBF {
-		hi := decodeSurrogate(a[len(a)-3:])
-		lo := decodeSurrogate(b[:3])
-		r := (hi-0xD800)<<10 + (lo - 0xDC00) + 0x10000
-		var buf [4]byte
-		n := utf8.EncodeRune(buf[:], r)
-		return a[:len(a)-3] + string(buf[:n]) + b[3:]
+	if joinsSurrogates(a, b) {
+		return string(appendText([]byte(a), b))
 	}
 	return a + b
+}
+
+// joinsSurrogates reports whether a ends with a lone high surrogate and b
+// starts with a lone low one (in WTF-8), which concatenated in UTF-16 make
+// one code point.
+func joinsSurrogates[A, B ~string | ~[]byte](a A, b B) bool {
+	n := len(a)
+	return n >= 3 && len(b) >= 3 && a[n-3] == 0xED && a[n-2] >= 0xA0 && a[n-2] <= 0xAF &&
+		b[0] == 0xED && b[1] >= 0xB0 && b[1] <= 0xBF
+}
+
+// appendText appends s to buf as JS concatenates strings: a lone high
+// surrogate at the end of buf and a lone low one at the start of s become
+// the code point they make together.
+func appendText(buf []byte, s string) []byte {
+	if !joinsSurrogates(buf, s) {
+		return append(buf, s...)
+	}
+	n := len(buf)
+	hi := decodeSurrogate(string(buf[n-3:]))
+	lo := decodeSurrogate(s[:3])
+	buf = utf8.AppendRune(buf[:n-3], (hi-0xD800)<<10+(lo-0xDC00)+0x10000)
+	return append(buf, s[3:]...)
 }
 
 // surrogates splits an astral code point into its UTF-16 halves.

@@ -1,7 +1,8 @@
 // Reads lines of {"schema": NAME, "doc": …} on stdin and writes a line
-// for each: {"output": "…"} with JSON.stringify(Node.fromJSON(schema,
-// doc).toJSON()) of the real prosemirror-model, or {"error": "…"} with
-// what it threw. The conformance tests use it for hand-written cases that
+// for each: {"output": "…", "textContent": "…", "textBetween": "…"} with
+// JSON.stringify(Node.fromJSON(schema, doc).toJSON()), its textContent and
+// textBetween(0, size, "\n", "*") by the real prosemirror-model, or
+// {"error": "…"} with what it threw. The conformance tests use it for hand-written cases that
 // the generated corpora hit only rarely (conformance/fromjson_test.go).
 
 import readline from "node:readline"
@@ -15,7 +16,12 @@ for await (const line of lines) {
   let { schema, doc } = JSON.parse(line)
   let answer
   try {
-    answer = { output: JSON.stringify(Node.fromJSON(schemas[schema], doc).toJSON()) }
+    let node = Node.fromJSON(schemas[schema], doc)
+    answer = {
+      output: JSON.stringify(node.toJSON()),
+      textContent: node.textContent,
+      textBetween: node.textBetween(0, node.content.size, "\n", "*"),
+    }
   } catch (e) {
     answer = { error: String(e.message) }
   }
