@@ -20,10 +20,12 @@ const maxClientIDString = 256
 // (JavaScript's in particular) keeps exactly.
 const maxSafeInteger = 1 << 53
 
-// validate checks that c is the JSON text of an integer in 0..2^53 or of
-// a short string, and returns it without surrounding whitespace.
-func (c ClientID) validate() (ClientID, error) {
-	text := bytes.Trim(c, " \t\r\n")
+// ParseClientID checks that raw is the JSON text of a client id, an
+// integer from 0 to 2^53 or a string of at most 256 bytes, and returns it
+// without surrounding whitespace. The error matches ErrInvalidRequest and
+// says what is wrong.
+func ParseClientID(raw []byte) (ClientID, error) {
+	text := bytes.Trim(raw, " \t\r\n")
 	if len(text) == 0 {
 		return nil, invalidf("clientID is missing")
 	}

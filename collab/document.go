@@ -245,6 +245,7 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 		if v := from + int64(i) + 1; s.Version != v {
 			return st, 0, fmt.Errorf("collab: load %q: the store returned step %d where %d was due", id, s.Version, v)
 		}
+		rec := StepRecord{JSON: s.JSON, ClientID: s.ClientID}
 		if s.Version > head.Snapshot.Version {
 			step, err := transform.StepFromJSON(schema, s.JSON)
 			if err == nil {
@@ -253,9 +254,10 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 			if err != nil {
 				return st, 0, fmt.Errorf("collab: load %q: replaying step %d: %w", id, s.Version, err)
 			}
+			rec.Map, rec.Size = step.GetMap(), node.Content.Size()
 		}
 		if s.Version > histFrom {
-			records = append(records, StepRecord{JSON: s.JSON, ClientID: s.ClientID})
+			records = append(records, rec)
 		}
 	}
 	return docState{

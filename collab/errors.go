@@ -32,6 +32,11 @@ var (
 	// a bad client id, a comment event that does not fit the document, an
 	// unknown schema (HTTP 400). Their texts say what is wrong.
 	ErrInvalidRequest = errors.New("invalid request")
+	// ErrForbidden is matched by the refusal of a principal that may not
+	// do what it asked (HTTP 403): a Config.BeforeSubmit hook refuses a
+	// submission as forbidden by returning an error that wraps it, and
+	// the server's policy point refuses requests with it.
+	ErrForbidden = errors.New("forbidden")
 	// ErrClosed is returned by every method after Close, and by waiting
 	// Events calls when Close is called.
 	ErrClosed = errors.New("collab: authority closed")

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/transform"
 )
 
 // State is a document as Get returns it.
@@ -71,6 +72,14 @@ type StepRecord struct {
 	JSON []byte
 	// ClientID is the id of the client that submitted the step.
 	ClientID ClientID
+	// Map is the step's map, as the authority computed it when it applied
+	// the step (do not modify it). It is nil for a step loaded from the
+	// store that was not replayed: one at or before the snapshot the
+	// document was loaded from.
+	Map *transform.StepMap
+	// Size is the content size of the document after the step (what
+	// positions at its version may go up to); meaningful only with Map.
+	Size int
 }
 
 // Events is what happened to a document after some version and comment

@@ -22,6 +22,9 @@ type Submission struct {
 	ClientID ClientID
 	// Comments are comment events, applied after the steps.
 	Comments []CommentEvent
+	// Author is the principal submitting (its id, as the server's policy
+	// authenticated it; "" when anonymous). It is given to the hooks.
+	Author string
 }
 
 // Result is the answer to an accepted submission.
@@ -67,7 +70,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 	var clientID ClientID
 	if len(s.Steps) > 0 { // a comment-only submission's client id is unused
 		var err error
-		if clientID, err = s.ClientID.validate(); err != nil {
+		if clientID, err = ParseClientID(s.ClientID); err != nil {
 			return Result{}, err
 		}
 	}
@@ -161,7 +164,8 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (
 	}
 	node := st.node
 	maps := make([]*transform.StepMap, len(steps))
-	ends := make([]int, len(steps)) // where each step's JSON ends in buf
+	ends := make([]int, len(steps))  // where each step's JSON ends in buf
+	sizes := make([]int, len(steps)) // the content size after each step
 	scratch := jsonScratch.Get().(*[]byte)
 	defer func() {
 		if cap(*scratch) <= 1<<20 { // keep no huge buffers
@@ -181,6 +185,7 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (
 			return applied{}, nil, &LimitError{What: "document size", Limit: a.cfg.MaxDocSize, Value: size}
 		}
 		maps[i] = step.GetMap()
+		sizes[i] = node.Content.Size()
 		buf = step.AppendJSON(buf)
 		ends[i] = len(buf)
 	}
@@ -200,7 +205,7 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (
 	for i, end := range ends {
 		js := all[start:end:end]
 		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: clientID, Time: now}
-		added[i] = StepRecord{JSON: js, ClientID: clientID}
+		added[i] = StepRecord{JSON: js, ClientID: clientID, Map: maps[i], Size: sizes[i]}
 		start = end
 	}
 	next := st

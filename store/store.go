@@ -121,3 +121,30 @@ type Store interface {
 	// Close waits for pending writes and releases the backend.
 	Close() error
 }
+
+// Notice tells that a document moved on: it is at Version now. It is
+// sent after the change is durable, never before.
+type Notice struct {
+	// ID is the document's id; "" means that notices may have been
+	// missed (a listener reconnected): every loaded document must be
+	// checked against the store.
+	ID string
+	// Version is the document's version after the change; -1 when the
+	// document was deleted.
+	Version int64
+	// MetaOnly is set for an Append of no steps (the metadata alone
+	// changed, at the same version).
+	MetaOnly bool
+}
+
+// Notifier is implemented by stores that several writers share (several
+// Authorities over one store in a process, several nodes over one
+// database): it tells every subscriber about every committed change, made
+// by any writer, its own included.
+type Notifier interface {
+	// Subscribe calls fn with a Notice after every committed Create,
+	// Append and Delete, until cancel is called. fn must not block: it
+	// may run on the committing goroutine. Notices of one document
+	// arrive in commit order.
+	Subscribe(fn func(Notice)) (cancel func())
+}
