@@ -116,3 +116,15 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("%s over the limit: %d > %d", e.What, e.Value, e.Limit)
 }
+
+// RefusedError is a submission refused by Config.BeforeSubmit: Err is the
+// hook's error, whose text is the answer's message. It matches
+// ErrForbidden when Err does (HTTP 403); other refusals are answered with
+// 422. Nothing was stored.
+type RefusedError struct {
+	Err error
+}
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+
+func (e *RefusedError) Unwrap() error { return e.Err }
