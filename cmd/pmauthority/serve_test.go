@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmauthority/pmauthority/internal/applyreq/reqtest"
+	"github.com/pmauthority/pmauthority/apply/reqtest"
 )
 
 // syncBuffer is stderr shared with the server's goroutines.

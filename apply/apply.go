@@ -1,16 +1,4 @@
-// Package applyreq implements the stateless apply request shared by the
-// `pmauthority apply` command and the HTTP apply endpoint: a document and
-// steps in, the resulting document (or the first failing step) out.
-//
-// A request is {"doc": …, "steps": […], "schema"?: NAME, "positions"?: [p, …]}.
-// It is read in one pass with internal/jsonscan, without encoding/json:
-// the document is decoded straight from the request bytes with the schema
-// named so far (decoded again only when a "schema" key after it names
-// another one), and the steps are located, then decoded and applied one
-// at a time, so that the first failing step is reported whether it fails
-// to decode or to apply, as a JavaScript server running Step.fromJSON and
-// step.apply in a loop would report it.
-package applyreq
+package apply
 
 import (
 	"context"
