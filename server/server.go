@@ -302,8 +302,12 @@ func New(cfg Config) (*Server, error) {
 	if s.slow == 0 {
 		s.slow = DefaultSlowRequest
 	}
+	reg, err := schemas.NewRegistry(cfg.Schemas, def)
+	if err != nil {
+		return nil, err
+	}
 	s.app = apply.Applier{
-		Schemas: &apply.Schemas{Default: def, Named: named},
+		Schemas: &apply.Schemas{Registry: reg},
 		Limits: apply.Limits{
 			MaxSteps:   s.limits.MaxSteps,
 			MaxDocSize: s.limits.MaxDocSize,
