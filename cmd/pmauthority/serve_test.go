@@ -289,3 +289,21 @@ func TestServeWeb(t *testing.T) {
 		t.Errorf("GET /edit/notes with --web=false: %d, want 404", status)
 	}
 }
+
+// TestServeHelp: `pmauthority serve -h` prints the usage and the flags
+// as testdata/serve-help.txt has them, and exits 0.
+func TestServeHelp(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "serve-help.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arg := range []string{"-h", "--help"} {
+		var stderr testutil.LogBuffer
+		if code := serve(context.Background(), []string{arg}, &stderr, nil); code != 0 {
+			t.Errorf("serve %s: exit %d", arg, code)
+		}
+		if got := stderr.String(); got != string(want) {
+			t.Errorf("serve %s printed\n%s\nwant testdata/serve-help.txt:\n%s", arg, got, want)
+		}
+	}
+}
