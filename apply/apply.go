@@ -81,7 +81,7 @@ type Applier struct {
 	// Schemas resolves the request's "schema" (or its absence).
 	Schemas *Schemas
 	// Limits bound each request, as given: a zero MaxSteps or MaxDocSize
-	// means no limit, a zero MaxDepth DefaultMaxDepth (WithDefaults fills
+	// means no limit, a zero MaxDepth means DefaultMaxDepth (WithDefaults fills
 	// in the defaults). MaxBodyBytes and MaxHeaderBytes are the caller's
 	// to enforce: the request is already in memory.
 	Limits Limits
