@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/internal/tracedoc"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 )
@@ -13,7 +14,7 @@ import (
 // tracesDir returns the traces folder, skipping the benchmark when there
 // is none.
 func tracesDir(b *testing.B) string {
-	dir := TracesDir(".")
+	dir := tracedoc.Dir("..")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.steps.jsonl.gz"))
 	if len(files) == 0 {
 		b.Skipf("no traces in %s (set PMA_TRACES)", dir)

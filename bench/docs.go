@@ -5,22 +5,10 @@
 // the ratios; RESULTS.md has a dated table.
 //
 // The inputs are the editing traces in ../../shared/traces (or $PMA_TRACES)
-// and documents built from them by [BuildDoc].
+// and documents built from them by tracedoc.BuildDoc. bench is a Go module
+// of its own, so that the product's go.mod and go test ./... carry only
+// the product.
 package bench
-
-import (
-	"bytes"
-	"compress/gzip"
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-)
-
-// DocSource is the trace end document the JSON benchmark documents are
-// built from: the rich one, with headings, lists, blockquotes and marks.
-const DocSource = "seph-blog1-rich.end.json.gz"
 
 // DocSizes are the JSON benchmark documents, by name: the target size in
 // bytes of their JSON text.
@@ -30,65 +18,4 @@ var DocSizes = []struct {
 }{
 	{"50KB", 50_000},
 	{"1MB", 1_000_000},
-}
-
-// TracesDir returns the folder of the editing traces: $PMA_TRACES, or
-// ../../shared/traces relative to dir (the repository's bench folder).
-func TracesDir(dir string) string {
-	if d := os.Getenv("PMA_TRACES"); d != "" {
-		return d
-	}
-	return filepath.Join(dir, "..", "..", "shared", "traces")
-}
-
-// ReadGz returns the gunzipped contents of file.
-func ReadGz(file string) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return data, nil
-}
-
-// BuildDoc returns the JSON text of a document of about size bytes: the
-// top-level blocks of the trace end document [DocSource] in tracesDir,
-// repeated from the start as often as needed, up to the first block that
-// reaches size. Blocks are copied byte for byte, so the text is what
-// JSON.stringify(doc.toJSON()) gives for the document, in Go and in JS.
-func BuildDoc(tracesDir string, size int) ([]byte, error) {
-	src := filepath.Join(tracesDir, DocSource)
-	data, err := ReadGz(src)
-	if err != nil {
-		return nil, err
-	}
-	var doc struct {
-		Type    string            `json:"type"`
-		Content []json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", src, err)
-	}
-	if doc.Type != "doc" || len(doc.Content) == 0 {
-		return nil, fmt.Errorf("%s: not a doc with content", src)
-	}
-	const head, tail = `{"type":"doc","content":[`, `]}`
-	var buf bytes.Buffer
-	buf.WriteString(head)
-	for i := 0; buf.Len()+len(tail) < size; i++ {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(doc.Content[i%len(doc.Content)])
-	}
-	buf.WriteString(tail)
-	return buf.Bytes(), nil
 }

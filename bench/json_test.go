@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pmauthority/pmauthority/internal/tracedoc"
 	"github.com/pmauthority/pmauthority/model"
 )
 
@@ -16,7 +17,7 @@ func benchDoc(b *testing.B, size int) []byte {
 	if d, ok := docCache.Load(size); ok {
 		return d.([]byte)
 	}
-	data, err := BuildDoc(tracesDir(b), size)
+	data, err := tracedoc.BuildDoc(tracesDir(b), size)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pmauthority/pmauthority/internal/tracedoc"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/transform"
@@ -50,7 +51,7 @@ func loadTrace(b *testing.B, file string) *trace {
 	if t, ok := traceCache.Load(file); ok {
 		return t.(*trace)
 	}
-	data, err := ReadGz(file)
+	data, err := tracedoc.ReadGz(file)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmauthority/pmauthority/internal/applyreq/reqtest"
+	"github.com/pmauthority/pmauthority/apply/reqtest"
 	"github.com/pmauthority/pmauthority/internal/jsonscan"
 	"github.com/pmauthority/pmauthority/model"
 )

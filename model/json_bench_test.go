@@ -5,13 +5,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pmauthority/pmauthority/bench"
+	"github.com/pmauthority/pmauthority/internal/tracedoc"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 )
 
 // The benchmark documents are those of the side-by-side comparison with
-// node (bench.BuildDoc, bench/js/json.mjs): blocks of the rich editing
+// node (tracedoc.BuildDoc, bench/js/json.mjs): blocks of the rich editing
 // trace's end document, repeated up to the size wanted.
 
 var benchDocs sync.Map // size -> []byte
@@ -23,7 +23,7 @@ func benchSetup(b *testing.B, size int) (*model.Schema, []byte, *model.Node) {
 	}
 	data, ok := benchDocs.Load(size)
 	if !ok {
-		doc, err := bench.BuildDoc(bench.TracesDir("../bench"), size)
+		doc, err := tracedoc.BuildDoc(tracedoc.Dir(".."), size)
 		if err != nil {
 			b.Skip(err)
 		}

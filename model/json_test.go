@@ -10,8 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/pmauthority/pmauthority/bench"
 	"github.com/pmauthority/pmauthority/internal/jsonscan"
+	"github.com/pmauthority/pmauthority/internal/tracedoc"
 )
 
 var (
@@ -328,13 +328,13 @@ func gcd(a, b int) int {
 // traceDocs returns the end documents of the shared editing traces.
 func traceDocs(t testing.TB) map[string][]byte {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(bench.TracesDir("../bench"), "*.end.json.gz"))
+	files, _ := filepath.Glob(filepath.Join(tracedoc.Dir(".."), "*.end.json.gz"))
 	if len(files) == 0 {
 		t.Skip("no trace documents")
 	}
 	docs := map[string][]byte{}
 	for _, f := range files {
-		data, err := bench.ReadGz(f)
+		data, err := tracedoc.ReadGz(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pmauthority/pmauthority/internal/applyreq"
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/model"
 )
 
@@ -68,7 +68,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, x *exchange) {
 	out, n, err := s.applyBody(r.Context(), x.out[:0], body)
 	x.steps = n
 	if err != nil {
-		var f *applyreq.Failure
+		var f *apply.Failure
 		if !errors.As(err, &f) {
 			panic(err) // Apply returns only Failures
 		}
@@ -88,20 +88,20 @@ func (s *Server) applyBody(ctx context.Context, buf, body []byte) ([]byte, int, 
 		case s.workers <- struct{}{}:
 			defer func() { <-s.workers }()
 		case <-ctx.Done():
-			return buf, 0, &applyreq.Failure{Step: -1, Message: "request canceled while waiting for a worker", Err: applyreq.ErrCanceled}
+			return buf, 0, &apply.Failure{Step: -1, Message: "request canceled while waiting for a worker", Err: apply.ErrCanceled}
 		}
 	}
 	return s.app.Apply(ctx, buf, body)
 }
 
 // failureStatus returns the status code of an apply failure.
-func failureStatus(f *applyreq.Failure) int {
+func failureStatus(f *apply.Failure) int {
 	switch f.Err {
-	case applyreq.ErrStepFailed, applyreq.ErrInvalidDoc:
+	case apply.ErrStepFailed, apply.ErrInvalidDoc:
 		return http.StatusUnprocessableEntity
-	case applyreq.ErrTooManySteps, applyreq.ErrDocTooLarge:
+	case apply.ErrTooManySteps, apply.ErrDocTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case applyreq.ErrCanceled:
+	case apply.ErrCanceled:
 		// The client went away; nobody reads this answer.
 		return http.StatusServiceUnavailable
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmauthority/pmauthority/internal/applyreq/reqtest"
+	"github.com/pmauthority/pmauthority/apply/reqtest"
 )
 
 // serving runs s on a loopback port until the returned stop is called;

@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
-	"github.com/pmauthority/pmauthority/internal/applyreq"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 )
@@ -68,7 +68,7 @@ type Config struct {
 	// proxy that sets that header.
 	TrustProxy bool
 	// Strict also checks the apply endpoint's documents against their
-	// schema, as Node.check() does (see applyreq.Applier.Strict). The
+	// schema, as Node.check() does (see apply.Applier.Strict). The
 	// collab API's documents are checked by its authority's own
 	// collab.Config.Strict.
 	Strict bool
@@ -107,9 +107,9 @@ type Limits struct {
 // The default limits (DESIGN.md, "Limits").
 const (
 	DefaultMaxBodyBytes   = 8 << 20
-	DefaultMaxSteps       = applyreq.DefaultMaxSteps
-	DefaultMaxDocSize     = applyreq.DefaultMaxDocSize
-	DefaultMaxDepth       = applyreq.DefaultMaxDepth
+	DefaultMaxSteps       = apply.DefaultMaxSteps
+	DefaultMaxDocSize     = apply.DefaultMaxDocSize
+	DefaultMaxDepth       = apply.DefaultMaxDepth
 	DefaultMaxHeaderBytes = 64 << 10
 )
 
@@ -212,7 +212,7 @@ type Server struct {
 	logRequests bool
 	slow        time.Duration
 
-	app         applyreq.Applier
+	app         apply.Applier
 	schemaNames []string
 	defName     string
 	schemasJSON []byte // the answer of GET /v1/schemas
@@ -302,9 +302,13 @@ func New(cfg Config) (*Server, error) {
 	if s.slow == 0 {
 		s.slow = DefaultSlowRequest
 	}
-	s.app = applyreq.Applier{
-		Schemas: &applyreq.Schemas{Default: def, Named: named},
-		Limits: applyreq.Limits{
+	reg, err := schemas.NewRegistry(cfg.Schemas, def)
+	if err != nil {
+		return nil, err
+	}
+	s.app = apply.Applier{
+		Schemas: &apply.Schemas{Registry: reg},
+		Limits: apply.Limits{
 			MaxSteps:   s.limits.MaxSteps,
 			MaxDocSize: s.limits.MaxDocSize,
 			MaxDepth:   s.limits.MaxDepth,

@@ -184,7 +184,7 @@ func cmdRun(args []string) error {
 	}
 	if slices.Contains(cfg.Servers, ceilingName) {
 		if _, err := os.Stat(cfg.Ceiling); err != nil {
-			return fmt.Errorf("%s: %v (build it with go build -o %s ./bench/collab/ceiling, as run.sh does)", ceilingName, err, cfg.Ceiling)
+			return fmt.Errorf("%s: %v (build it in bench/ with go build -o %s ./collab/ceiling, as run.sh does)", ceilingName, err, cfg.Ceiling)
 		}
 	}
 	for _, s := range cfg.Scenarios {

@@ -12,7 +12,7 @@
 #   bash bench/collab/run.sh           full run (3 rounds of 10-second loads, both placements: about 25 minutes)
 #   bash bench/collab/run.sh --quick   one round of 3-second loads, to check that it works (about 6 minutes)
 #
-# Further flags go to `collabbench run` (see `go run ./bench/collab run -h`),
+# Further flags go to `collabbench run` (see `cd bench && go run ./collab run -h`),
 # e.g. --servers pma-sqlite-full,node,go-ceiling --scenarios 1doc-8ed --placements pinned.
 #
 # Prints one table per placement (server pinned to CPU 0 and load generator
@@ -30,8 +30,8 @@ say() { printf '== %s\n' "$*" >&2; }
 
 say "building pmauthority, collabbench and the go-ceiling server"
 go build -o "$out/pmauthority" ./cmd/pmauthority
-go build -o "$out/collabbench" ./bench/collab
-go build -o "$out/collabceiling" ./bench/collab/ceiling
+go -C bench build -o "$PWD/$out/collabbench" ./collab # bench is a module of its own
+go -C bench build -o "$PWD/$out/collabceiling" ./collab/ceiling
 
 say "npm packages of bench/noderef (pinned by package-lock.json)"
 if [ ! -d bench/noderef/node_modules ] || [ bench/noderef/package-lock.json -nt bench/noderef/node_modules/.package-lock.json ]; then

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pmauthority/pmauthority/bench"
+	"github.com/pmauthority/pmauthority/internal/tracedoc"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/transform"
@@ -40,7 +40,7 @@ const smallDoc = `{"type":"doc","content":[` +
 // Payloads returns the four payloads of the benchmark: the seed payload,
 // a small basic document with one step, a ~50 KB document with 20 mixed
 // steps and a ~1 MB document with one step. The two large documents are
-// cut from the editing trace end document bench.DocSource in tracesDir.
+// cut from the editing trace end document tracedoc.DocSource in tracesDir.
 // Every step is checked to apply with pmauthority's own transform package;
 // whether node gives the same answer is checked at run time.
 func Payloads(tracesDir string) ([]Payload, error) {
@@ -56,7 +56,7 @@ func Payloads(tracesDir string) ([]Payload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("small payload: %w", err)
 	}
-	doc50, err := bench.BuildDoc(tracesDir, 50_000)
+	doc50, err := tracedoc.BuildDoc(tracesDir, 50_000)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func Payloads(tracesDir string) ([]Payload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("50KB payload: %w", err)
 	}
-	doc1M, err := bench.BuildDoc(tracesDir, 1_000_000)
+	doc1M, err := tracedoc.BuildDoc(tracesDir, 1_000_000)
 	if err != nil {
 		return nil, err
 	}

@@ -18,9 +18,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pmauthority/pmauthority/bench"
 	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 	"github.com/pmauthority/pmauthority/bench/internal/stats"
+	"github.com/pmauthority/pmauthority/internal/tracedoc"
 )
 
 // A serverKind is one of the implementations under load.
@@ -675,7 +675,7 @@ func tracesDir(dir string) string {
 	if err != nil {
 		root = "."
 	}
-	return bench.TracesDir(filepath.Join(root, "bench"))
+	return tracedoc.Dir(root)
 }
 
 func findServer(name string) *serverKind {

@@ -7,7 +7,7 @@
 #   bash bench/http/run.sh           full run (about 13 minutes on 2 cores)
 #   bash bench/http/run.sh --quick   short loads, to check that it works (about 2 minutes)
 #
-# Any further flags go to `httpbench run` (see `go run ./bench/http run -h`),
+# Any further flags go to `httpbench run` (see `cd bench && go run ./http run -h`),
 # e.g. --servers pmauthority,node:http --payloads seed --placements pinned.
 #
 # Prints one table per placement (server pinned to CPU 0 and load
@@ -25,7 +25,7 @@ say() { printf '== %s\n' "$*" >&2; }
 
 say "building pmauthority and httpbench"
 go build -o "$out/pmauthority" ./cmd/pmauthority
-go build -o "$out/httpbench" ./bench/http
+go -C bench build -o "$PWD/$out/httpbench" ./http # bench is a module of its own
 
 say "npm packages of bench/noderef (pinned by package-lock.json)"
 if [ ! -d bench/noderef/node_modules ] || [ bench/noderef/package-lock.json -nt bench/noderef/node_modules/.package-lock.json ]; then

@@ -6,7 +6,7 @@
 #   bash bench/ws/run.sh           full run: 3 rounds of 5,000 idle editors and of 1,000 editors × 20 s (about 5 minutes)
 #   bash bench/ws/run.sh --quick   1 round of small, short measures, to check that it works (under a minute)
 #
-# Further flags go to `wsbench run` (go run ./bench/ws run -h). Each measure
+# Further flags go to `wsbench run` (cd bench && go run ./ws run -h). Each measure
 # starts its own `pmauthority serve --store memory` on 127.0.0.1 (only
 # loopback traffic; every phase is bounded in time) and stops it. Prints a
 # Markdown report of each round and the medians, also written to
@@ -24,7 +24,7 @@ if [ "${1:-}" = --quick ]; then
 fi
 
 go build -o "$out/pmauthority" ./cmd/pmauthority
-go build -o "$out/wsbench" ./bench/ws
+go -C bench build -o "$PWD/$out/wsbench" ./ws # bench is a module of its own
 
 # 5,000 editors are 5,000 sockets on each side (each process has its own limit).
 want=16384

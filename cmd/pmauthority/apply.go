@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/pmauthority/pmauthority/internal/applyreq"
+	"github.com/pmauthority/pmauthority/apply"
 )
 
 // maxLine bounds one --jsonl request line (and a single request).
@@ -34,16 +34,16 @@ order and exits 0. A request may name its own "schema" and ask for
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	reg := &applyreq.Schemas{Default: *schema, Files: true}
+	reg := &apply.Schemas{Default: *schema, Files: true}
 	if _, err := reg.Get(""); err != nil {
 		fmt.Fprintln(stderr, "pmauthority apply:", err)
 		return 2
 	}
 	// No step limit here; the document size limit keeps a few steps that
 	// duplicate content (from > to) from growing a document without bound.
-	app := &applyreq.Applier{
+	app := &apply.Applier{
 		Schemas:   reg,
-		Limits:    applyreq.Limits{MaxDocSize: applyreq.DefaultMaxDocSize},
+		Limits:    apply.Limits{MaxDocSize: apply.DefaultMaxDocSize},
 		Positions: true,
 		Strict:    *strict,
 	}
@@ -110,9 +110,9 @@ order and exits 0. A request may name its own "schema" and ask for
 
 // answer appends the answer to one request to buf: {"doc": …} or the
 // error, and reports whether it is an error.
-func answer(app *applyreq.Applier, buf, data []byte) ([]byte, bool) {
+func answer(app *apply.Applier, buf, data []byte) ([]byte, bool) {
 	out, _, err := app.Apply(context.Background(), buf, data)
-	var f *applyreq.Failure
+	var f *apply.Failure
 	if errors.As(err, &f) {
 		return f.AppendJSON(buf), true
 	}

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmauthority/pmauthority/internal/applyreq/reqtest"
+	"github.com/pmauthority/pmauthority/apply/reqtest"
 )
 
 // TestApplyCommand checks the behaviour DESIGN.md gives `pmauthority
-// apply` (the details of requests are tested in internal/applyreq).
+// apply` (the details of requests are tested in package apply).
 func TestApplyCommand(t *testing.T) {
 	for _, tc := range []struct {
 		args       []string

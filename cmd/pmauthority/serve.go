@@ -80,25 +80,79 @@ func runServe(args []string, stderr io.Writer) int {
 // serve runs the server until ctx is done; ready, when set, is called with
 // the address listened on.
 func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) int {
+	f, err := parseServeFlags(args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errReported):
+		return 2
+	case err != nil:
+		fmt.Fprintln(stderr, "pmauthority serve:", err)
+		return 2
+	}
+	cfg, err := f.configs(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "pmauthority serve:", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "pmauthority serve:", err)
+		return 1
+	}
+	run, code, err := cfg.open()
+	if err != nil {
+		ln.Close()
+		fmt.Fprintln(stderr, "pmauthority serve:", err)
+		return code
+	}
+	return run.serve(ctx, ln, stderr, ready)
+}
+
+// errReported is a command line error that package flag has already
+// reported, with the usage.
+var errReported = errors.New("bad flags")
+
+// serveFlags are the flags of `pmauthority serve`.
+type serveFlags struct {
+	addr, storeKind, data, syncMode string
+	history, snapshotEvery          int
+	idleUnload                      time.Duration // -1: never
+	pollTimeout                     time.Duration
+	trustProxy, strict, webPages    bool
+	origins                         stringsFlag
+	named                           schemaFlags
+	defaultSchema                   string
+	limits                          server.Limits
+	timeouts                        server.Timeouts
+	workers                         int
+	logRequests                     bool
+	logSlow                         time.Duration // -1: never
+	logFormat                       string
+}
+
+// parseServeFlags parses and checks the arguments of `pmauthority serve`.
+// It returns flag.ErrHelp for -h, errReported when package flag reported
+// the error, and other errors for the caller to report.
+func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
+	f := &serveFlags{limits: server.DefaultLimits(), timeouts: server.DefaultTimeouts()}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	lim, tmo := server.DefaultLimits(), server.DefaultTimeouts()
-	addr := fs.String("addr", "127.0.0.1:8080", "`address` to listen on (host:port; port 0 picks a free port)")
-	storeKind := fs.String("store", "sqlite", "document store: sqlite (durable, in --data) or memory (nothing survives the process)")
-	data := fs.String("data", "./pmauthority-data", "`directory` of the SQLite store, the file pmauthority.db (created if missing)")
-	syncMode := fs.String("sync", "full", "SQLite sync: full (an acknowledged step survives a power loss) or normal (it survives a crash of the process; faster)")
-	history := fs.Int("history", 10_000, "steps kept in memory per document; a client further behind reloads (410)")
-	snapshotEvery := fs.Int("snapshot-every", 1000, "snapshot a document after this many steps since the last snapshot")
-	idleUnload := fs.Duration("idle-unload", 10*time.Minute, "unload documents idle for this long, snapshotting them (0: never)")
-	pollTimeout := fs.Duration("poll-timeout", server.DefaultPollTimeout, "how long GET /docs/{id}/events waits for news before answering {}")
-	trustProxy := fs.Bool("trust-proxy", false, "count users by the first X-Forwarded-For address (only behind a proxy that sets it)")
-	strict := fs.Bool("strict", false, "also check every document against its schema as Node.check() does (content, marks, attributes), and refuse steps that make one invalid (422); off: what prosemirror-transform accepts, pmauthority accepts")
-	webPages := fs.Bool("web", true, "serve the demo pages: GET / (the documents), /edit/{id} (a collaborative editor) and /assets/")
-	var origins stringsFlag
-	fs.Var(&origins, "allow-origin", "let pages of another origin whose host[:port] matches `PATTERN` (e.g. app.example.com, *.example.com, localhost:*) use the API: WebSockets and CORS; repeatable")
-	var named schemaFlags
-	fs.Var(&named, "schema", "serve the schema spec in `NAME=FILE` (JSON) under NAME; repeatable")
-	def := fs.String("default-schema", "basic", "`name` of the schema of requests that name none (a built-in: basic, text; or a --schema NAME)")
+	lim, tmo := &f.limits, &f.timeouts
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "`address` to listen on (host:port; port 0 picks a free port)")
+	fs.StringVar(&f.storeKind, "store", "sqlite", "document store: sqlite (durable, in --data) or memory (nothing survives the process)")
+	fs.StringVar(&f.data, "data", "./pmauthority-data", "`directory` of the SQLite store, the file pmauthority.db (created if missing)")
+	fs.StringVar(&f.syncMode, "sync", "full", "SQLite sync: full (an acknowledged step survives a power loss) or normal (it survives a crash of the process; faster)")
+	fs.IntVar(&f.history, "history", 10_000, "steps kept in memory per document; a client further behind reloads (410)")
+	fs.IntVar(&f.snapshotEvery, "snapshot-every", 1000, "snapshot a document after this many steps since the last snapshot")
+	fs.DurationVar(&f.idleUnload, "idle-unload", 10*time.Minute, "unload documents idle for this long, snapshotting them (0: never)")
+	fs.DurationVar(&f.pollTimeout, "poll-timeout", server.DefaultPollTimeout, "how long GET /docs/{id}/events waits for news before answering {}")
+	fs.BoolVar(&f.trustProxy, "trust-proxy", false, "count users by the first X-Forwarded-For address (only behind a proxy that sets it)")
+	fs.BoolVar(&f.strict, "strict", false, "also check every document against its schema as Node.check() does (content, marks, attributes), and refuse steps that make one invalid (422); off: what prosemirror-transform accepts, pmauthority accepts")
+	fs.BoolVar(&f.webPages, "web", true, "serve the demo pages: GET / (the documents), /edit/{id} (a collaborative editor) and /assets/")
+	fs.Var(&f.origins, "allow-origin", "let pages of another origin whose host[:port] matches `PATTERN` (e.g. app.example.com, *.example.com, localhost:*) use the API: WebSockets and CORS; repeatable")
+	fs.Var(&f.named, "schema", "serve the schema spec in `NAME=FILE` (JSON) under NAME; repeatable")
+	fs.StringVar(&f.defaultSchema, "default-schema", "basic", "`name` of the schema of requests that name none (a built-in: basic, text; or a --schema NAME)")
 	maxBody := sizeFlag(lim.MaxBodyBytes)
 	fs.Var(&maxBody, "max-body", "largest request `size` (bytes, or with KiB, MiB, GiB); 413 above")
 	fs.IntVar(&lim.MaxSteps, "max-steps", lim.MaxSteps, "most steps in one request; 413 above")
@@ -111,151 +165,179 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
 	fs.DurationVar(&tmo.Idle, "idle-timeout", tmo.Idle, "how long an idle kept-alive connection stays open")
 	fs.DurationVar(&tmo.Shutdown, "shutdown-timeout", tmo.Shutdown, "how long requests in flight may take to finish on shutdown")
-	workers := fs.Int("apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
-	logRequests := fs.Bool("log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
-	logSlow := fs.Duration("log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
-	logFormat := fs.String("log-format", "text", "log format: text or json (log/slog, on stderr)")
+	fs.IntVar(&f.workers, "apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
+	fs.BoolVar(&f.logRequests, "log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
+	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return nil, err
 		}
-		return 2
+		return nil, errReported
 	}
-	if *workers < 0 {
-		fmt.Fprintln(stderr, "pmauthority serve: --apply-workers must not be negative")
-		return 2
+	if f.workers < 0 {
+		return nil, errors.New("--apply-workers must not be negative")
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "pmauthority serve: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	lim.MaxBodyBytes, lim.MaxHeaderBytes = int64(maxBody), int(maxHeader)
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
 		"max-doc-size": int64(lim.MaxDocSize), "max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
 		if v <= 0 {
-			fmt.Fprintf(stderr, "pmauthority serve: --%s must be positive\n", name)
-			return 2
+			return nil, fmt.Errorf("--%s must be positive", name)
 		}
 	}
-	var handler slog.Handler
-	switch *logFormat {
-	case "text":
-		handler = slog.NewTextHandler(stderr, nil)
-	case "json":
-		handler = slog.NewJSONHandler(stderr, nil)
-	default:
-		fmt.Fprintf(stderr, "pmauthority serve: --log-format must be text or json, not %q\n", *logFormat)
-		return 2
+	if f.logFormat != "text" && f.logFormat != "json" {
+		return nil, fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
 	}
-	if *storeKind != "sqlite" && *storeKind != "memory" {
-		fmt.Fprintf(stderr, "pmauthority serve: --store must be sqlite or memory, not %q\n", *storeKind)
-		return 2
+	if f.storeKind != "sqlite" && f.storeKind != "memory" {
+		return nil, fmt.Errorf("--store must be sqlite or memory, not %q", f.storeKind)
 	}
-	if *syncMode != "full" && *syncMode != "normal" {
-		fmt.Fprintf(stderr, "pmauthority serve: --sync must be full or normal, not %q\n", *syncMode)
-		return 2
+	if f.syncMode != "full" && f.syncMode != "normal" {
+		return nil, fmt.Errorf("--sync must be full or normal, not %q", f.syncMode)
 	}
-	for name, v := range map[string]int64{"history": int64(*history), "snapshot-every": int64(*snapshotEvery),
-		"poll-timeout": int64(*pollTimeout)} {
+	for name, v := range map[string]int64{"history": int64(f.history), "snapshot-every": int64(f.snapshotEvery),
+		"poll-timeout": int64(f.pollTimeout)} {
 		if v <= 0 {
-			fmt.Fprintf(stderr, "pmauthority serve: --%s must be positive\n", name)
-			return 2
+			return nil, fmt.Errorf("--%s must be positive", name)
 		}
 	}
-	if *idleUnload < 0 {
-		fmt.Fprintln(stderr, "pmauthority serve: --idle-unload must not be negative")
-		return 2
+	if f.idleUnload < 0 {
+		return nil, errors.New("--idle-unload must not be negative")
 	}
-	if *idleUnload == 0 {
-		*idleUnload = -1 // never, for collab.Config
+	if f.idleUnload == 0 {
+		f.idleUnload = -1 // never, for collab.Config
 	}
-	slow := *logSlow
-	if slow <= 0 {
-		slow = -1
+	if f.logSlow <= 0 {
+		f.logSlow = -1
 	}
-	logger := slog.New(handler)
-	cfg := server.Config{
-		Schemas:       named.schemas,
-		DefaultSchema: *def,
-		Limits:        lim,
-		Timeouts:      tmo,
-		Logger:        logger,
-		ApplyWorkers:  *workers,
-		LogRequests:   *logRequests,
-		SlowRequest:   slow,
-		PollTimeout:   *pollTimeout,
-		TrustProxy:    *trustProxy,
-		Strict:        *strict,
-		AllowOrigins:  origins,
-	}
-	if *webPages {
-		cfg.Web = web.Handler()
-	}
-	// server.New checks the schemas; check them before the store is
-	// opened, so that a bad flag leaves no data directory behind.
-	if _, err := server.New(cfg); err != nil {
-		fmt.Fprintln(stderr, "pmauthority serve:", err)
-		return 2
-	}
-	ln, err := net.Listen("tcp", *addr)
+	return f, nil
+}
+
+// serveConfigs are the configurations that serve runs with, built from
+// its flags.
+type serveConfigs struct {
+	storeKind, data string
+	syncMode        string // full or normal
+	logger          *slog.Logger
+	server          server.Config // without Collab
+	collab          collab.Config // without Store
+}
+
+// configs builds the configurations of f, logging on stderr, and checks
+// them as far as possible without opening anything.
+func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
+	reg, err := schemas.NewRegistry(f.named.schemas, f.defaultSchema)
 	if err != nil {
-		fmt.Fprintln(stderr, "pmauthority serve:", err)
-		return 1
+		return nil, err
 	}
-	st, where, err := openStore(*storeKind, *data, *syncMode == "full")
-	if err != nil {
-		ln.Close()
-		fmt.Fprintln(stderr, "pmauthority serve:", err)
-		return 1
+	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
+	if f.logFormat == "json" {
+		handler = slog.NewJSONHandler(stderr, nil)
 	}
-	auth, err := collab.New(collab.Config{
-		Store:         st,
-		Schemas:       schemaLookup(named.schemas),
-		DefaultSchema: *def,
+	c := &serveConfigs{
+		storeKind: f.storeKind,
+		data:      f.data,
+		syncMode:  f.syncMode,
+		logger:    slog.New(handler),
+	}
+	c.server = server.Config{
+		Schemas:       f.named.schemas,
+		DefaultSchema: reg.Default(),
+		Limits:        f.limits,
+		Timeouts:      f.timeouts,
+		Logger:        c.logger,
+		ApplyWorkers:  f.workers,
+		LogRequests:   f.logRequests,
+		SlowRequest:   f.logSlow,
+		PollTimeout:   f.pollTimeout,
+		TrustProxy:    f.trustProxy,
+		Strict:        f.strict,
+		AllowOrigins:  f.origins,
+	}
+	if f.webPages {
+		c.server.Web = web.Handler()
+	}
+	c.collab = collab.Config{
+		Schemas:       reg.Lookup,
+		DefaultSchema: reg.Default(),
 		AutoCreate:    true,
-		History:       *history,
-		SnapshotEvery: *snapshotEvery,
-		IdleUnload:    *idleUnload,
-		MaxSteps:      lim.MaxSteps,
-		MaxDocSize:    lim.MaxDocSize,
-		Strict:        *strict,
-		Logger:        logger,
-	})
-	if err != nil {
-		ln.Close()
-		st.Close()
-		fmt.Fprintln(stderr, "pmauthority serve:", err)
-		return 1
+		History:       f.history,
+		SnapshotEvery: f.snapshotEvery,
+		IdleUnload:    f.idleUnload,
+		MaxSteps:      f.limits.MaxSteps,
+		MaxDocSize:    f.limits.MaxDocSize,
+		Strict:        f.strict,
+		Logger:        c.logger,
 	}
-	cfg.Collab = auth
-	srv, err := server.New(cfg)
-	if err != nil { // checked above: not expected
-		ln.Close()
+	// server.New checks the rest (the origins); check before the store is
+	// opened, so that a bad flag leaves no data directory behind.
+	if _, err := server.New(c.server); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// serveRun is a server ready to run: its store, authority and server.
+type serveRun struct {
+	logger    *slog.Logger
+	store     store.Store
+	storeKind string
+	where     string // the store's path, or "memory"
+	syncMode  string
+	auth      *collab.Authority
+	srv       *server.Server
+}
+
+// open opens the store, then the authority and the server over it. On
+// failure it closes what it opened and returns the exit status.
+func (c *serveConfigs) open() (*serveRun, int, error) {
+	st, where, err := openStore(c.storeKind, c.data, c.syncMode == "full")
+	if err != nil {
+		return nil, 1, err
+	}
+	ccfg := c.collab
+	ccfg.Store = st
+	auth, err := collab.New(ccfg)
+	if err != nil {
+		st.Close()
+		return nil, 1, err
+	}
+	scfg := c.server
+	scfg.Collab = auth
+	srv, err := server.New(scfg)
+	if err != nil { // checked by configs: not expected
 		auth.Close()
 		st.Close()
-		fmt.Fprintln(stderr, "pmauthority serve:", err)
-		return 2
+		return nil, 2, err
 	}
-	logger.Info("store opened", "store", *storeKind, "path", where, "sync", *syncMode)
+	return &serveRun{logger: c.logger, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv}, 0, nil
+}
+
+// serve serves on ln until ctx is done, then closes the authority and the
+// store, and returns the exit status.
+func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer, ready func(addr string)) int {
+	r.logger.Info("store opened", "store", r.storeKind, "path", r.where, "sync", r.syncMode)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
 	code := 0
-	if err := srv.Serve(ctx, ln); err != nil {
+	if err := r.srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
 		code = 1
 	}
 	// No request is running any more: snapshot the loaded documents,
 	// then let the store finish its writes.
-	if err := auth.Close(); err != nil {
+	if err := r.auth.Close(); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve: closing the documents:", err)
 		code = 1
 	}
-	if err := st.Close(); err != nil {
+	if err := r.store.Close(); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve: closing the store:", err)
 		code = 1
 	}
@@ -277,18 +359,6 @@ func openStore(kind, dir string, fullSync bool) (store.Store, string, error) {
 		return nil, "", err
 	}
 	return st, path, nil
-}
-
-// schemaLookup returns the schema of a name: one of --schema, or a
-// built-in.
-func schemaLookup(named map[string]*model.Schema) func(string) (*model.Schema, bool) {
-	return func(name string) (*model.Schema, bool) {
-		if sc, ok := named[name]; ok {
-			return sc, true
-		}
-		sc, err := schemas.Get(name)
-		return sc, err == nil
-	}
 }
 
 // schemaFlags collects --schema NAME=FILE, loading each file.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -9,30 +8,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/pmauthority/pmauthority/internal/applyreq/reqtest"
+	"github.com/pmauthority/pmauthority/apply/reqtest"
+	"github.com/pmauthority/pmauthority/internal/testutil"
 )
-
-// syncBuffer is stderr shared with the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // TestServe runs `pmauthority serve` on a free port with a --schema, sends
 // requests, and stops it as SIGTERM would (its context ends).
@@ -43,7 +24,7 @@ func TestServe(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := &syncBuffer{}
+	stderr := &testutil.LogBuffer{}
 	addrc := make(chan string, 1)
 	code := make(chan int, 1)
 	go func() {
@@ -139,7 +120,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"-h"}, 0, "--allow-origin"},
 		{[]string{"-h"}, 0, "--strict"},
 	} {
-		stderr := &syncBuffer{}
+		stderr := &testutil.LogBuffer{}
 		if code := serve(context.Background(), tc.args, stderr, nil); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("serve %q: exit %d, want %d; stderr lacks %q:\n%s", tc.args, code, tc.code, tc.want, stderr)
 		}
@@ -169,10 +150,10 @@ func TestSizeFlag(t *testing.T) {
 
 // startServe runs serve with args on a free port; stop ends it as SIGTERM
 // would and returns its exit code.
-func startServe(t *testing.T, args ...string) (addr string, stderr *syncBuffer, stop func() int) {
+func startServe(t *testing.T, args ...string) (addr string, stderr *testutil.LogBuffer, stop func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr = &syncBuffer{}
+	stderr = &testutil.LogBuffer{}
 	addrc := make(chan string, 1)
 	code := make(chan int, 1)
 	go func() {
@@ -306,5 +287,23 @@ func TestServeWeb(t *testing.T) {
 	}
 	if status, _ := get(addr, "/edit/notes"); status != http.StatusNotFound {
 		t.Errorf("GET /edit/notes with --web=false: %d, want 404", status)
+	}
+}
+
+// TestServeHelp: `pmauthority serve -h` prints the usage and the flags
+// as testdata/serve-help.txt has them, and exits 0.
+func TestServeHelp(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "serve-help.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arg := range []string{"-h", "--help"} {
+		var stderr testutil.LogBuffer
+		if code := serve(context.Background(), []string{arg}, &stderr, nil); code != 0 {
+			t.Errorf("serve %s: exit %d", arg, code)
+		}
+		if got := stderr.String(); got != string(want) {
+			t.Errorf("serve %s printed\n%s\nwant testdata/serve-help.txt:\n%s", arg, got, want)
+		}
 	}
 }

@@ -1,9 +1,9 @@
 // Command benchdocs writes the JSON benchmark documents (bench.DocSizes,
-// built by bench.BuildDoc) to a folder, for the node side of the
+// built by tracedoc.BuildDoc) to a folder, for the node side of the
 // benchmarks: js/json.mjs reads them, the Go benchmarks build the same
 // bytes in memory.
 //
-//	go run ./bench/cmd/benchdocs -out bench/out/docs
+//	cd bench && go run ./cmd/benchdocs -out out/docs
 package main
 
 import (
@@ -13,15 +13,16 @@ import (
 	"path/filepath"
 
 	"github.com/pmauthority/pmauthority/bench"
+	"github.com/pmauthority/pmauthority/internal/tracedoc"
 )
 
 func main() {
-	out := flag.String("out", "bench/out/docs", "folder to write NAME.json into")
-	traces := flag.String("traces", "", "traces folder (default $PMA_TRACES or ../shared/traces beside the repository)")
+	out := flag.String("out", "out/docs", "folder to write NAME.json into")
+	traces := flag.String("traces", "", "traces folder (default $PMA_TRACES or ../shared/traces beside the repository; run in bench/)")
 	flag.Parse()
 	dir := *traces
 	if dir == "" {
-		dir = bench.TracesDir("bench")
+		dir = tracedoc.Dir("..")
 	}
 	if err := run(dir, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "benchdocs:", err)
@@ -34,7 +35,7 @@ func run(tracesDir, out string) error {
 		return err
 	}
 	for _, d := range bench.DocSizes {
-		data, err := bench.BuildDoc(tracesDir, d.Bytes)
+		data, err := tracedoc.BuildDoc(tracesDir, d.Bytes)
 		if err != nil {
 			return err
 		}

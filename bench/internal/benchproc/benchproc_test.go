@@ -1,7 +1,9 @@
 package benchproc
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -64,4 +66,26 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestRepoRoot: from inside the bench module, RepoRoot finds the root
+// module's folder, not bench's.
+func TestRepoRoot(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "pmauthority")); err != nil {
+		t.Errorf("RepoRoot() = %s, which has no cmd/pmauthority: %v", root, err)
+	}
+	for _, c := range []struct{ gomod, want string }{
+		{"module github.com/pmauthority/pmauthority\n\ngo 1.26\n", rootModule},
+		{"// comment\nmodule github.com/pmauthority/pmauthority/bench\n", rootModule + "/bench"},
+		{"module \"example.com/x\"\n", "example.com/x"},
+		{"go 1.26\n", ""},
+	} {
+		if got := modulePath([]byte(c.gomod)); got != c.want {
+			t.Errorf("modulePath(%q) = %q, want %q", c.gomod, got, c.want)
+		}
+	}
 }

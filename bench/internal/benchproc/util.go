@@ -61,23 +61,27 @@ func CheckLoopback(addr string) error {
 }
 
 // RepoRoot returns the repository's root: the nearest folder above the
-// working directory holding go.mod.
+// working directory holding the go.mod of the pmauthority module (not
+// bench's own).
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(data) == rootModule {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.mod above the working directory: run from the repository")
+			return "", errors.New("no go.mod of " + rootModule + " above the working directory: run from the repository")
 		}
 		dir = parent
 	}
 }
+
+// rootModule is the module path of the repository's root.
+const rootModule = "github.com/pmauthority/pmauthority"
 
 // SplitList splits a comma-separated list, leaving out empty items.
 func SplitList(s string) []string {
@@ -99,4 +103,14 @@ func LastLines(b []byte, n int) string {
 // Logf prints a progress line on standard error.
 func Logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "== "+format+"\n", args...)
+}
+
+// modulePath returns the module path that the go.mod text data declares.
+func modulePath(data []byte) string {
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package applyreq
+package apply
 
 import (
 	"errors"

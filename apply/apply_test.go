@@ -1,4 +1,4 @@
-package applyreq
+package apply
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pmauthority/pmauthority/internal/applyreq/reqtest"
+	"github.com/pmauthority/pmauthority/apply/reqtest"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 )

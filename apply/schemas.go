@@ -1,9 +1,8 @@
-package applyreq
+package apply
 
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 
@@ -11,16 +10,18 @@ import (
 	"github.com/pmauthority/pmauthority/schemas"
 )
 
-// Schemas resolves the schema names that requests give: the names in
-// Named, then the built-ins, then (with Files) paths of spec files. Set
-// its fields before first use and do not change them after: Get is then
-// safe for concurrent use.
+// Schemas resolves the schema names that requests give: the names of
+// Registry, then (with Files) paths of spec files. Set its fields before
+// first use and do not change them after: Get is then safe for concurrent
+// use.
 type Schemas struct {
-	// Default is used when a request names no schema.
+	// Registry holds the schemas known by name and the default; nil
+	// means the built-ins, with "basic" as the default.
+	Registry *schemas.Registry
+	// Default, when set, names the schema of requests that name none,
+	// instead of Registry's default; with Files it may be the path of a
+	// spec file.
 	Default string
-	// Named are schemas registered by name (e.g. serve --schema
-	// NAME=FILE); they take precedence over the built-ins.
-	Named map[string]*model.Schema
 	// Files lets any other name be the path of a JSON spec file, loaded
 	// once. Only for trusted input (the command line): never set it where
 	// names come from the network.
@@ -30,39 +31,41 @@ type Schemas struct {
 	files map[string]*model.Schema
 }
 
-// Get returns the schema for name ("" means Default).
+// Get returns the schema for name ("" means the default).
 func (s *Schemas) Get(name string) (*model.Schema, error) {
 	if name == "" {
-		name = s.Default
+		name = s.defaultName()
 	}
-	if sc, ok := s.Named[name]; ok {
+	if sc, ok := s.Registry.Lookup(name); ok {
 		return sc, nil
 	}
 	return s.get(name)
 }
 
 // lookup is Get for a name held in bytes, without allocating for names
-// in Named.
+// in Registry.
 func (s *Schemas) lookup(name []byte) (*model.Schema, error) {
 	if len(name) == 0 {
 		return s.Get("")
 	}
-	if sc, ok := s.Named[string(name)]; ok {
+	if sc, ok := s.Registry.LookupBytes(name); ok {
 		return sc, nil
 	}
 	return s.get(string(name))
 }
 
-// get resolves a name that is not in Named.
-func (s *Schemas) get(name string) (*model.Schema, error) {
-	if sc, err := schemas.Get(name); err == nil {
-		return sc, nil
+// defaultName returns the name of the schema of requests that name none.
+func (s *Schemas) defaultName() string {
+	if s.Default != "" {
+		return s.Default
 	}
+	return s.Registry.Default()
+}
+
+// get resolves a name that is not in Registry.
+func (s *Schemas) get(name string) (*model.Schema, error) {
 	if !s.Files {
-		if len(name) > 100 {
-			name = name[:100] + "…"
-		}
-		return nil, fmt.Errorf("unknown schema %q (have %s)", name, strings.Join(s.names(), ", "))
+		return s.Registry.Get(name)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,16 +85,4 @@ func (s *Schemas) get(name string) (*model.Schema, error) {
 	}
 	s.files[name] = sc
 	return sc, nil
-}
-
-// names returns the names Get knows without reading files, sorted.
-func (s *Schemas) names() []string {
-	names := schemas.Names()
-	for name := range s.Named {
-		if _, err := schemas.Spec(name); err != nil {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
 }

@@ -1,16 +1,4 @@
-// Package applyreq implements the stateless apply request shared by the
-// `pmauthority apply` command and the HTTP apply endpoint: a document and
-// steps in, the resulting document (or the first failing step) out.
-//
-// A request is {"doc": …, "steps": […], "schema"?: NAME, "positions"?: [p, …]}.
-// It is read in one pass with internal/jsonscan, without encoding/json:
-// the document is decoded straight from the request bytes with the schema
-// named so far (decoded again only when a "schema" key after it names
-// another one), and the steps are located, then decoded and applied one
-// at a time, so that the first failing step is reported whether it fails
-// to decode or to apply, as a JavaScript server running Step.fromJSON and
-// step.apply in a loop would report it.
-package applyreq
+package apply
 
 import (
 	"context"
@@ -87,37 +75,15 @@ func requestFailure(err error, format string, args ...any) *Failure {
 	return &Failure{Step: -1, Message: fmt.Sprintf(format, args...), Err: err}
 }
 
-// Defaults for Limits (DESIGN.md, "Limits").
-const (
-	DefaultMaxSteps   = 1000
-	DefaultMaxDocSize = 10_000_000
-	DefaultMaxDepth   = jsonscan.DefaultMaxDepth
-)
-
-// Limits bound the work one request may ask for. A zero MaxSteps or
-// MaxDocSize means no limit; a zero MaxDepth means DefaultMaxDepth.
-type Limits struct {
-	// MaxSteps is the most steps a request may carry.
-	MaxSteps int
-	// MaxDocSize is the largest document content size (in positions,
-	// doc.content.size) accepted, checked for the given document and
-	// after every step: a step may duplicate content (a replace with
-	// from > to), so that a few steps could otherwise grow a document
-	// exponentially.
-	MaxDocSize int
-	// MaxDepth is the deepest nesting of arrays and objects in the
-	// request. Steps are decoded with jsonscan's own limit
-	// (DefaultMaxDepth) as well, so a larger MaxDepth does not let deeper
-	// steps through.
-	MaxDepth int
-}
-
 // Applier runs apply requests. Set its fields before first use; it is
 // then safe for concurrent use, and must not be copied.
 type Applier struct {
 	// Schemas resolves the request's "schema" (or its absence).
 	Schemas *Schemas
-	// Limits bound each request.
+	// Limits bound each request, as given: a zero MaxSteps or MaxDocSize
+	// means no limit, a zero MaxDepth means DefaultMaxDepth (WithDefaults fills
+	// in the defaults). MaxBodyBytes and MaxHeaderBytes are the caller's
+	// to enforce: the request is already in memory.
 	Limits Limits
 	// Positions makes requests honour "positions" (the conformance
 	// interface of the command line); without it the key is ignored.
@@ -463,46 +429,24 @@ func (a *Applier) check(sc *scratch, data []byte, req *request) *Failure {
 
 // run applies the steps and writes the answer.
 func (a *Applier) run(ctx context.Context, sc *scratch, buf, data []byte, req *request) ([]byte, int, *Failure) {
-	schema, cur := req.schema, req.doc
+	stepJSON := func(i int) []byte { return data[sc.steps[i].start:sc.steps[i].end] }
+	var visit func(int, transform.Step, *model.Node, *model.Node) error
 	withPositions := a.Positions && req.hasPosition
-	done := ctx.Done()
-	for i, sp := range sc.steps {
-		if done != nil {
-			select {
-			case <-done:
-				return nil, req.nSteps, &Failure{Step: i, Message: fmt.Sprintf("request canceled before step %d: %v", i, ctx.Err()), Err: ErrCanceled}
-			default:
-			}
-		}
-		st, err := transform.StepFromJSON(schema, data[sp.start:sp.end])
-		if err != nil {
-			if errors.Is(err, jsonscan.ErrTooDeep) {
-				return nil, req.nSteps, &Failure{Step: i, Message: tooDeepMessage(jsonscan.DefaultMaxDepth, err), Err: ErrTooDeep}
-			}
-			return nil, req.nSteps, &Failure{Step: i, Message: err.Error(), Err: ErrStepFailed}
-		}
-		next, err := st.Apply(cur)
-		if err != nil {
-			return nil, req.nSteps, &Failure{Step: i, Message: err.Error(), Err: ErrStepFailed}
-		}
-		if lim := a.Limits.MaxDocSize; lim > 0 && next.Content.Size() > lim {
-			return nil, req.nSteps, &Failure{Step: i, Err: ErrDocTooLarge,
-				Message: fmt.Sprintf("document too large: the step makes its content size %d, over the limit of %d positions", next.Content.Size(), lim)}
-		}
-		if withPositions {
-			inv, err := st.Invert(cur)
+	if withPositions {
+		visit = func(_ int, st transform.Step, before, _ *model.Node) error {
+			inv, err := st.Invert(before)
 			if err != nil {
-				return nil, req.nSteps, &Failure{Step: i, Message: "invert: " + err.Error(), Err: ErrStepFailed}
+				return fmt.Errorf("invert: %w", err)
 			}
 			sc.applied = append(sc.applied, st)
 			sc.inverted = append(sc.inverted, inv)
+			return nil
 		}
-		cur = next
 	}
-	if a.Strict && cur != req.doc {
-		if err := cur.Check(); err != nil {
-			return nil, req.nSteps, firstInvalid(schema, req.doc, data, sc.steps, err)
-		}
+	opts := StepOptions{MaxDocSize: a.Limits.MaxDocSize, Strict: a.Strict, Done: ctx.Done()}
+	cur, err := Steps(req.doc, len(sc.steps), stepJSON, opts, visit)
+	if err != nil {
+		return nil, req.nSteps, stepFailure(ctx, err.(*StepError))
 	}
 	buf = append(buf, `{"doc":`...)
 	buf = cur.AppendJSON(buf)
@@ -515,22 +459,20 @@ func (a *Applier) run(ctx context.Context, sc *scratch, buf, data []byte, req *r
 	return append(buf, '}'), req.nSteps, nil
 }
 
-// firstInvalid returns the failure of the first of steps after which doc
-// fails Node.check(), given that it fails after all of them with err. The
-// steps are known to decode and apply: this runs only when a strict check
-// failed, so that a request that passes checks the document once.
-func firstInvalid(schema *model.Schema, doc *model.Node, data []byte, steps []span, err error) *Failure {
-	i := len(steps) - 1
-	cur := doc
-	for j, sp := range steps[:i] {
-		st, _ := transform.StepFromJSON(schema, data[sp.start:sp.end])
-		cur, _ = st.Apply(cur)
-		if e := cur.Check(); e != nil {
-			i, err = j, e
-			break
-		}
+// stepFailure turns a failure of Steps into the answer's Failure.
+func stepFailure(ctx context.Context, e *StepError) *Failure {
+	f := &Failure{Step: e.Index, Err: e.Kind}
+	switch e.Kind {
+	case ErrCanceled:
+		f.Message = fmt.Sprintf("request canceled before step %d: %v", e.Index, ctx.Err())
+	case ErrTooDeep:
+		f.Message = tooDeepMessage(jsonscan.DefaultMaxDepth, e.Err)
+	case ErrDocTooLarge:
+		f.Message = fmt.Sprintf("document too large: the step makes its content size %d, over the limit of %d positions", e.Size, e.Limit)
+	default:
+		f.Message = e.Err.Error()
 	}
-	return &Failure{Step: i, Message: "the step makes the document invalid: " + err.Error(), Err: ErrStepFailed}
+	return f
 }
 
 // appendMappings appends the "mapped", "mappedFlags" and "inverted"
