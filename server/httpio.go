@@ -1,8 +1,6 @@
 package server
 
 import (
-	"context"
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -11,13 +9,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pmauthority/pmauthority/internal/applyreq"
 	"github.com/pmauthority/pmauthority/model"
 )
 
-// exchange is the state of one request: its buffers, reused through a
-// pool, and what the access log reports.
+// exchange is the state of one request: the ResponseWriter its handlers
+// write to (recording the status and size of the answer), its buffers,
+// reused through a pool, and what the access log reports.
 type exchange struct {
+	http.ResponseWriter
+
 	body []byte // the request body
 	out  []byte // the answer
 
@@ -27,25 +27,47 @@ type exchange struct {
 	steps  int
 	err    string
 	waited time.Duration // of a long poll: the time spent waiting for news
+
+	principal Principal // as the policy authenticated the request
 }
+
+// WriteHeader records the status and sends it.
+func (x *exchange) WriteHeader(status int) {
+	if x.status == 0 {
+		x.status = status
+	}
+	x.ResponseWriter.WriteHeader(status)
+}
+
+// Write records the size of the answer and sends b.
+func (x *exchange) Write(b []byte) (int, error) {
+	if x.status == 0 {
+		x.status = http.StatusOK
+	}
+	n, err := x.ResponseWriter.Write(b)
+	x.bytes += n
+	return n, err
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 
 // Buffers up to maxPooledBuffer are kept for reuse; larger ones (rare
 // requests near the body limit) are left to the garbage collector.
 const maxPooledBuffer = 4 << 20
-
-// largeRequest is the body size from which requests take turns.
-const largeRequest = 16 << 10
 
 // preallocBody is the largest declared Content-Length read into a buffer
 // of that size at once; a larger body grows its buffer as it arrives, so
 // that a client declaring a large body costs memory only as it sends it.
 const preallocBody = 1 << 20
 
-func (s *Server) getExchange() *exchange {
-	if x, ok := s.exchanges.Get().(*exchange); ok {
-		return x
+func (s *Server) getExchange(w http.ResponseWriter) *exchange {
+	x, ok := s.exchanges.Get().(*exchange)
+	if !ok {
+		x = &exchange{}
 	}
-	return &exchange{}
+	x.ResponseWriter = w
+	return x
 }
 
 func (s *Server) putExchange(x *exchange) {
@@ -57,55 +79,6 @@ func (s *Server) putExchange(x *exchange) {
 	}
 	*x = exchange{body: x.body[:0], out: x.out[:0]}
 	s.exchanges.Put(x)
-}
-
-// apply answers an apply request.
-func (s *Server) apply(w http.ResponseWriter, r *http.Request, x *exchange) {
-	body, ok := s.readJSONBody(w, r, x)
-	if !ok {
-		return
-	}
-	out, n, err := s.applyBody(r.Context(), x.out[:0], body)
-	x.steps = n
-	if err != nil {
-		var f *applyreq.Failure
-		if !errors.As(err, &f) {
-			panic(err) // Apply returns only Failures
-		}
-		s.writeError(w, x, failureStatus(f), f.Step, f.Message)
-		return
-	}
-	x.out = out
-	s.write(w, x, http.StatusOK, out)
-}
-
-// applyBody runs the request in body. Large requests take turns (see
-// Config.ApplyWorkers); the turn ends before the answer is written, so
-// that a client slow to read it holds no worker.
-func (s *Server) applyBody(ctx context.Context, buf, body []byte) ([]byte, int, error) {
-	if len(body) >= largeRequest {
-		select {
-		case s.workers <- struct{}{}:
-			defer func() { <-s.workers }()
-		case <-ctx.Done():
-			return buf, 0, &applyreq.Failure{Step: -1, Message: "request canceled while waiting for a worker", Err: applyreq.ErrCanceled}
-		}
-	}
-	return s.app.Apply(ctx, buf, body)
-}
-
-// failureStatus returns the status code of an apply failure.
-func failureStatus(f *applyreq.Failure) int {
-	switch f.Err {
-	case applyreq.ErrStepFailed, applyreq.ErrInvalidDoc:
-		return http.StatusUnprocessableEntity
-	case applyreq.ErrTooManySteps, applyreq.ErrDocTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case applyreq.ErrCanceled:
-		// The client went away; nobody reads this answer.
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusBadRequest // ErrMalformed, ErrTooDeep, ErrInvalidRequest, ErrUnknownSchema
 }
 
 // isJSON reports whether a Content-Type is JSON: application/json, with
@@ -122,30 +95,26 @@ func isJSON(ct string) bool {
 	return !ok || strings.EqualFold(cs, "utf-8") || strings.EqualFold(cs, "utf8")
 }
 
-// readJSONBody checks that the request is JSON and reads its body. When
-// either fails it answers the request (415, or readBody's status) and
-// returns false.
-func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, x *exchange) ([]byte, bool) {
+// readJSONBody checks that the request is JSON (415 otherwise) and reads
+// its body (readBody).
+func (s *Server) readJSONBody(x *exchange, r *http.Request) ([]byte, error) {
 	if ct := r.Header["Content-Type"]; len(ct) > 0 && !isJSON(ct[0]) {
-		s.writeError(w, x, http.StatusUnsupportedMediaType, -1,
-			"unsupported Content-Type "+strconv.Quote(ct[0])+": send application/json (UTF-8)")
-		return nil, false
+		return nil, &httpError{http.StatusUnsupportedMediaType,
+			"unsupported Content-Type " + strconv.Quote(ct[0]) + ": send application/json (UTF-8)"}
 	}
-	body, status, msg := s.readBody(r, x)
-	if status != 0 {
-		s.writeError(w, x, status, -1, msg)
-		return nil, false
-	}
-	return body, true
+	return s.readBody(x, r)
 }
 
-// readBody reads the request body into x.body, up to the limit. On
-// failure it returns the status and message of the answer.
-func (s *Server) readBody(r *http.Request, x *exchange) ([]byte, int, string) {
+// readBody reads the request body into x.body, up to the limit (413
+// above); a body that cannot be read is a 400.
+func (s *Server) readBody(x *exchange, r *http.Request) ([]byte, error) {
 	limit := s.limits.MaxBodyBytes
-	tooLarge := func() ([]byte, int, string) {
-		return nil, http.StatusRequestEntityTooLarge,
-			"request body too large: over the limit of " + strconv.FormatInt(limit, 10) + " bytes"
+	tooLarge := func() ([]byte, error) {
+		return nil, &httpError{http.StatusRequestEntityTooLarge,
+			"request body too large: over the limit of " + strconv.FormatInt(limit, 10) + " bytes"}
+	}
+	unreadable := func(err error) ([]byte, error) {
+		return nil, &httpError{http.StatusBadRequest, "reading the request body: " + err.Error()}
 	}
 	n := r.ContentLength
 	if n > limit {
@@ -159,12 +128,11 @@ func (s *Server) readBody(r *http.Request, x *exchange) ([]byte, int, string) {
 			buf = make([]byte, n)
 		}
 		buf = buf[:n]
-		if _, err := io.ReadFull(r.Body, buf); err != nil {
-			x.body = buf
-			return nil, http.StatusBadRequest, "reading the request body: " + err.Error()
-		}
 		x.body = buf
-		return buf, 0, ""
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return unreadable(err)
+		}
+		return buf, nil
 	}
 	// No Content-Length (chunked), or a large one: grow as it arrives,
 	// reading up to one byte over the limit to notice a body over it.
@@ -184,27 +152,27 @@ func (s *Server) readBody(r *http.Request, x *exchange) ([]byte, int, string) {
 			return tooLarge()
 		}
 		if err == io.EOF {
-			return buf, 0, ""
+			return buf, nil
 		}
 		if err != nil {
-			return nil, http.StatusBadRequest, "reading the request body: " + err.Error()
+			return unreadable(err)
 		}
 	}
 }
 
-// write sends an answer: one Write with its Content-Length.
-func (s *Server) write(w http.ResponseWriter, x *exchange, status int, body []byte) {
-	h := w.Header()
+// write sends a JSON answer: one Write with its Content-Length.
+func (s *Server) write(x *exchange, status int, body []byte) {
+	h := x.Header()
 	h["Content-Type"] = s.jsonType
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	w.WriteHeader(status)
-	x.status, x.bytes = status, len(body)
-	w.Write(body)
+	x.WriteHeader(status)
+	x.Write(body)
 }
 
 // writeError sends the error answer {"error":{"step":i,"message":"…"}}
-// ("step" when step >= 0).
-func (s *Server) writeError(w http.ResponseWriter, x *exchange, status, step int, msg string) {
+// ("step" when step >= 0). Errors are answered through fail, which gives
+// their status, step and message (errors.go).
+func (s *Server) writeError(x *exchange, status, step int, msg string) {
 	buf := append(x.out[:0], `{"error":{`...)
 	if step >= 0 {
 		buf = append(buf, `"step":`...)
@@ -216,5 +184,5 @@ func (s *Server) writeError(w http.ResponseWriter, x *exchange, status, step int
 	buf = append(buf, "}}"...)
 	x.out = buf
 	x.err = msg
-	s.write(w, x, status, buf)
+	s.write(x, status, buf)
 }
