@@ -353,4 +353,3 @@ func syntaxMessage(d *jsonscan.Decoder, err error) string {
 	}
 	return err.Error()
 }
-

@@ -237,10 +237,10 @@ type Server struct {
 	web           http.Handler       // the demo pages (Config.Web), or nil
 	policy        Policy             // Config.Policy, or AllowAll
 
-	routes  []route      // the route table (routes.go)
+	routes  []route        // the route table (routes.go)
 	mux     *http.ServeMux // of routes
-	pages   http.Handler // Config.Web, admitted as ActionPage
-	handler http.Handler // the middleware around mux
+	pages   http.Handler   // Config.Web, admitted as ActionPage
+	handler http.Handler   // the middleware around mux
 
 	// Header values, shared by all answers (never modified).
 	jsonType []string
