@@ -50,6 +50,9 @@ type Credentials struct {
 // principal: steps for ActionEdit (ActionComment without steps), presence
 // and ping for ActionRead.
 //
+// Requests that no route takes (404, 405) and CORS preflights
+// (Config.AllowOrigins) are answered without it.
+//
 // A Policy must be safe for concurrent use.
 type Policy interface {
 	Authenticate(ctx context.Context, c Credentials) (Principal, error)

@@ -237,9 +237,6 @@ func (h *wsHub) stop() {
 	h.mu.Unlock()
 }
 
-// size returns the document's size at the hub's version.
-func (h *wsHub) size() int { return h.sizes[len(h.sizes)-1] }
-
 // start reads the document's state and starts run. It is called with mu
 // held, by the first join.
 func (h *wsHub) start(ctx context.Context) error {
