@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -150,24 +151,16 @@ func (s *Server) buildMux() *http.ServeMux {
 		if g.slash {
 			patterns = append(patterns, pattern+"/{$}")
 		}
+		headAsGet := slices.Contains(g.methods, "GET") && !slices.Contains(g.methods, "HEAD")
 		for _, p := range patterns {
 			mux.Handle(p, h)
-			if hasGet, hasHead := contains(g.methods, "GET"), contains(g.methods, "HEAD"); hasGet && !hasHead {
+			if headAsGet {
 				mux.Handle("HEAD "+p, h)
 			}
 		}
 	}
 	mux.Handle("/", http.HandlerFunc(s.noRoute))
 	return mux
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // admitted returns the handler of rt: it checks the route's document id,
