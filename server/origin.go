@@ -52,7 +52,7 @@ func (s *Server) allowedOrigin(origin string) bool {
 // the Authorization header too.
 func (s *Server) withCORS(next http.Handler) http.Handler {
 	allowHeaders := "Content-Type"
-	if s.policy != AllowAll {
+	if _, open := s.policy.(allowAll); !open {
 		allowHeaders = "Content-Type, Authorization"
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -353,3 +353,39 @@ func TestPolicyWSMessages(t *testing.T) {
 		t.Fatalf("welcome presence %s", w.raw)
 	}
 }
+
+// TestWSHelloToken: the default policy ignores a hello's token; a token
+// that is not a string is a bad hello.
+func TestWSHelloToken(t *testing.T) {
+	e := newWS(t, Config{}, collab.Config{}, nil)
+	c := e.dial(t, "d", false)
+	c.send(`{"type":"hello","version":0,"clientID":1,"token":"anything"}`)
+	c.next("welcome")
+	c = e.dial(t, "d", false)
+	c.send(`{"type":"hello","version":0,"clientID":1,"token":5}`)
+	if m := c.next("error"); m.Status != 400 || m.Message != `invalid hello: "token" must be a string` {
+		t.Fatalf("error %s", m.raw)
+	}
+	if code, _ := c.closed(0); code != websocket.StatusPolicyViolation {
+		t.Fatalf("closed with %d, want 1008", code)
+	}
+}
+
+// TestCORSWithPolicy: with a policy, preflights allow the Authorization
+// header (bearer tokens); without one they stay as they were.
+func TestCORSWithPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		policy Policy
+		want   string
+	}{{nil, "Content-Type"}, {&testPolicy{}, "Content-Type, Authorization"}} {
+		s, _ := newServer(t, Config{AllowOrigins: []string{"app.example.com"}, Policy: tc.policy})
+		r := httptest.NewRequest("OPTIONS", "/v1/apply", nil)
+		r.Header.Set("Origin", "https://app.example.com")
+		r.Header.Set("Access-Control-Request-Method", "POST")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		if w.Code != http.StatusNoContent || w.Header().Get("Access-Control-Allow-Headers") != tc.want {
+			t.Errorf("policy %v: %d, Access-Control-Allow-Headers %q, want %q", tc.policy, w.Code, w.Header().Get("Access-Control-Allow-Headers"), tc.want)
+		}
+	}
+}
