@@ -4,57 +4,108 @@
 // is set, the collaborative authority: the long-poll API of the ProseMirror
 // website's collab demo and a WebSocket transport (docs/protocol.md).
 //
-// Routes:
+// # Routes
 //
-//	POST /            apply (the prosemirror-v8-perf path)
-//	POST /v1/apply    apply
-//	GET  /v1/schemas  {"default": NAME, "schemas": [NAME, …]}
-//	GET  /healthz     {"status":"ok"}
-//	GET  /docs        [{"id": …, "users": n}, …]                  (Config.Collab)
-//	GET  /docs/{id}   {doc, users, version, comments, commentVersion}
-//	GET  /docs/{id}/events?version=V&commentVersion=C   long poll
-//	POST /docs/{id}/events   {version, steps, clientID, comment}
-//	GET  /docs/{id}/ws       WebSocket (docs/protocol.md)
-//	GET  /, /edit/{id}, /assets/…
-//	                  the demo pages, when Config.Web is set (package web)
+// Every route is declared once, in routes.go, with its method, its
+// http.ServeMux pattern and its action (Server.Routes lists them):
 //
-// An apply request is {"doc": …, "steps": […], "schema"?: NAME}. The answer
-// is {"doc": …} with status 200, byte for byte what a node server sending
-// res.json({doc: doc.toJSON()}) sends, with the same Content-Type
-// (application/json; charset=utf-8). Every error is JSON too,
-// {"error": {"step"?: i, "message": "…"}}, "step" being present when a step
-// is at fault:
+//	POST /{$}                apply   apply (the prosemirror-v8-perf path)
+//	POST /v1/apply           apply   apply
+//	GET  /v1/schemas         apply   {"default": NAME, "schemas": [NAME, …]}
+//	GET  /healthz            health  {"status":"ok"}
+//	GET  /docs               read    [{"id": …, "users": n}, …]       (Config.Collab)
+//	GET  /docs/{id}          read    {doc, users, version, comments, commentVersion}
+//	GET  /docs/{id}/events   read    ?version=V&commentVersion=C: long poll
+//	POST /docs/{id}/events   comment {version, steps, clientID, comment}; edit too with steps
+//	GET  /docs/{id}/ws       read    WebSocket (docs/protocol.md), authorized at its hello
+//	GET  /{$}, /edit/{id}, /assets/{file}
+//	                         page    the demo pages                   (Config.Web)
+//
+// HEAD is served where GET is, but for the events and WebSocket routes.
+// The collab routes take one trailing slash, as the demo server does. A
+// document id is 1 to 128 characters of A-Z a-z 0-9 . _ ~ - (not "." or
+// ".."; an escaped '/' is part of the id, and refused). A path without a
+// route answers 404 and a method its path does not take 405 with an Allow
+// header, in JSON, but under /edit/ and /assets/ with Config.Web, which
+// answers those itself. Paths that http.ServeMux would clean and redirect
+// ("//docs", "/docs/../x") are routed as they are: a "." or ".." or empty
+// segment matches no route, and is refused as a document id.
+//
+// # Policy point
+//
+// Every route passes Config.Policy (AllowAll by default) before its
+// handler runs and before its body is read: Authenticate with the bearer
+// token of the Authorization header, then Authorize for the route's
+// document ("" for routes that concern none) and action. A WebSocket is
+// authorized at its hello, with the hello's "token", and each later
+// message with the connection's principal (see Policy). Handlers find
+// the principal with PrincipalFrom, and submissions carry its id as
+// collab.Submission.Author.
+//
+// # Errors
+//
+// Every error is an error value, answered in one place (errors.go) with
+// its status and JSON {"error": {"step"?: i, "message": "…"}}, "step"
+// being present when a step is at fault; over WebSocket, an error message
+// with the same status, step and message:
 //
 //	400  malformed JSON; JSON nested deeper than Limits.MaxDepth; a request
 //	     that is not an object, has no "doc", or has a field of the wrong
 //	     type ("doc" not an object, "steps" not an array, "schema" not a
-//	     string); an unknown schema name; an empty or unreadable body
-//	404  an unknown path
+//	     string); an unknown schema name; an empty or unreadable body; an
+//	     invalid document id or query; "Invalid version N" (a version
+//	     ahead of the document); an invalid client id or comment event
+//	401  credentials the policy rejects (ErrUnauthenticated), with
+//	     WWW-Authenticate: Bearer error="invalid_token"
+//	403  what the policy forbids (ErrForbidden), or a collab.Config
+//	     BeforeSubmit refusal matching it
+//	404  an unknown path or document
 //	405  a method the path does not take, with an Allow header
+//	409  "Version not current" (collab.ErrConflict)
+//	410  "History no longer available" (collab.ErrHistoryGone)
 //	413  a body, a step count or a document content size over its limit;
 //	     for a document that a step makes too large, "step" is that step
 //	415  a Content-Type other than application/json (parameters allowed; a
 //	     charset must be UTF-8). A request without Content-Type is taken as
 //	     JSON, for minimal clients.
 //	422  a step that fails to decode or to apply ("step": i, and the
-//	     message prosemirror-transform gives), or a document that the
-//	     schema rejects (no "step"; the message starts with "invalid doc:")
+//	     message prosemirror-transform gives), a document that the
+//	     schema rejects (no "step"; the message starts with "invalid doc:"),
+//	     or another BeforeSubmit refusal
 //	431  a header over Limits.MaxHeaderBytes (answered by net/http)
 //	500  never for client input: only a bug, recovered and logged with its
 //	     stack
-//	503  the client went away before its request was applied (nobody reads
+//	503  the store failed (with Retry-After), the server shuts down, or the
+//	     client went away before its request was answered (nobody reads
 //	     this answer; it shows in the log)
 //
-// Fields other than doc, steps and schema are ignored, and a null "steps"
-// or "schema" counts as absent. Schema names come from the built-ins and
-// Config.Schemas only, never from files. Steps are decoded and applied in
-// order, so that the first failing step is reported whichever way it
-// fails, and a request is all or nothing.
+// # Apply
+//
+// An apply request is {"doc": …, "steps": […], "schema"?: NAME}. The answer
+// is {"doc": …} with status 200, byte for byte what a node server sending
+// res.json({doc: doc.toJSON()}) sends, with the same Content-Type
+// (application/json; charset=utf-8). Fields other than doc, steps and
+// schema are ignored, and a null "steps" or "schema" counts as absent.
+// Schema names come from the built-ins and Config.Schemas only, never from
+// files. Steps are decoded and applied in order, so that the first failing
+// step is reported whichever way it fails, and a request is all or
+// nothing.
 //
 // Large requests (16 KiB or more) are applied a few at a time
 // (Config.ApplyWorkers): memory then stays bounded however many clients
 // send large documents at once, and small requests never wait behind
 // them.
+//
+// # Files
+//
+// server.go (Config, Server, New, Serve), routes.go (the route table),
+// policy.go (the policy point), errors.go (errors to statuses and close
+// codes), httpio.go (bodies, JSON answers, the pooled exchange),
+// log.go and origin.go (the access log and CORS middleware), apply.go,
+// collab_http.go and collab_decode.go (the collab API), ws.go (upgrade
+// and message dispatch), ws_conn.go (send queue and writer), ws_hub.go
+// (one hub per document), ws_messages.go (WebSocket message encoding and
+// decoding), web.go (the demo pages).
 //
 // A Server holds immutable configuration (schemas are immutable and
 // shared) and pools of buffers, so it is safe for concurrent use, and

@@ -43,26 +43,34 @@ func (s *Server) allowedOrigin(origin string) bool {
 	return false
 }
 
-// cors adds the CORS headers that let pages of an allowed other origin
-// read the answer, and answers a preflight request; it reports whether it
-// answered. Requests without an Origin header, or from an origin not
-// allowed, are left alone: a browser then keeps the answer from the page
-// (and a preflight gets the route's usual answer, 405 for OPTIONS).
-func (s *Server) cors(w http.ResponseWriter, r *http.Request, x *exchange) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" || !s.allowedOrigin(origin) {
-		return false
+// withCORS is the middleware of Config.AllowOrigins: it adds the CORS
+// headers that let pages of an allowed other origin read the answer, and
+// answers their preflight requests itself (204). Requests without an
+// Origin header, or from an origin not allowed, are left alone: a browser
+// then keeps the answer from the page (and a preflight gets the route's
+// usual answer, 405 for OPTIONS). With a Config.Policy, preflights allow
+// the Authorization header too.
+func (s *Server) withCORS(next http.Handler) http.Handler {
+	allowHeaders := "Content-Type"
+	if _, open := s.policy.(allowAll); !open {
+		allowHeaders = "Content-Type, Authorization"
 	}
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", origin)
-	h.Add("Vary", "Origin")
-	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
-		return false
-	}
-	h.Set("Access-Control-Allow-Methods", "GET, POST")
-	h.Set("Access-Control-Allow-Headers", "Content-Type")
-	h.Set("Access-Control-Max-Age", "600")
-	x.status = http.StatusNoContent
-	w.WriteHeader(http.StatusNoContent)
-	return true
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" || !s.allowedOrigin(origin) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h.Set("Access-Control-Allow-Methods", "GET, POST")
+		h.Set("Access-Control-Allow-Headers", allowHeaders)
+		h.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+	})
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -83,7 +82,13 @@ type Config struct {
 	// Web serves the demo pages (GET and HEAD of /, /edit/{id} and
 	// /assets/…), normally web.Handler(); nil leaves those paths
 	// unanswered (GET / answers 405). POST / stays the apply endpoint.
+	// Other paths under /edit/ and /assets/, and other methods on them,
+	// go to Web too, which answers them (404, 405).
 	Web http.Handler
+
+	// Policy is the policy point that every route and every WebSocket
+	// message passes (see Policy); nil means AllowAll.
+	Policy Policy
 }
 
 // Limits bound what one request may ask for. Every limit answers with a
@@ -230,9 +235,15 @@ type Server struct {
 	stopPolls     context.CancelFunc // ends polls
 	ws            wsHubs             // WebSocket connections and their per-document hubs (ws_hub.go)
 	web           http.Handler       // the demo pages (Config.Web), or nil
+	policy        Policy             // Config.Policy, or AllowAll
+
+	routes  []route        // the route table (routes.go)
+	mux     *http.ServeMux // of routes
+	pages   http.Handler   // Config.Web, admitted as ActionPage
+	handler http.Handler   // the middleware around mux
 
 	// Header values, shared by all answers (never modified).
-	jsonType, allowPost, allowGet, allowRoot []string
+	jsonType []string
 }
 
 // New returns a Server for cfg. It fails when a schema name is taken
@@ -276,16 +287,14 @@ func New(cfg Config) (*Server, error) {
 		schemaNames: slices.Sorted(maps.Keys(named)),
 		defName:     def,
 		jsonType:    []string{"application/json; charset=utf-8"},
-		allowPost:   []string{"POST"},
-		allowGet:    []string{"GET, HEAD"},
-		allowRoot:   []string{"POST"},
 		collab:      cfg.Collab,
 		pollTimeout: cfg.PollTimeout,
 		trustProxy:  cfg.TrustProxy,
 		web:         cfg.Web,
+		policy:      cfg.Policy,
 	}
-	if s.web != nil {
-		s.allowRoot = []string{"POST, GET, HEAD"}
+	if s.policy == nil {
+		s.policy = AllowAll
 	}
 	if s.pollTimeout <= 0 {
 		s.pollTimeout = DefaultPollTimeout
@@ -325,6 +334,14 @@ func New(cfg Config) (*Server, error) {
 		buf = model.AppendJSONString(buf, name)
 	}
 	s.schemasJSON = append(buf, "]}"...)
+	s.routes = s.routeTable()
+	s.mux = s.buildMux()
+	s.pages = s.admitted(route{Route: Route{Action: ActionPage}, handle: s.page})
+	h := http.Handler(http.HandlerFunc(s.route))
+	if len(s.origins) > 0 {
+		h = s.withCORS(h)
+	}
+	s.handler = s.logged(h)
 	return s, nil
 }
 
@@ -334,72 +351,11 @@ func (s *Server) Limits() Limits { return s.limits }
 // Timeouts returns the timeouts in effect (the defaults filled in).
 func (s *Server) Timeouts() Timeouts { return s.timeouts }
 
-// ServeHTTP answers one request.
+// ServeHTTP answers one request: the access log and panic recovery
+// (log.go) wrap CORS (origin.go, with Config.AllowOrigins), which wraps the
+// route table (routes.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.active.Add(1)
-	x := s.getExchange()
-	x.start = time.Now()
-	defer func() {
-		s.active.Add(-1)
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path,
-				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			if x.status == 0 {
-				x.err = fmt.Sprint("panic: ", v)
-				s.writeError(w, x, http.StatusInternalServerError, -1, "internal server error")
-			}
-			s.logRequest(r, x)
-			return // x is not reused: its state is unknown
-		}
-		s.logRequest(r, x)
-		s.putExchange(x)
-	}()
-	if len(s.origins) > 0 && s.cors(w, r, x) {
-		return
-	}
-	switch r.URL.Path {
-	case "/", "/v1/apply":
-		if r.Method != http.MethodPost {
-			if r.URL.Path == "/v1/apply" {
-				s.methodNotAllowed(w, r, x, s.allowPost)
-			} else if s.web != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-				s.serveWeb(w, r, x)
-			} else {
-				s.methodNotAllowed(w, r, x, s.allowRoot)
-			}
-			return
-		}
-		s.apply(w, r, x)
-	case "/v1/schemas":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			s.methodNotAllowed(w, r, x, s.allowGet)
-			return
-		}
-		s.write(w, x, http.StatusOK, s.schemasJSON)
-	case "/healthz":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			s.methodNotAllowed(w, r, x, s.allowGet)
-			return
-		}
-		s.write(w, x, http.StatusOK, []byte(`{"status":"ok"}`))
-	default:
-		if s.web != nil && isWebPath(r.URL.Path) {
-			s.serveWeb(w, r, x)
-			return
-		}
-		if s.collab != nil && (s.serveWS(w, r, x) || s.serveCollab(w, r, x)) {
-			return
-		}
-		s.writeError(w, x, http.StatusNotFound, -1, "not found: no route for "+r.URL.Path)
-	}
-}
-
-func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, x *exchange, allow []string) {
-	w.Header()["Allow"] = allow
-	s.writeError(w, x, http.StatusMethodNotAllowed, -1, "method "+r.Method+" not allowed for "+r.URL.Path+" (allowed: "+allow[0]+")")
+	s.handler.ServeHTTP(w, r)
 }
 
 // inFlight returns the number of requests being answered.

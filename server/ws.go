@@ -12,15 +12,12 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
-	"github.com/pmauthority/pmauthority/internal/jsonscan"
 	"github.com/pmauthority/pmauthority/internal/readbuf"
-	"github.com/pmauthority/pmauthority/model"
 )
 
 // WSSubprotocol is the WebSocket subprotocol of docs/protocol.md. A client
@@ -30,30 +27,13 @@ const WSSubprotocol = "pmauthority.v1"
 // wsHelloTimeout bounds the wait for a connection's hello.
 const wsHelloTimeout = 30 * time.Second
 
-// serveWS answers GET /docs/{id}/ws (one trailing slash allowed): it
-// upgrades the connection to a WebSocket that speaks docs/protocol.md
-// until either side closes it. It reports false for any other path.
-func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, x *exchange) bool {
-	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/docs/")
-	if !ok {
-		return false
-	}
-	seg, ok := strings.CutSuffix(strings.TrimSuffix(rest, "/"), "/ws")
-	if !ok || seg == "" || strings.IndexByte(seg, '/') >= 0 {
-		return false
-	}
-	if r.Method != http.MethodGet {
-		s.methodNotAllowed(w, r, x, s.allowGet)
-		return true
-	}
-	id, msg := docID(seg)
-	if msg != "" {
-		s.writeError(w, x, http.StatusBadRequest, -1, msg)
-		return true
-	}
-	c := &wsConn{s: s, user: s.user(r), id: id, anchor: -1, head: -1}
+// serveWS answers GET /docs/{id}/ws: it upgrades the connection to a
+// WebSocket that speaks docs/protocol.md until either side closes it. The
+// route is not authorized before: the connection's hello is (hello).
+func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
+	c := &wsConn{s: s, user: s.user(r), id: id, upgrade: r, anchor: -1, head: -1}
 	c.lastRead.Store(time.Now().UnixNano())
-	ws, err := websocket.Accept(smallBuffers{w, c}, r, &websocket.AcceptOptions{
+	ws, err := websocket.Accept(smallBuffers{x, c}, r, &websocket.AcceptOptions{
 		Subprotocols:   []string{WSSubprotocol},
 		OriginPatterns: s.origins,
 		OnPongReceived: func(context.Context, []byte) {
@@ -66,15 +46,14 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, x *exchange) bo
 	})
 	if err != nil {
 		// Accept answered already (426, 400, 403 …).
-		x.status, x.err = http.StatusBadRequest, err.Error()
-		return true
+		x.err = err.Error()
+		return
 	}
-	x.status = http.StatusSwitchingProtocols
 	c.ws = ws
 	ws.SetReadLimit(s.limits.MaxBodyBytes)
 	if !s.registerWS(c) {
 		ws.Close(websocket.StatusGoingAway, "server shutting down")
-		return true
+		return
 	}
 	c.mu.Lock()
 	c.pinger = time.AfterFunc(s.ws.pingInterval(), c.ping)
@@ -87,7 +66,6 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, x *exchange) bo
 		defer s.unregisterWS(c)
 		c.serve()
 	}()
-	return true
 }
 
 // Buffer sizes of a WebSocket connection. net/http hijacks a connection
@@ -186,134 +164,9 @@ func (c *wsConn) serve() {
 	}
 }
 
-// Keys of client messages, and the index of each in wsMessage.raw.
-var wsKeys = jsonscan.NewKeys("type", "id", "version", "commentVersion", "clientID", "name", "color", "anchor", "head")
-
-const (
-	wsKeyType = iota
-	wsKeyID
-	wsKeyVersion
-	wsKeyCommentVersion
-	wsKeyClientID
-	wsKeyName
-	wsKeyColor
-	wsKeyAnchor
-	wsKeyHead
-	wsKeyCount
-)
-
-// wsMessage is a client message, its known top-level values still in JSON
-// (nil when absent; of duplicate keys the last wins, as with JSON.parse).
-type wsMessage struct {
-	typ string
-	raw [wsKeyCount][]byte
-}
-
-// decode reads data's top level. On failure it returns the message of the
-// error answer.
-func (m *wsMessage) decode(data []byte, maxDepth int) string {
-	var d jsonscan.Decoder
-	d.Reset(data)
-	d.SetMaxDepth(maxDepth)
-	k, err := d.Peek()
-	if err != nil {
-		return syntaxMessage(&d, err)
-	}
-	if k != jsonscan.Object {
-		return "a message must be a JSON object with a \"type\" (found " + k.String() + ")"
-	}
-	if err := d.BeginObject(); err != nil {
-		return syntaxMessage(&d, err)
-	}
-	for {
-		i, _, more, err := d.NextKeyIndex(wsKeys)
-		if err != nil {
-			return syntaxMessage(&d, err)
-		}
-		if !more {
-			break
-		}
-		if _, err := d.Peek(); err != nil {
-			return syntaxMessage(&d, err)
-		}
-		start := d.Pos()
-		if err := d.Skip(); err != nil {
-			return syntaxMessage(&d, err)
-		}
-		if i >= 0 {
-			m.raw[i] = bytes.TrimLeft(data[start:d.Pos()], " \t\r\n")
-		}
-	}
-	if err := d.End(); err != nil {
-		return syntaxMessage(&d, err)
-	}
-	raw := m.raw[wsKeyType]
-	switch {
-	case raw == nil:
-		return `missing "type"`
-	case string(raw) == `"hello"`:
-		m.typ = "hello"
-	case string(raw) == `"steps"`:
-		m.typ = "steps"
-	case string(raw) == `"presence"`:
-		m.typ = "presence"
-	case string(raw) == `"ping"`:
-		m.typ = "ping"
-	default:
-		if len(raw) > 64 {
-			raw = append(raw[:64:64], "…"...)
-		}
-		return "unknown message type " + string(raw) + ": want hello, steps, presence or ping"
-	}
-	return ""
-}
-
-// id returns the message's "id" (a JSON number, copied), nil when it has
-// none, or the problem with it.
-func (m *wsMessage) id() ([]byte, string) {
-	raw := m.raw[wsKeyID]
-	if raw == nil || string(raw) == "null" {
-		return nil, ""
-	}
-	if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') || len(raw) > 32 {
-		return nil, `"id" must be a number`
-	}
-	return bytes.Clone(raw), ""
-}
-
-// integer reads the value of key as an integer from 0 to limit; null
-// reports ok false without a problem. Digits beyond limit read as limit
-// when clamp is set (versions: ahead of any document), else as a problem.
-func (m *wsMessage) integer(key int, name string, limit int64, clamp bool) (n int64, ok bool, problem string) {
-	raw := m.raw[key]
-	if raw == nil {
-		return 0, false, `missing "` + name + `"`
-	}
-	if string(raw) == "null" {
-		return 0, false, ""
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) || raw[0] == '"' || raw[0] == '[' || raw[0] == '{' {
-		return 0, false, `"` + name + `" must be a non-negative integer (found ` + abbreviate(raw) + ")"
-	}
-	if f != math.Trunc(f) || f < 0 || !clamp && f > float64(limit) {
-		return 0, false, `"` + name + `" must be an integer from 0 to ` + strconv.FormatInt(limit, 10) + " (found " + abbreviate(raw) + ")"
-	}
-	if f >= float64(limit) {
-		return limit, true, ""
-	}
-	return int64(f), true, ""
-}
-
-// abbreviate returns raw JSON for a message, cut to 64 bytes.
-func abbreviate(raw []byte) string {
-	if len(raw) > 64 {
-		return string(raw[:64]) + "…"
-	}
-	return string(raw)
-}
-
-// handle answers one message.
+// handle answers one message. Every message passes the policy point
+// with the connection's principal (anonymous before the hello): the hello
+// (hello), steps (submit), presence and ping for ActionRead.
 func (c *wsConn) handle(data []byte) {
 	var m wsMessage
 	if problem := m.decode(data, c.s.limits.MaxDepth); problem != "" {
@@ -334,12 +187,11 @@ func (c *wsConn) handle(data []byte) {
 			c.sendError(nil, http.StatusBadRequest, -1, problem)
 			return
 		}
-		buf := append(make([]byte, 0, 32+len(id)), `{"type":"pong"`...)
-		if id != nil {
-			buf = append(buf, `,"id":`...)
-			buf = append(buf, id...)
+		if err := c.authorize(ActionRead); err != nil {
+			c.sendRefusal(id, err)
+			return
 		}
-		c.send(append(buf, '}'))
+		c.send(appendPong(make([]byte, 0, 32+len(id)), id))
 	case "steps", "presence":
 		switch {
 		case h == nil:
@@ -354,16 +206,21 @@ func (c *wsConn) handle(data []byte) {
 	}
 }
 
+// authorize passes the policy point for a on the connection's document
+// with its principal.
+func (c *wsConn) authorize(a Action) error {
+	return c.s.policy.Authorize(c.s.polls, c.principal, c.id, a)
+}
+
 // refuse answers a protocol violation: error 400, then close 1008.
 func (c *wsConn) refuse(msg string) {
 	c.sendError(nil, http.StatusBadRequest, -1, msg)
 	c.closeAfterQueue(websocket.StatusPolicyViolation, "protocol violation")
 }
 
-// maxNameLength is the longest name in a hello, in UTF-16 units.
-const maxNameLength = 64
-
-// hello reads the hello and joins the document's hub.
+// hello reads the hello, passes the policy point with its token
+// (Authenticate, then Authorize for ActionRead) and joins the document's
+// hub. A refusal is an error (401, 403) and close 1008.
 func (c *wsConn) hello(m *wsMessage) {
 	version, hasVersion, problem := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
 	if problem != "" {
@@ -382,95 +239,33 @@ func (c *wsConn) hello(m *wsMessage) {
 		c.refuse("invalid hello: " + problem)
 		return
 	}
-	ident := append(make([]byte, 0, 64+len(id)), `{"clientID":`...)
-	ident = append(ident, id...)
-	ident = append(ident, `,"name":`...)
-	if ident, problem = appendName(ident, m.raw[wsKeyName]); problem != "" {
+	ident, problem := appendIdent(make([]byte, 0, 64+len(id)), id, m.raw[wsKeyName], m.raw[wsKeyColor])
+	if problem != "" {
 		c.refuse("invalid hello: " + problem)
 		return
 	}
-	ident = append(ident, `,"color":`...)
-	if ident, problem = appendColor(ident, m.raw[wsKeyColor]); problem != "" {
+	token, problem := m.token()
+	if problem != "" {
 		c.refuse("invalid hello: " + problem)
 		return
 	}
+	upgrade := c.upgrade
+	c.upgrade = nil // an idle connection keeps no request
+	p, err := c.s.admit(c.s.polls, Credentials{Token: token, Request: upgrade}, c.id, ActionRead)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.principal = p
 	c.clientID, c.ident = id, ident
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)
 	h.join(c.s.polls, c, version, cv, !hasVersion)
 }
 
-// clientIDOf checks a hello's client id: a JSON integer from 0 to 2^53 or
-// a string of at most 256 bytes, as prosemirror-collab makes them. It
-// returns a copy.
-func clientIDOf(raw []byte) ([]byte, string) {
-	switch {
-	case raw == nil:
-		return nil, `missing "clientID"`
-	case raw[0] == '"':
-		d := jsonscan.NewDecoder(raw)
-		s, err := d.ReadStringBytes()
-		if err != nil || len(s) > 256 {
-			return nil, `"clientID" must be a number or a string of at most 256 bytes`
-		}
-	default:
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil || f != math.Trunc(f) || f < 0 || f > maxSafeInt {
-			return nil, `"clientID" must be an integer from 0 to 2^53 or a string (found ` + abbreviate(raw) + ")"
-		}
-	}
-	return bytes.Clone(raw), ""
-}
-
-// appendName appends a hello's name as a JSON string (null when absent).
-func appendName(buf, raw []byte) ([]byte, string) {
-	if raw == nil || string(raw) == "null" {
-		return append(buf, "null"...), ""
-	}
-	if raw[0] != '"' {
-		return buf, `"name" must be a string`
-	}
-	d := jsonscan.NewDecoder(raw)
-	s, err := d.ReadStringBytes()
-	if err != nil {
-		return buf, `"name" must be a string`
-	}
-	if n := d.UTF16Len(); n > maxNameLength || n < 0 && utf16Len(s) > maxNameLength {
-		return buf, `"name" is longer than 64 characters`
-	}
-	return model.AppendJSONString(buf, string(s)), ""
-}
-
-// utf16Len returns the length of the WTF-8 text s in UTF-16 units.
-func utf16Len(s []byte) int {
-	n := 0
-	for _, r := range string(s) {
-		n++
-		if r > 0xFFFF {
-			n++
-		}
-	}
-	return n
-}
-
-// appendColor appends a hello's color, "#rrggbb" (null when absent).
-func appendColor(buf, raw []byte) ([]byte, string) {
-	if raw == nil || string(raw) == "null" {
-		return append(buf, "null"...), ""
-	}
-	ok := len(raw) == 9 && raw[0] == '"' && raw[1] == '#' && raw[8] == '"'
-	for i := 2; ok && i < 8; i++ {
-		b := raw[i]
-		ok = '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
-	}
-	if !ok {
-		return buf, `"color" must be "#rrggbb" (found ` + abbreviate(raw) + ")"
-	}
-	return append(buf, raw...), ""
-}
-
 // submit answers a steps message: the submission goes to the authority
-// as a POST /docs/{id}/events would, decoded by the same code.
+// as a POST /docs/{id}/events would, decoded by the same code, once the
+// policy point authorizes it (ActionEdit, ActionComment without steps).
 func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 	id, problem := m.id()
 	if problem != "" {
@@ -478,18 +273,22 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 		return
 	}
 	s := c.s
-	sc, _ := s.collabScratch.Get().(*collabScratch)
-	if sc == nil {
-		sc = &collabScratch{}
+	sc := s.getCollabScratch()
+	defer s.putCollabScratch(sc, len(data))
+	sub, _, err := s.decodeSubmission(sc, data)
+	if err == nil {
+		a := ActionEdit
+		if len(sub.Steps) == 0 {
+			a = ActionComment
+		}
+		err = c.authorize(a)
 	}
-	sub, _, status, msg := s.decodeSubmission(sc, data)
-	if status != 0 {
-		s.putCollabScratch(sc, len(data))
-		c.sendError(id, status, -1, msg)
+	if err != nil {
+		c.sendRefusal(id, err)
 		return
 	}
+	sub.Author = c.principal.ID
 	res, err := s.collab.Submit(s.polls, c.id, c.user, sub)
-	s.putCollabScratch(sc, len(data))
 	switch {
 	case err == nil:
 		h.acked(s.polls, c, id, res)
@@ -499,9 +298,7 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
 	default:
 		// Refused: the connection goes on.
-		status, step, msg := collabStatus(err)
-		c.sendError(id, status, step, msg)
-		if status >= 500 {
+		if status := c.sendRefusal(id, err); status >= 500 {
 			s.log.Error("websocket: submission failed", "doc", c.id, "err", err)
 		}
 	}
@@ -510,8 +307,13 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 // maxPosition bounds presence positions (documents are far smaller).
 const maxPosition = math.MaxInt32
 
-// presence stores the client's selection.
+// presence stores the client's selection, once the policy point
+// authorizes it (ActionRead).
 func (c *wsConn) presence(h *wsHub, m *wsMessage) {
+	if err := c.authorize(ActionRead); err != nil {
+		c.sendRefusal(nil, err)
+		return
+	}
 	version, _, problem := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
 	if problem == "" && m.raw[wsKeyVersion] != nil && string(m.raw[wsKeyVersion]) == "null" {
 		problem = `"version" must be a non-negative integer`

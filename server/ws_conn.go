@@ -2,16 +2,14 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net"
-	"strconv"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
-	"github.com/pmauthority/pmauthority/model"
 )
 
 // wsConn is one WebSocket connection. A goroutine reads and answers its
@@ -24,6 +22,10 @@ type wsConn struct {
 	conn net.Conn // under ws
 	user string
 	id   string // the document
+
+	// Read and written by the reader goroutine only.
+	upgrade   *http.Request // the upgrade request, until the hello
+	principal Principal     // as the hello's policy check authenticated it
 
 	// Set by the hello, before the connection joins its hub.
 	hub      atomic.Pointer[wsHub]
@@ -71,14 +73,7 @@ func (c *wsConn) flushAcksLocked() {
 			n++
 			continue
 		}
-		buf := make([]byte, 0, 64+len(a.id))
-		buf = append(buf, `{"type":"ack","id":`...)
-		buf = appendRawOrNull(buf, a.id)
-		buf = append(buf, `,"version":`...)
-		buf = strconv.AppendInt(buf, a.res.Version, 10)
-		buf = append(buf, `,"commentVersion":`...)
-		buf = strconv.AppendInt(buf, a.res.CommentVersion, 10)
-		c.send(append(buf, '}'))
+		c.send(appendAck(make([]byte, 0, 64+len(a.id)), a.id, a.res))
 	}
 	clear(c.acks[n:])
 	c.acks = c.acks[:n]
@@ -300,55 +295,21 @@ func (c *wsConn) sendError(id []byte, status, step int, msg string) {
 	c.send(appendWSError(nil, id, status, step, msg))
 }
 
-// fail sends the error of the authority err about the connection's hello
-// and closes the connection: with 4400 for a version the document never
-// had, 1001 when the server shuts down.
+// sendRefusal sends the error answer of err (answerOf) about the
+// submission or message id (nil: the connection) and returns its status.
+func (c *wsConn) sendRefusal(id []byte, err error) int {
+	a := answerOf(err)
+	c.sendError(id, a.status, a.step, a.msg)
+	return a.status
+}
+
+// fail answers err about the connection's hello, an error of the
+// authority or the policy, and closes the connection (wsCloseOf).
 func (c *wsConn) fail(err error) {
 	if shuttingDown(err) {
 		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
-	status, step, msg := collabStatus(err)
-	c.sendError(nil, status, step, msg)
-	switch {
-	case errors.Is(err, collab.ErrInvalidVersion):
-		c.closeAfterQueue(wsCloseInvalidVersion, "invalid version: reload")
-	case status >= 500:
-		c.closeAfterQueue(websocket.StatusInternalError, "document unavailable")
-	default:
-		c.closeAfterQueue(websocket.StatusPolicyViolation, "request refused")
-	}
-}
-
-// shuttingDown reports whether err means that the server shuts down.
-func shuttingDown(err error) bool {
-	return errors.Is(err, collab.ErrClosed) || errors.Is(err, context.Canceled)
-}
-
-// appendWSError appends {"type":"error","id":…,"status":…,"message":…,"step":…}
-// ("id" when id is not nil, "step" when step >= 0).
-func appendWSError(buf, id []byte, status, step int, msg string) []byte {
-	buf = append(buf, `{"type":"error",`...)
-	if id != nil {
-		buf = append(buf, `"id":`...)
-		buf = append(buf, id...)
-		buf = append(buf, ',')
-	}
-	buf = append(buf, `"status":`...)
-	buf = strconv.AppendInt(buf, int64(status), 10)
-	buf = append(buf, `,"message":`...)
-	buf = model.AppendJSONString(buf, msg)
-	if step >= 0 {
-		buf = append(buf, `,"step":`...)
-		buf = strconv.AppendInt(buf, int64(step), 10)
-	}
-	return append(buf, '}')
-}
-
-// appendRawOrNull appends the JSON text raw, or null when it is nil.
-func appendRawOrNull(buf, raw []byte) []byte {
-	if raw == nil {
-		return append(buf, "null"...)
-	}
-	return append(buf, raw...)
+	status := c.sendRefusal(nil, err)
+	c.closeAfterQueue(wsCloseOf(err, status))
 }

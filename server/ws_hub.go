@@ -3,13 +3,11 @@ package server
 import (
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
-	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/transform"
 )
 
@@ -215,13 +213,12 @@ type wsHub struct {
 	err            error // why the hub failed
 	version        int64
 	commentVersion int64
-	schema         *model.Schema
 	// maps are the step maps of the versions after mapsFrom, up to
 	// version; sizes[i] is the document's size at version mapsFrom+i.
 	maps     []*transform.StepMap
 	sizes    []int
 	mapsFrom int64
-	noMaps   bool      // a step could not be decoded: presence is off
+	noMaps   bool      // a step came without its map: presence is off
 	conns    []*wsConn // joined connections; wsConn.idx is the index
 	// Presence not yet sent: connections whose presence changed and the
 	// client ids of connections that left.
@@ -240,9 +237,6 @@ func (h *wsHub) stop() {
 	h.mu.Unlock()
 }
 
-// size returns the document's size at the hub's version.
-func (h *wsHub) size() int { return h.sizes[len(h.sizes)-1] }
-
 // start reads the document's state and starts run. It is called with mu
 // held, by the first join.
 func (h *wsHub) start(ctx context.Context) error {
@@ -251,7 +245,6 @@ func (h *wsHub) start(ctx context.Context) error {
 		return err
 	}
 	h.version, h.commentVersion = st.Version, st.CommentVersion
-	h.schema = st.Doc.Type.Schema
 	h.mapsFrom = st.Version
 	h.sizes = append(h.sizes[:0], st.Doc.Content.Size())
 	h.started = true
@@ -352,13 +345,11 @@ func (h *wsHub) failLocked(err error) {
 	h.err = err
 	h.stopped = true
 	h.cancel()
-	code, reason := websocket.StatusInternalError, "document unavailable"
+	code, reason := wsHubCloseOf(err)
 	var msg []byte
-	if errors.Is(err, collab.ErrClosed) {
-		code, reason = websocket.StatusGoingAway, "server shutting down"
-	} else {
-		status, step, text := collabStatus(err)
-		msg = appendWSError(nil, nil, status, step, text)
+	if !errors.Is(err, collab.ErrClosed) {
+		a := answerOf(err)
+		msg = appendWSError(nil, nil, a.status, a.step, a.msg)
 		h.s.log.Warn("websocket: document hub failed", "doc", h.id, "err", err)
 	}
 	for _, c := range h.conns {
@@ -379,13 +370,11 @@ func (h *wsHub) publishLocked(ev collab.Events) {
 		h.failLocked(errors.New("websocket: events do not follow the hub's version"))
 		return
 	}
-	h.mapSteps(ev.Steps, ev.Size)
+	h.mapSteps(ev.Steps)
 	var msg []byte
 	if len(ev.Steps) > 0 || len(ev.Comment) > 0 {
 		h.scratch = ev.AppendJSON(h.scratch[:0])
-		msg = make([]byte, 0, len(h.scratch)+16)
-		msg = append(msg, `{"type":"steps",`...)
-		msg = append(msg, h.scratch[1:]...)
+		msg = appendStepsPush(make([]byte, 0, len(h.scratch)+16), h.scratch)
 	}
 	h.version, h.commentVersion = ev.Version, ev.CommentVersion
 	var gone []*wsConn
@@ -403,35 +392,23 @@ func (h *wsHub) publishLocked(ev collab.Events) {
 }
 
 // mapSteps records the maps of steps, applied after the hub's version,
-// and the document's size after each (size after the last), and maps
-// every stored selection through them.
-func (h *wsHub) mapSteps(steps []collab.StepRecord, size int) {
+// and the document's size after each, as the authority computed them, and
+// maps every stored selection through them. A step without its map (one
+// loaded from the store without being replayed) turns presence off.
+func (h *wsHub) mapSteps(steps []collab.StepRecord) {
 	if len(steps) == 0 || h.noMaps {
 		return
 	}
 	start := len(h.maps)
 	for _, rec := range steps {
-		step, err := transform.StepFromJSON(h.schema, rec.JSON)
-		if err != nil {
-			// The authority applied it with this schema, so this does not
-			// happen; if it did, positions could no longer be mapped.
-			h.s.log.Error("websocket: cannot decode an accepted step: presence is off", "doc", h.id, "err", err)
+		if rec.Map == nil {
+			h.s.log.Info("websocket: a step came without its map: presence is off", "doc", h.id)
 			h.presenceOff()
 			return
 		}
-		m := step.GetMap()
-		h.maps = append(h.maps, m)
-		// Each changed range adds its new length less its old one: mapping
-		// the old end instead is wrong when a range ends at it (a
-		// replaceAround inserting a node at the end: 202 → 204, not 203).
-		next := h.size()
-		m.ForEach(func(oldStart, oldEnd, newStart, newEnd int) { next += newEnd - newStart - (oldEnd - oldStart) })
-		h.sizes = append(h.sizes, next)
+		h.maps = append(h.maps, rec.Map)
+		h.sizes = append(h.sizes, rec.Size)
 	}
-	// The authority's size is the truth, also where a map does not tell
-	// the change (an addMark or removeMark step with from > to duplicates
-	// content and has an empty map).
-	h.sizes[len(h.sizes)-1] = size
 	if over := len(h.maps) - wsMaxMaps; over > 0 {
 		h.maps = append(h.maps[:0], h.maps[over:]...)
 		h.sizes = append(h.sizes[:0], h.sizes[over:]...)
@@ -447,7 +424,7 @@ func (h *wsHub) mapSteps(steps []collab.StepRecord, size int) {
 }
 
 // presenceOff forgets the kept maps and every selection, after a step
-// that could not be decoded: positions can no longer be mapped.
+// without its map: positions can no longer be mapped.
 func (h *wsHub) presenceOff() {
 	h.noMaps = true
 	h.maps, h.sizes = nil, nil
@@ -506,9 +483,7 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 			}
 			if ev.Version == h.version && ev.CommentVersion == h.commentVersion {
 				h.scratch = ev.AppendJSON(h.scratch[:0])
-				msg = make([]byte, 0, len(h.scratch)+64)
-				msg = append(msg, `{"type":"welcome",`...)
-				msg = append(msg, h.scratch[1:len(h.scratch)-1]...)
+				msg = appendWelcome(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns)
 			}
 		} else {
 			st, err := h.s.collab.Get(ctx, h.id, c.user)
@@ -518,14 +493,10 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 			}
 			if st.Version == h.version && st.CommentVersion == h.commentVersion {
 				h.scratch = st.AppendJSON(h.scratch[:0])
-				msg = make([]byte, 0, len(h.scratch)+64)
-				msg = append(msg, `{"type":"snapshot",`...)
-				msg = append(msg, h.scratch[1:len(h.scratch)-1]...)
+				msg = appendSnapshot(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns)
 			}
 		}
 		if msg != nil {
-			msg = append(msg, `,"presence":`...)
-			msg = append(h.appendClients(msg, h.conns, nil), '}')
 			c.version, c.commentVersion = h.version, h.commentVersion
 			c.idx = len(h.conns)
 			h.conns = append(h.conns, c)
@@ -605,11 +576,7 @@ func (h *wsHub) conflicted(ctx context.Context, c *wsConn, id []byte) {
 		return
 	}
 	h.syncLocked(ctx)
-	buf := append([]byte(nil), `{"type":"conflict","id":`...)
-	buf = appendRawOrNull(buf, id)
-	buf = append(buf, `,"version":`...)
-	buf = strconv.AppendInt(buf, h.version, 10)
-	c.send(append(buf, '}'))
+	c.send(appendConflict(nil, id, h.version))
 }
 
 // setPresence stores c's selection, given at version, mapped to the hub's
@@ -689,14 +656,14 @@ func (h *wsHub) flushPresence() {
 		}
 		h.left = left
 	}
-	shared := h.appendPresence(nil, nil)
+	shared := appendPresence(nil, h.version, h.changed, h.left, nil)
 	var gone []*wsConn
 	for _, c := range h.conns {
 		ok := true
 		if !c.changed {
 			ok = c.send(shared)
 		} else if len(h.changed) > 1 || len(h.left) > 0 {
-			ok = c.send(h.appendPresence(nil, c))
+			ok = c.send(appendPresence(nil, h.version, h.changed, h.left, c))
 		}
 		if !ok {
 			gone = append(gone, c)
@@ -711,50 +678,6 @@ func (h *wsHub) flushPresence() {
 	for _, c := range gone {
 		h.removeLocked(c) // their leaving goes with the next flush
 	}
-}
-
-// appendPresence appends the presence message of the pending changes,
-// leaving out skip's own entry.
-func (h *wsHub) appendPresence(buf []byte, skip *wsConn) []byte {
-	buf = append(buf, `{"type":"presence","version":`...)
-	buf = strconv.AppendInt(buf, h.version, 10)
-	buf = append(buf, `,"clients":`...)
-	buf = h.appendClients(buf, h.changed, skip)
-	buf = append(buf, `,"left":[`...)
-	for i, id := range h.left {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, id...)
-	}
-	return append(buf, "]}"...)
-}
-
-// appendClients appends the presence entries of conns but skip, as a JSON
-// array: [{"clientID":…,"name":…,"color":…,"anchor":…,"head":…}, …].
-func (h *wsHub) appendClients(buf []byte, conns []*wsConn, skip *wsConn) []byte {
-	buf = append(buf, '[')
-	first := true
-	for _, c := range conns {
-		if c == skip {
-			continue
-		}
-		if !first {
-			buf = append(buf, ',')
-		}
-		first = false
-		buf = append(buf, c.ident...)
-		buf = append(buf, `,"anchor":`...)
-		if c.anchor < 0 {
-			buf = append(buf, `null,"head":null}`...)
-			continue
-		}
-		buf = strconv.AppendInt(buf, int64(c.anchor), 10)
-		buf = append(buf, `,"head":`...)
-		buf = strconv.AppendInt(buf, int64(c.head), 10)
-		buf = append(buf, '}')
-	}
-	return append(buf, ']')
 }
 
 // touch counts user as a user of the document again (users count while

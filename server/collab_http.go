@@ -1,0 +1,240 @@
+package server
+
+import (
+	"context"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pmauthority/pmauthority/model"
+)
+
+// DefaultPollTimeout is how long GET /docs/{id}/events waits for news
+// before answering {}.
+const DefaultPollTimeout = 60 * time.Second
+
+// maxDocID is the longest document id, in bytes.
+const maxDocID = 128
+
+// docID checks a document id (a path segment, unescaped): 1 to 128 bytes
+// of A-Z a-z 0-9 . _ ~ -, not "." or "..". Its error is a 400.
+func docID(id string) (string, error) {
+	ok := len(id) >= 1 && len(id) <= maxDocID
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '.' || c == '_' || c == '~' || c == '-'
+	}
+	// Browsers and proxies resolve "." and ".." in URLs, so no client
+	// could reach such a document.
+	if id == "." || id == ".." {
+		return "", &httpError{http.StatusBadRequest, "invalid document id " + strconv.Quote(id) + ": not . or .."}
+	}
+	if !ok {
+		if len(id) > maxDocID {
+			id = id[:maxDocID] + "…"
+		}
+		return "", &httpError{http.StatusBadRequest, "invalid document id " + strconv.Quote(id) + ": want 1 to 128 characters of A-Z a-z 0-9 . _ ~ -"}
+	}
+	return id, nil
+}
+
+// user returns who is asking, for the user counts: the client's IP
+// address, or with Config.TrustProxy the first address of
+// X-Forwarded-For when it holds one.
+func (s *Server) user(r *http.Request) string {
+	if s.trustProxy {
+		if v := r.Header["X-Forwarded-For"]; len(v) > 0 {
+			first, _, _ := strings.Cut(v[0], ",")
+			first = strings.TrimSpace(first)
+			if _, err := netip.ParseAddr(first); err == nil {
+				return first
+			}
+			if ap, err := netip.ParseAddrPort(first); err == nil {
+				return ap.Addr().String()
+			}
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// listDocs answers GET /docs.
+func (s *Server) listDocs(x *exchange, r *http.Request, _ string) {
+	docs, err := s.collab.List(r.Context())
+	if err != nil {
+		s.fail(x, err)
+		return
+	}
+	buf := append(x.out[:0], '[')
+	for i, d := range docs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `{"id":`...)
+		buf = model.AppendJSONString(buf, d.ID)
+		buf = append(buf, `,"users":`...)
+		buf = strconv.AppendInt(buf, int64(d.Users), 10)
+		buf = append(buf, '}')
+	}
+	x.out = append(buf, ']')
+	s.write(x, http.StatusOK, x.out)
+}
+
+// getDoc answers GET /docs/{id}.
+func (s *Server) getDoc(x *exchange, r *http.Request, id string) {
+	st, err := s.collab.Get(r.Context(), id, s.user(r))
+	if err != nil {
+		s.fail(x, err)
+		return
+	}
+	x.out = st.AppendJSON(x.out[:0])
+	s.write(x, http.StatusOK, x.out)
+}
+
+// pollEvents answers GET /docs/{id}/events: at once when the client is
+// behind, otherwise when something is published or the user count
+// changes, the poll times out ({}), the client goes away or the server
+// shuts down ({} too).
+func (s *Server) pollEvents(x *exchange, r *http.Request, id string) {
+	version, err := queryVersion(r.URL.RawQuery, "version")
+	var cv int64
+	if err == nil {
+		cv, err = queryVersion(r.URL.RawQuery, "commentVersion")
+	}
+	if err != nil {
+		s.fail(x, err)
+		return
+	}
+	s.waitEvents(x, r, id, version, cv)
+}
+
+// waitEvents answers a long poll: at once when there are steps or comment
+// events after version and cv, else when the next change is published or
+// when the document's user count changes (the events answer without steps,
+// with the new count, as the demo server sends so that clients update
+// their "N users"), or with {} after the poll timeout, when the client
+// goes away, or at shutdown.
+func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv int64) {
+	user := s.user(r)
+	// First without waiting: a client that is behind (after every edit)
+	// is answered without the timer and deadlines a wait needs.
+	ev, err := s.collab.Events(r.Context(), id, user, version, cv, false)
+	if err == nil && len(ev.Steps) == 0 && len(ev.Comment) == 0 {
+		// Nothing to tell (collab.Events decides as the demo does):
+		// wait for news or a new user count. The connection's read and
+		// write deadlines (Timeouts) would cut a wait longer than they
+		// are, so this request gets its own.
+		rc := http.NewResponseController(x)
+		deadline := time.Now().Add(s.pollTimeout + s.timeouts.Write)
+		rc.SetReadDeadline(deadline)
+		rc.SetWriteDeadline(deadline)
+		ctx, cancel := context.WithTimeout(r.Context(), s.pollTimeout)
+		stop := context.AfterFunc(s.polls, cancel)
+		start := time.Now()
+		ev, err = s.collab.Events(ctx, id, user, version, cv, true)
+		x.waited = time.Since(start)
+		stop()
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			// Timed out, the client went away, or shutdown: {} asks the
+			// client to poll again.
+			s.write(x, http.StatusOK, emptyObject)
+			return
+		}
+	}
+	if err != nil {
+		s.fail(x, err)
+		return
+	}
+	x.steps = len(ev.Steps)
+	x.out = ev.AppendJSON(x.out[:0])
+	s.write(x, http.StatusOK, x.out)
+}
+
+var emptyObject = []byte("{}")
+
+// queryVersion reads the query parameter name (the first of that name)
+// as a non-negative integer. Digits too many for an int64 read as
+// math.MaxInt64, a version ahead of any document's. Its error is a 400.
+func queryVersion(rawQuery, name string) (int64, error) {
+	val, found := "", false
+	for q := rawQuery; q != "" && !found; {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		key, v, _ := strings.Cut(pair, "=")
+		if strings.ContainsAny(key, "%+") {
+			key, _ = url.QueryUnescape(key)
+		}
+		if key == name {
+			val, found = v, true
+			if strings.ContainsAny(v, "%+") {
+				var err error
+				if val, err = url.QueryUnescape(v); err != nil {
+					val = v
+				}
+			}
+		}
+	}
+	if !found {
+		return 0, &httpError{http.StatusBadRequest, "missing query parameter " + strconv.Quote(name) +
+			": want ?version=V&commentVersion=C (non-negative integers)"}
+	}
+	ok := val != ""
+	for i := 0; ok && i < len(val); i++ {
+		ok = '0' <= val[i] && val[i] <= '9'
+	}
+	if !ok {
+		if len(val) > 64 {
+			val = val[:64] + "…"
+		}
+		return 0, &httpError{http.StatusBadRequest, "Not a non-negative integer: " + val + " (query parameter " + strconv.Quote(name) + ")"}
+	}
+	n, err := strconv.ParseInt(val, 10, 64)
+	if err != nil {
+		n = math.MaxInt64
+	}
+	return n, nil
+}
+
+// submitEvents answers POST /docs/{id}/events. The route is authorized
+// for ActionComment before the body is read; a submission with steps is
+// authorized for ActionEdit too.
+func (s *Server) submitEvents(x *exchange, r *http.Request, id string) {
+	body, err := s.readJSONBody(x, r)
+	if err != nil {
+		s.fail(x, err)
+		return
+	}
+	sc := s.getCollabScratch()
+	defer s.putCollabScratch(sc, len(body))
+	sub, n, err := s.decodeSubmission(sc, body)
+	x.steps = n
+	if err == nil && len(sub.Steps) > 0 {
+		err = s.policy.Authorize(r.Context(), x.principal, id, ActionEdit)
+	}
+	if err != nil {
+		s.fail(x, err)
+		return
+	}
+	sub.Author = x.principal.ID
+	res, err := s.collab.Submit(r.Context(), id, s.user(r), sub)
+	if err != nil {
+		s.fail(x, err)
+		return
+	}
+	buf := append(x.out[:0], `{"version":`...)
+	buf = strconv.AppendInt(buf, res.Version, 10)
+	buf = append(buf, `,"commentVersion":`...)
+	buf = strconv.AppendInt(buf, res.CommentVersion, 10)
+	x.out = append(buf, '}')
+	s.write(x, http.StatusOK, x.out)
+}

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/coder/websocket"
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/apply"
+	"github.com/pmauthority/pmauthority/transform"
+)
+
+// httpError is a request refused by the server itself, before the
+// authority or the applier sees it: a body that is not JSON, too large or
+// unreadable, a malformed submission or query, an invalid document id.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+// methodError is a method that a path's routes do not take (405).
+type methodError struct {
+	method, path string
+	allow        []string // the Allow header: the path's methods
+}
+
+func (e *methodError) Error() string {
+	return "method " + e.method + " not allowed for " + e.path + " (allowed: " + e.allow[0] + ")"
+}
+
+// notFoundError is a path that no route takes (404).
+type notFoundError struct{ path string }
+
+func (e *notFoundError) Error() string { return "not found: no route for " + e.path }
+
+// retryAfterStorage is the Retry-After of a 503 for a store failure, in
+// seconds: a full disk or a lost database connection may take a while.
+const retryAfterStorage = "1"
+
+// wwwAuthenticate is the WWW-Authenticate header of a 401.
+var wwwAuthenticate = []string{`Bearer error="invalid_token"`}
+
+// errAnswer is how an error is answered over HTTP (and, its status, step
+// and message, over WebSocket).
+type errAnswer struct {
+	status int
+	step   int // the failing step, -1 when none
+	msg    string
+	// logCause puts the error itself, rather than msg, in the access log
+	// (for failures whose cause clients are not told).
+	logCause bool
+}
+
+// answerOf maps an error of a request to its answer. This is the one
+// place where errors become statuses:
+//
+//	400  *httpError (decoding), collab.ErrInvalidVersion ("Invalid version N"),
+//	     collab.ErrInvalidRequest, apply's malformed requests
+//	401  ErrUnauthenticated (with WWW-Authenticate)
+//	403  ErrForbidden (the policy), a *collab.RefusedError matching it
+//	404  collab.ErrNotFound, a path without a route
+//	405  a method the path does not take (with Allow)
+//	409  collab.ErrConflict ("Version not current")
+//	410  collab.ErrHistoryGone ("History no longer available")
+//	413  *collab.LimitError, apply's limits, the body limit
+//	415  a Content-Type that is not JSON
+//	422  *transform.StepError, apply's failed steps and invalid
+//	     documents, other *collab.RefusedError
+//	503  collab.ErrUnavailable (with Retry-After), collab.ErrClosed,
+//	     a canceled request
+//	500  anything else (a bug; logged)
+//
+// The messages of 409, 410 and "Invalid version N" are the collab demo
+// server's, which clients test for.
+func answerOf(err error) errAnswer {
+	var (
+		he      *httpError
+		me      *methodError
+		nf      *notFoundError
+		failure *apply.Failure
+		refused *collab.RefusedError
+		stepErr *transform.StepError
+		limit   *collab.LimitError
+	)
+	switch {
+	case errors.As(err, &he):
+		return errAnswer{status: he.status, step: -1, msg: he.msg}
+	case errors.As(err, &me):
+		return errAnswer{status: http.StatusMethodNotAllowed, step: -1, msg: me.Error()}
+	case errors.As(err, &nf):
+		return errAnswer{status: http.StatusNotFound, step: -1, msg: nf.Error()}
+	case errors.As(err, &failure):
+		return errAnswer{status: failureStatus(failure), step: failure.Step, msg: failure.Message}
+	case errors.Is(err, ErrUnauthenticated):
+		return errAnswer{status: http.StatusUnauthorized, step: -1, msg: err.Error()}
+	case errors.As(err, &refused):
+		if errors.Is(err, collab.ErrForbidden) {
+			return errAnswer{status: http.StatusForbidden, step: -1, msg: err.Error()}
+		}
+		return errAnswer{status: http.StatusUnprocessableEntity, step: -1, msg: err.Error()}
+	case errors.Is(err, ErrForbidden):
+		return errAnswer{status: http.StatusForbidden, step: -1, msg: err.Error()}
+	case errors.Is(err, collab.ErrConflict):
+		return errAnswer{status: http.StatusConflict, step: -1, msg: collab.ErrConflict.Error()}
+	case errors.Is(err, collab.ErrInvalidVersion):
+		return errAnswer{status: http.StatusBadRequest, step: -1, msg: err.Error()}
+	case errors.Is(err, collab.ErrHistoryGone):
+		return errAnswer{status: http.StatusGone, step: -1, msg: collab.ErrHistoryGone.Error()}
+	case errors.Is(err, collab.ErrNotFound):
+		return errAnswer{status: http.StatusNotFound, step: -1, msg: err.Error()}
+	case errors.Is(err, collab.ErrInvalidRequest):
+		return errAnswer{status: http.StatusBadRequest, step: -1, msg: err.Error()}
+	case errors.Is(err, collab.ErrClosed):
+		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: "shutting down"}
+	case errors.Is(err, collab.ErrUnavailable):
+		// The cause (the store's error) goes to the log, not to clients.
+		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: "storage unavailable: try again later", logCause: true}
+	case errors.As(err, &stepErr):
+		return errAnswer{status: http.StatusUnprocessableEntity, step: stepErr.Index, msg: stepErr.Err.Error()}
+	case errors.As(err, &limit):
+		return errAnswer{status: http.StatusRequestEntityTooLarge, step: -1, msg: err.Error()}
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		// The client went away; nobody reads this errAnswer.
+		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: "request canceled: " + err.Error()}
+	}
+	return errAnswer{status: http.StatusInternalServerError, step: -1, msg: "internal server error", logCause: true}
+}
+
+// failureStatus returns the status code of an apply failure.
+func failureStatus(f *apply.Failure) int {
+	switch f.Err {
+	case apply.ErrStepFailed, apply.ErrInvalidDoc:
+		return http.StatusUnprocessableEntity
+	case apply.ErrTooManySteps, apply.ErrDocTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case apply.ErrCanceled:
+		// The client went away; nobody reads this errAnswer.
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadRequest // ErrMalformed, ErrTooDeep, ErrInvalidRequest, ErrUnknownSchema
+}
+
+// fail answers err: its status, its headers (Allow, Retry-After,
+// WWW-Authenticate) and {"error":{"step"?: i, "message": …}}.
+func (s *Server) fail(x *exchange, err error) {
+	a := answerOf(err)
+	h := x.Header()
+	var me *methodError
+	switch {
+	case a.status == http.StatusMethodNotAllowed && errors.As(err, &me):
+		h["Allow"] = me.allow
+	case a.status == http.StatusUnauthorized:
+		h["Www-Authenticate"] = wwwAuthenticate
+	case errors.Is(err, collab.ErrUnavailable):
+		h.Set("Retry-After", retryAfterStorage)
+	}
+	s.writeError(x, a.status, a.step, a.msg)
+	if a.logCause {
+		x.err = err.Error()
+	}
+}
+
+// shuttingDown reports whether err means that the server shuts down.
+func shuttingDown(err error) bool {
+	return errors.Is(err, collab.ErrClosed) || errors.Is(err, context.Canceled)
+}
+
+// wsCloseOf returns the close code and reason of a connection whose
+// hello failed with err (after the error message, see answerOf): 1001
+// when the server shuts down, 4400 for a version the document never had
+// (the client reloads), 1011 when the document is unavailable, 1008 for
+// other refusals (a bad hello, the policy's).
+func wsCloseOf(err error, status int) (websocket.StatusCode, string) {
+	switch {
+	case shuttingDown(err):
+		return websocket.StatusGoingAway, "server shutting down"
+	case errors.Is(err, collab.ErrInvalidVersion):
+		return wsCloseInvalidVersion, "invalid version: reload"
+	case status >= 500:
+		return websocket.StatusInternalError, "document unavailable"
+	}
+	return websocket.StatusPolicyViolation, "request refused"
+}
+
+// wsHubCloseOf returns the close code and reason of the connections of a
+// document hub that failed with err: 1001 when the authority closed, else
+// 1011 (the document is unavailable: deleted, or its store failed).
+func wsHubCloseOf(err error) (websocket.StatusCode, string) {
+	if errors.Is(err, collab.ErrClosed) {
+		return websocket.StatusGoingAway, "server shutting down"
+	}
+	return websocket.StatusInternalError, "document unavailable"
+}

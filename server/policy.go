@@ -1,0 +1,124 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/pmauthority/pmauthority/collab"
+)
+
+// Principal is who a request or a WebSocket connection acts for, as the
+// policy authenticated it. The zero value is anonymous.
+type Principal struct {
+	// ID identifies the principal; it is recorded as the author of its
+	// submissions (collab.Submission.Author).
+	ID string
+	// Name is a display name (may be empty).
+	Name string
+}
+
+// Credentials are what a request or a WebSocket connection presents to
+// the policy.
+type Credentials struct {
+	// Token is the bearer token of the request's Authorization header, or
+	// the "token" of a WebSocket hello ("" when none).
+	Token string
+	// Request is the HTTP request, or the WebSocket's upgrade request
+	// (whose context is done by the time the hello arrives: use its
+	// headers and address only).
+	Request *http.Request
+}
+
+// Policy is the server's one policy point: every HTTP route (Server.Routes)
+// and every WebSocket message passes it before its handler runs, and
+// before a request's body is read. Authenticate tells who presents c;
+// Authorize tells whether p may do a on the document docID ("" for routes
+// that concern no one document).
+//
+// Errors are answered by their kind: an error wrapping ErrUnauthenticated
+// with 401 (and WWW-Authenticate), one wrapping ErrForbidden with 403,
+// both with the error's text as the message; a context error with 503;
+// any other error with 500 (logged). Nothing changes on a refusal.
+//
+// A POST /docs/{id}/events is authorized for ActionComment before its body
+// is read, and for ActionEdit too once it is seen to carry steps. A
+// WebSocket upgrade is not authorized (browsers cannot give it headers):
+// its hello is, with the hello's token (Authenticate, then Authorize for
+// ActionRead), and after it every message with the connection's
+// principal: steps for ActionEdit (ActionComment without steps), presence
+// and ping for ActionRead.
+//
+// Requests that no route takes (404, 405) and CORS preflights
+// (Config.AllowOrigins) are answered without it.
+//
+// A Policy must be safe for concurrent use.
+type Policy interface {
+	Authenticate(ctx context.Context, c Credentials) (Principal, error)
+	Authorize(ctx context.Context, p Principal, docID string, a Action) error
+}
+
+// AllowAll is the default Policy: everyone is anonymous and may do
+// everything.
+var AllowAll Policy = allowAll{}
+
+type allowAll struct{}
+
+func (allowAll) Authenticate(context.Context, Credentials) (Principal, error) {
+	return Principal{}, nil
+}
+
+func (allowAll) Authorize(context.Context, Principal, string, Action) error { return nil }
+
+// ErrUnauthenticated is wrapped by a policy's errors for missing or
+// invalid credentials (HTTP 401 with WWW-Authenticate: Bearer
+// error="invalid_token").
+var ErrUnauthenticated = errors.New("unauthenticated")
+
+// ErrForbidden is wrapped by a policy's errors for a principal that may
+// not do what it asks (HTTP 403). It is collab.ErrForbidden, which a
+// collab.Config.BeforeSubmit hook's refusals may wrap too.
+var ErrForbidden = collab.ErrForbidden
+
+type principalKey struct{}
+
+// PrincipalFrom returns the principal of a request's context, as the
+// policy authenticated it, to handlers below the policy point. It reports
+// false for an anonymous request (the zero Principal) and for a context
+// that is no request's.
+func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}
+
+// withPrincipal returns ctx carrying p.
+func withPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// bearerToken returns the token of r's "Authorization: Bearer TOKEN"
+// header ("" when there is none).
+func bearerToken(r *http.Request) string {
+	v := r.Header["Authorization"]
+	if len(v) == 0 {
+		return ""
+	}
+	scheme, token, ok := strings.Cut(v[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+// admit authenticates c and authorizes the principal for a on docID.
+func (s *Server) admit(ctx context.Context, c Credentials, docID string, a Action) (Principal, error) {
+	p, err := s.policy.Authenticate(ctx, c)
+	if err != nil {
+		return Principal{}, err
+	}
+	if err := s.policy.Authorize(ctx, p, docID, a); err != nil {
+		return Principal{}, err
+	}
+	return p, nil
+}

@@ -1,0 +1,273 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Action is what a route or a WebSocket message does, as the policy
+// point authorizes it (Policy.Authorize).
+type Action string
+
+// The actions.
+const (
+	// ActionRead reads a document: its state, its events, its WebSocket
+	// pushes, presence; with no document, the list of documents.
+	ActionRead Action = "read"
+	// ActionComment submits comment events without steps.
+	ActionComment Action = "comment"
+	// ActionEdit submits steps.
+	ActionEdit Action = "edit"
+	// ActionCreate creates a document.
+	ActionCreate Action = "create"
+	// ActionAdmin deletes and manages documents.
+	ActionAdmin Action = "admin"
+	// ActionApply uses the stateless apply endpoint and its schema list.
+	ActionApply Action = "apply"
+	// ActionPage loads the demo pages (Config.Web).
+	ActionPage Action = "page"
+	// ActionHealth asks whether the server is alive (/healthz).
+	ActionHealth Action = "health"
+)
+
+// Route is one route of a Server: a method, an http.ServeMux pattern (Go
+// 1.22 syntax, "{id}" being a document id) and the action the policy
+// point authorizes it for.
+type Route struct {
+	Method, Pattern string
+	Action          Action
+}
+
+// handlerFunc answers a request that the policy admitted; id is the
+// route's document id ("" for routes without one).
+type handlerFunc func(x *exchange, r *http.Request, id string)
+
+// route is a Route with its handler.
+type route struct {
+	Route
+	handle handlerFunc
+	// slash: the pattern also takes one trailing slash, as the collab
+	// demo server does.
+	slash bool
+	// atHello: the route is authorized by its WebSocket hello rather
+	// than before its handler.
+	atHello bool
+}
+
+// routeTable returns the routes of s, in the order their methods are
+// listed in Allow headers.
+func (s *Server) routeTable() []route {
+	rs := []route{
+		{Route: Route{"POST", "/{$}", ActionApply}, handle: s.apply},
+		{Route: Route{"POST", "/v1/apply", ActionApply}, handle: s.apply},
+		{Route: Route{"GET", "/v1/schemas", ActionApply}, handle: s.listSchemas},
+		{Route: Route{"HEAD", "/v1/schemas", ActionApply}, handle: s.listSchemas},
+		{Route: Route{"GET", "/healthz", ActionHealth}, handle: s.health},
+		{Route: Route{"HEAD", "/healthz", ActionHealth}, handle: s.health},
+	}
+	if s.collab != nil {
+		rs = append(rs,
+			route{Route: Route{"GET", "/docs", ActionRead}, handle: s.listDocs, slash: true},
+			route{Route: Route{"HEAD", "/docs", ActionRead}, handle: s.listDocs, slash: true},
+			route{Route: Route{"GET", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true},
+			route{Route: Route{"HEAD", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true},
+			route{Route: Route{"GET", "/docs/{id}/events", ActionRead}, handle: s.pollEvents, slash: true},
+			// ActionEdit too once the body shows steps (submitEvents).
+			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true},
+			route{Route: Route{"GET", "/docs/{id}/ws", ActionRead}, handle: s.serveWS, slash: true, atHello: true},
+		)
+	}
+	if s.web != nil {
+		rs = append(rs,
+			route{Route: Route{"GET", "/{$}", ActionPage}, handle: s.page},
+			route{Route: Route{"HEAD", "/{$}", ActionPage}, handle: s.page},
+			route{Route: Route{"GET", "/edit/{id}", ActionPage}, handle: s.page},
+			route{Route: Route{"HEAD", "/edit/{id}", ActionPage}, handle: s.page},
+			route{Route: Route{"GET", "/assets/{file}", ActionPage}, handle: s.page},
+			route{Route: Route{"HEAD", "/assets/{file}", ActionPage}, handle: s.page},
+		)
+	}
+	return rs
+}
+
+// Routes returns the routes of the server, with their actions. Routes of
+// the collab API also take one trailing slash. Paths under /edit/ and
+// /assets/ that no route takes, and other methods on them, go to
+// Config.Web (which answers them with its 404 and 405), authorized as
+// ActionPage; other paths without a route are answered 404, and methods
+// a path does not take 405 with an Allow header, both in JSON.
+func (s *Server) Routes() []Route {
+	out := make([]Route, len(s.routes))
+	for i, rt := range s.routes {
+		out[i] = rt.Route
+	}
+	return out
+}
+
+// buildMux registers s.routes on a ServeMux: each route as "METHOD
+// PATTERN" (and "METHOD PATTERN/{$}" for a trailing slash), and for each
+// pattern a method-less fallback (405, or Config.Web for page routes),
+// registered for HEAD too where GET is served without it (ServeMux would
+// serve HEAD as GET). "/" takes the paths without a route.
+func (s *Server) buildMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	type group struct {
+		methods []string
+		page    bool
+		slash   bool
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, rt := range s.routes {
+		g := groups[rt.Pattern]
+		if g == nil {
+			g = &group{page: true}
+			groups[rt.Pattern] = g
+			order = append(order, rt.Pattern)
+		}
+		g.methods = append(g.methods, rt.Method)
+		g.page = g.page && rt.Action == ActionPage
+		g.slash = g.slash || rt.slash
+		h := s.admitted(rt)
+		mux.Handle(rt.Method+" "+rt.Pattern, h)
+		if rt.slash {
+			mux.Handle(rt.Method+" "+rt.Pattern+"/{$}", h)
+		}
+	}
+	for _, pattern := range order {
+		g := groups[pattern]
+		var h http.Handler
+		if g.page {
+			h = s.admitted(route{Route: Route{Pattern: pattern, Action: ActionPage}, handle: s.page})
+		} else {
+			allow := []string{strings.Join(g.methods, ", ")}
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s.fail(w.(*exchange), &methodError{method: r.Method, path: r.URL.Path, allow: allow})
+			})
+		}
+		patterns := []string{pattern}
+		if g.slash {
+			patterns = append(patterns, pattern+"/{$}")
+		}
+		headAsGet := slices.Contains(g.methods, "GET") && !slices.Contains(g.methods, "HEAD")
+		for _, p := range patterns {
+			mux.Handle(p, h)
+			if headAsGet {
+				mux.Handle("HEAD "+p, h)
+			}
+		}
+	}
+	mux.Handle("/", http.HandlerFunc(s.noRoute))
+	return mux
+}
+
+// admitted returns the handler of rt: it checks the route's document id,
+// passes the policy point (unless rt is authorized at its hello) and
+// runs rt's handler with the principal in the request's context.
+func (s *Server) admitted(rt route) http.Handler {
+	hasID := strings.Contains(rt.Pattern, "{id}") && rt.Action != ActionPage
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		x := w.(*exchange)
+		var id string
+		if hasID {
+			var err error
+			if id, err = docID(r.PathValue("id")); err != nil {
+				s.fail(x, err)
+				return
+			}
+		}
+		if !rt.atHello {
+			p, err := s.admit(r.Context(), Credentials{Token: bearerToken(r), Request: r}, id, rt.Action)
+			if err != nil {
+				s.fail(x, err)
+				return
+			}
+			if p != (Principal{}) {
+				x.principal = p
+				r = r.WithContext(withPrincipal(r.Context(), p))
+			}
+		}
+		rt.handle(x, r, id)
+	})
+}
+
+// noRoute answers a path that no route takes: Config.Web's answer under
+// /edit/ and /assets/ (authorized as a page), else 404.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	if s.web != nil && isWebPath(r.URL.Path) {
+		s.pages.ServeHTTP(w, r)
+		return
+	}
+	s.fail(w.(*exchange), &notFoundError{path: r.URL.Path})
+}
+
+// health answers GET /healthz.
+func (s *Server) health(x *exchange, _ *http.Request, _ string) {
+	s.write(x, http.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+// route answers a request by the route table. A path that is not clean
+// (an empty segment before its end, a "." or ".." segment), which
+// ServeMux would redirect to its cleaned form, is routed segment by
+// segment as it is instead: such a segment matches no literal part of a
+// pattern, and as a document id it is refused as invalid.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.EscapedPath()
+	if isClean(p) {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	routed := make([]string, len(segs))
+	for i, seg := range segs {
+		routed[i] = seg
+		if seg == "." || seg == ".." || seg == "" && i < len(segs)-1 || i == 0 && !strings.HasPrefix(p, "/") {
+			routed[i] = "%00" // a segment that is no literal of any pattern
+		}
+	}
+	raw := "/" + strings.Join(routed, "/")
+	path, _ := url.PathUnescape(raw) // raw is escaped: it comes from EscapedPath
+	rr := *r
+	rr.URL = &url.URL{Path: path, RawPath: raw}
+	h, pattern := s.mux.Handler(&rr)
+	// The handler gets r, with the wildcards of its pattern set to the
+	// segments of r's own path.
+	_, pat, _ := strings.Cut(pattern, " ")
+	for i, seg := range strings.Split(strings.TrimPrefix(pat, "/"), "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok && i < len(segs) && name != "$}" {
+			r.SetPathValue(strings.TrimSuffix(name, "}"), pathUnescape(segs[i]))
+		}
+	}
+	r.Pattern = pattern
+	h.ServeHTTP(w, r)
+}
+
+// isClean reports whether the escaped path p is one that ServeMux routes
+// as it is: it starts with "/" and has no "." or ".." segment and no
+// empty segment but a trailing one.
+func isClean(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	for rest := p[1:]; ; {
+		seg, tail, more := strings.Cut(rest, "/")
+		if seg == "." || seg == ".." || seg == "" && more {
+			return false
+		}
+		if !more {
+			return true
+		}
+		rest = tail
+	}
+}
+
+// pathUnescape unescapes a path segment as ServeMux does its wildcards:
+// a segment that is not a valid escape stays as it is.
+func pathUnescape(seg string) string {
+	if u, err := url.PathUnescape(seg); err == nil {
+		return u
+	}
+	return seg
+}
