@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/testutil"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/store"
@@ -24,22 +25,7 @@ import (
 
 // fakeClock is the authority's clock in these tests: user counts change
 // only when a test moves it.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = testutil.FakeClock
 
 // usersWindow is the authority's Config.UsersWindow in these tests.
 const usersWindow = time.Minute
@@ -58,7 +44,7 @@ type collabEnv struct {
 // basic schema and never unloaded).
 func newCollab(t testing.TB, cfg Config, ccfg collab.Config) *collabEnv {
 	t.Helper()
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := testutil.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	if ccfg.Store == nil {
 		ccfg.Store = memstore.New()
 	}

@@ -6,8 +6,8 @@ import (
 	"net/http"
 
 	"github.com/coder/websocket"
-	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/apply"
+	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/transform"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
-	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/apply"
+	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/transform"
 )
 

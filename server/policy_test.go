@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
-	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/apply/reqtest"
+	"github.com/pmauthority/pmauthority/collab"
 )
 
 // testPolicy is a Policy whose tokens are principal ids, which records

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,63 +89,23 @@ type Config struct {
 	Policy Policy
 }
 
-// Limits bound what one request may ask for. Every limit answers with a
-// JSON error naming it, and changes nothing.
-type Limits struct {
-	// MaxBodyBytes is the largest request body (413 above).
-	MaxBodyBytes int64
-	// MaxSteps is the most steps in one request (413 above).
-	MaxSteps int
-	// MaxDocSize is the largest document content size, in positions
-	// (doc.content.size), as given and after every step (413 above).
-	MaxDocSize int
-	// MaxDepth is the deepest nesting of arrays and objects in a request
-	// body (400 above).
-	MaxDepth int
-	// MaxHeaderBytes is the largest request header (431 above, answered
-	// by net/http).
-	MaxHeaderBytes int
-}
+// Limits bound what one request may ask for: the one Limits type of
+// pmauthority (apply.Limits). Every limit answers with a JSON error naming
+// it, and changes nothing: MaxBodyBytes, MaxSteps and MaxDocSize with 413,
+// MaxDepth with 400, MaxHeaderBytes with 431 (answered by net/http).
+type Limits = apply.Limits
 
 // The default limits (DESIGN.md, "Limits").
 const (
-	DefaultMaxBodyBytes   = 8 << 20
+	DefaultMaxBodyBytes   = apply.DefaultMaxBodyBytes
 	DefaultMaxSteps       = apply.DefaultMaxSteps
 	DefaultMaxDocSize     = apply.DefaultMaxDocSize
 	DefaultMaxDepth       = apply.DefaultMaxDepth
-	DefaultMaxHeaderBytes = 64 << 10
+	DefaultMaxHeaderBytes = apply.DefaultMaxHeaderBytes
 )
 
 // DefaultLimits returns the default limits.
-func DefaultLimits() Limits {
-	return Limits{
-		MaxBodyBytes:   DefaultMaxBodyBytes,
-		MaxSteps:       DefaultMaxSteps,
-		MaxDocSize:     DefaultMaxDocSize,
-		MaxDepth:       DefaultMaxDepth,
-		MaxHeaderBytes: DefaultMaxHeaderBytes,
-	}
-}
-
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	if l.MaxBodyBytes <= 0 {
-		l.MaxBodyBytes = d.MaxBodyBytes
-	}
-	if l.MaxSteps <= 0 {
-		l.MaxSteps = d.MaxSteps
-	}
-	if l.MaxDocSize <= 0 {
-		l.MaxDocSize = d.MaxDocSize
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = d.MaxDepth
-	}
-	if l.MaxHeaderBytes <= 0 {
-		l.MaxHeaderBytes = d.MaxHeaderBytes
-	}
-	return l
-}
+func DefaultLimits() Limits { return apply.DefaultLimits() }
 
 // Timeouts bound the life of connections and of the server, so that slow
 // or idle clients cannot hold connections open (slowloris).
@@ -249,42 +207,23 @@ type Server struct {
 // New returns a Server for cfg. It fails when a schema name is taken
 // twice or the default schema is unknown.
 func New(cfg Config) (*Server, error) {
-	named := make(map[string]*model.Schema, len(cfg.Schemas)+2)
-	for _, name := range schemas.Names() {
-		sc, err := schemas.Get(name)
-		if err != nil {
-			return nil, err
-		}
-		named[name] = sc
+	reg, err := schemas.NewRegistry(cfg.Schemas, cfg.DefaultSchema)
+	if err != nil {
+		return nil, err
 	}
-	for name, sc := range cfg.Schemas {
-		if _, ok := named[name]; ok {
-			return nil, fmt.Errorf("schema name %q is taken by a built-in schema", name)
-		}
-		if name == "" || sc == nil {
-			return nil, fmt.Errorf("schema %q: empty name or nil schema", name)
-		}
-		named[name] = sc
-	}
-	def := cfg.DefaultSchema
-	if def == "" {
-		def = "basic"
-	}
-	if _, ok := named[def]; !ok {
-		return nil, fmt.Errorf("default schema %q is not one of %v", def, slices.Sorted(maps.Keys(named)))
-	}
+	def := reg.Default()
 	origins, err := checkOrigins(cfg.AllowOrigins)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
 		origins:     origins,
-		limits:      cfg.Limits.withDefaults(),
+		limits:      cfg.Limits.WithDefaults(),
 		timeouts:    cfg.Timeouts.withDefaults(),
 		log:         cfg.Logger,
 		logRequests: cfg.LogRequests,
 		slow:        cfg.SlowRequest,
-		schemaNames: slices.Sorted(maps.Keys(named)),
+		schemaNames: reg.Names(),
 		defName:     def,
 		jsonType:    []string{"application/json; charset=utf-8"},
 		collab:      cfg.Collab,
@@ -310,10 +249,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.slow == 0 {
 		s.slow = DefaultSlowRequest
-	}
-	reg, err := schemas.NewRegistry(cfg.Schemas, def)
-	if err != nil {
-		return nil, err
 	}
 	s.app = apply.Applier{
 		Schemas: &apply.Schemas{Registry: reg},

@@ -19,33 +19,12 @@ import (
 	"time"
 
 	"github.com/pmauthority/pmauthority/apply/reqtest"
+	"github.com/pmauthority/pmauthority/internal/testutil"
 	"github.com/pmauthority/pmauthority/model"
 )
 
 // logBuffer collects log output from concurrent handlers.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// Reset forgets what was logged so far.
-func (b *logBuffer) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Reset()
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer = testutil.LogBuffer
 
 // newServer returns a Server for cfg (text as the default schema unless
 // cfg says otherwise) logging into the returned buffer.

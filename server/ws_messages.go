@@ -194,22 +194,10 @@ func appendName(buf, raw []byte) ([]byte, string) {
 	if err != nil {
 		return buf, `"name" must be a string`
 	}
-	if n := d.UTF16Len(); n > maxNameLength || n < 0 && utf16Len(s) > maxNameLength {
+	if model.UTF16Len(string(s)) > maxNameLength {
 		return buf, `"name" is longer than 64 characters`
 	}
 	return model.AppendJSONString(buf, string(s)), ""
-}
-
-// utf16Len returns the length of the WTF-8 text s in UTF-16 units.
-func utf16Len(s []byte) int {
-	n := 0
-	for _, r := range string(s) {
-		n++
-		if r > 0xFFFF {
-			n++
-		}
-	}
-	return n
 }
 
 // appendColor appends a hello's color, "#rrggbb" (null when absent).
