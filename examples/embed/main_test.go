@@ -335,7 +335,33 @@ func TestServeAndStop(t *testing.T) {
 	if status, body := fetch(t, "POST", base+"/collab/docs/kept/events", `{"version":0,"clientID":1,"steps":[`+textStep+`]}`); status != 200 {
 		t.Fatalf("POST: %d %s", status, body)
 	}
+	// A WebSocket open at the stop is ended by it.
+	wsCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(wsCtx, "ws"+strings.TrimPrefix(base, "http")+"/collab/docs/kept/ws", &websocket.DialOptions{Subprotocols: []string{server.WSSubprotocol}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if err := c.Write(wsCtx, websocket.MessageText, []byte(`{"type":"hello","version":1,"clientID":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, b, err := c.Read(wsCtx); err != nil || !strings.Contains(string(b), `"welcome"`) {
+		t.Fatalf("after the hello: %s, %v", b, err)
+	}
+	stopped := time.Now()
 	stop()
+	for {
+		_, b, err := c.Read(wsCtx)
+		if err == nil {
+			continue // presence, say
+		}
+		if wsCtx.Err() != nil {
+			t.Fatalf("the WebSocket is still open after the stop (last message %s)", b)
+		}
+		t.Logf("the WebSocket ended %v after the stop: %v", time.Since(stopped), err)
+		break
+	}
 	select {
 	case err := <-served:
 		if err != nil {
