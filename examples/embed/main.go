@@ -22,7 +22,9 @@
 //     stored. This app refuses every submission whose steps insert an
 //     image; the refusal wraps collab.ErrForbidden, so the server answers
 //     403 with the hook's message ("images are not allowed in this app"),
-//     and the editor that sent it drops its change.
+//     over HTTP and over the WebSocket; nothing is stored. The demo
+//     editor shows the message and reloads the document, dropping its
+//     unconfirmed changes.
 //   - collab.Config.AfterCommit runs after the steps are durable, outside
 //     the editing path; this app logs each commit (document, versions,
 //     steps, author).
