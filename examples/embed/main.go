@@ -28,9 +28,11 @@
 //   - collab.Config.AfterCommit runs after the steps are durable, outside
 //     the editing path; this app logs each commit (document, versions,
 //     steps, author).
-//   - SIGINT or SIGTERM stops it gracefully: the HTTP server shuts down,
-//     then the authority (which snapshots the documents) and the store
-//     are closed, in that order.
+//   - SIGINT or SIGTERM stops it gracefully: the HTTP server stops
+//     accepting and closes the authority, which answers the waiting long
+//     polls, ends the WebSockets and snapshots the documents once the
+//     submissions in flight are done; when the requests are finished the
+//     store is closed.
 //
 // Flags:
 //
@@ -50,6 +52,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -99,18 +102,18 @@ func run(args []string, stderr io.Writer) error {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 
-	handler, closeApp, err := newApp(appConfig{DataDir: *data, Logger: logger})
+	a, err := newApp(appConfig{DataDir: *data, Logger: logger})
 	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return errors.Join(err, closeApp())
+		return errors.Join(err, a.Close())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger.Info("serving", "app", "http://"+ln.Addr().String()+"/", "collab", "http://"+ln.Addr().String()+"/collab/")
-	if err := serve(ctx, ln, handler, closeApp); err != nil {
+	if err := serve(ctx, ln, a); err != nil {
 		return err
 	}
 	logger.Info("stopped")
@@ -118,9 +121,13 @@ func run(args []string, stderr io.Writer) error {
 }
 
 // serve answers requests on ln until ctx is done, then shuts the HTTP
-// server down and calls closeApp.
-func serve(ctx context.Context, ln net.Listener, handler http.Handler, closeApp func() error) error {
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+// server down and closes a. The authority is closed as the shutdown
+// begins: that answers the waiting long polls and ends the WebSockets
+// (hijacked connections, which Shutdown leaves alone), after the
+// submissions in flight are done.
+func serve(ctx context.Context, ln net.Listener, a *app) error {
+	hs := &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
+	hs.RegisterOnShutdown(func() { a.closeAuthority() })
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	var err error
@@ -136,21 +143,33 @@ func serve(ctx context.Context, ln net.Listener, handler http.Handler, closeApp 
 		}
 		<-errc
 	}
-	// The WebSockets are hijacked connections, which Shutdown leaves
-	// alone: closing the authority ends them.
-	return errors.Join(err, closeApp())
+	return errors.Join(err, a.Close())
 }
 
-// newApp opens the store in cfg.DataDir and returns the app's handler and
-// the function that closes the authority and then the store.
-func newApp(cfg appConfig) (http.Handler, func() error, error) {
+// app is the app's handler over its authority and store.
+type app struct {
+	http.Handler
+	store *sqlite.Store
+	// closeAuthority closes the authority once, and returns what its
+	// Close returned.
+	closeAuthority func() error
+}
+
+// Close closes the authority, then the store.
+func (a *app) Close() error {
+	return errors.Join(a.closeAuthority(), a.store.Close())
+}
+
+// newApp opens the store in cfg.DataDir and returns the app. The caller
+// closes it.
+func newApp(cfg appConfig) (*app, error) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	st, err := sqlite.Open(filepath.Join(cfg.DataDir, "embed.db"), sqlite.Options{})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	auth, err := collab.New(collab.Config{
 		Store: st,
@@ -173,12 +192,12 @@ func newApp(cfg appConfig) (http.Handler, func() error, error) {
 		},
 	})
 	if err != nil {
-		return nil, nil, errors.Join(err, st.Close())
+		return nil, errors.Join(err, st.Close())
 	}
-	closeApp := func() error { return errors.Join(auth.Close(), st.Close()) }
+	a := &app{store: st, closeAuthority: sync.OnceValue(auth.Close)}
 	srv, err := server.New(server.Config{Collab: auth, Web: web.Handler(), Logger: logger})
 	if err != nil {
-		return nil, nil, errors.Join(err, closeApp())
+		return nil, errors.Join(err, a.Close())
 	}
 
 	mux := http.NewServeMux()
@@ -187,7 +206,8 @@ func newApp(cfg appConfig) (http.Handler, func() error, error) {
 		io.WriteString(w, appPage)
 	})
 	mux.Handle("/collab/", http.StripPrefix("/collab", srv))
-	return mux, closeApp, nil
+	a.Handler = mux
+	return a, nil
 }
 
 // errImages is BeforeSubmit's refusal of an image. It matches

@@ -50,14 +50,14 @@ func startApp(t *testing.T, cfg appConfig) *httptest.Server {
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
-	handler, closeApp, err := newApp(cfg)
+	a, err := newApp(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(handler)
+	ts := httptest.NewServer(a)
 	t.Cleanup(func() {
 		ts.Close()
-		if err := closeApp(); err != nil {
+		if err := a.Close(); err != nil {
 			t.Errorf("closing the app: %v", err)
 		}
 	})
@@ -316,11 +316,13 @@ func TestInsertsImage(t *testing.T) {
 	}
 }
 
-// TestServeAndStop runs serve as main does, stops it as a signal does,
-// and checks that what was accepted is in the store afterwards.
+// TestServeAndStop runs serve as main does, stops it as a signal does
+// with a WebSocket and a long poll open, and checks that both end, that
+// serve returns at once without an error, and that what was accepted is
+// in the store afterwards.
 func TestServeAndStop(t *testing.T) {
 	dir := t.TempDir()
-	handler, closeApp, err := newApp(appConfig{DataDir: dir})
+	a, err := newApp(appConfig{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +332,7 @@ func TestServeAndStop(t *testing.T) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, ln, handler, closeApp) }()
+	go func() { served <- serve(ctx, ln, a) }()
 	base := "http://" + ln.Addr().String()
 	if status, body := fetch(t, "POST", base+"/collab/docs/kept/events", `{"version":0,"clientID":1,"steps":[`+textStep+`]}`); status != 200 {
 		t.Fatalf("POST: %d %s", status, body)
@@ -349,6 +351,19 @@ func TestServeAndStop(t *testing.T) {
 	if _, b, err := c.Read(wsCtx); err != nil || !strings.Contains(string(b), `"welcome"`) {
 		t.Fatalf("after the hello: %s, %v", b, err)
 	}
+	// So is a long poll waiting at the stop, which is answered.
+	polled := make(chan string, 1)
+	go func() {
+		res, err := http.Get(base + "/collab/docs/kept/events?version=1&commentVersion=0")
+		if err != nil {
+			polled <- err.Error()
+			return
+		}
+		res.Body.Close()
+		polled <- res.Status
+	}()
+	time.Sleep(200 * time.Millisecond) // for the poll to wait
+
 	stopped := time.Now()
 	stop()
 	for {
@@ -369,6 +384,10 @@ func TestServeAndStop(t *testing.T) {
 		}
 	case <-time.After(2 * shutdownTimeout):
 		t.Fatal("serve did not return after the stop")
+	}
+	t.Logf("serve returned %v after the stop; the long poll got %s", time.Since(stopped), <-polled)
+	if d := time.Since(stopped); d >= shutdownTimeout {
+		t.Errorf("the stop took %v: the long poll was not answered", d)
 	}
 	if _, err := http.Get(base + "/"); err == nil {
 		t.Error("the server still answers after the stop")
