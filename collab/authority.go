@@ -63,8 +63,50 @@ type Config struct {
 	Strict bool
 	// Now returns the current time (default time.Now); for tests.
 	Now func() time.Time
-	// Logger gets background errors: failed snapshots (nil discards them).
+	// Logger gets background errors: failed snapshots, failed catch-ups
+	// with the store, hook errors and dropped commits (nil discards them).
 	Logger *slog.Logger
+
+	// OnLoad gives the initial content of a document that a request asks
+	// for and the store does not have, when AutoCreate is on. It is
+	// called before the document is created, and returns its schema's
+	// name ("" means DefaultSchema) and its document (nil means the
+	// schema's empty document), which must be of that schema and is
+	// checked as Create checks it (MaxDocSize, Strict). An error that
+	// wraps ErrNotFound refuses: the request fails with ErrNotFound and
+	// nothing is created. Any other error fails the request with it
+	// (wrapped); nothing is created and the next request calls OnLoad
+	// again. Requests for the document wait for OnLoad; it runs once for
+	// them all. Nil creates DefaultSchema's empty document.
+	OnLoad func(ctx context.Context, id string) (schema string, doc *model.Node, err error)
+
+	// BeforeSubmit is called for every submission that would change a
+	// document (steps or comment events), once its steps are applied in
+	// memory (and checked, with Strict), before anything is stored. A
+	// non-nil error refuses the submission: Submit returns
+	// &RefusedError{Err: err} and nothing is stored or published. It
+	// runs with the document's writer lock held, so it must be quick and
+	// must not call the Authority for the same document (that would
+	// deadlock); submissions to other documents proceed meanwhile.
+	BeforeSubmit func(ctx context.Context, p *Proposal) error
+
+	// AfterCommit is called after a submission to this Authority is
+	// durable and published (not for changes made through other
+	// Authorities sharing the store), in commit order, by one goroutine
+	// of the Authority. It never delays editing: commits wait in a queue
+	// of AfterCommitQueue entries, and when it is full a commit is
+	// dropped, logged at WARN and counted (DroppedCommits). An error is
+	// logged at WARN. Close runs the queued commits before it returns.
+	AfterCommit func(ctx context.Context, c Commit) error
+	// AfterCommitQueue is the length of AfterCommit's queue (default
+	// DefaultAfterCommitQueue).
+	AfterCommitQueue int
+
+	// OnUnload is called after a document was unloaded from memory: when
+	// it was idle for IdleUnload, and for every loaded document at Close.
+	// It runs outside the Authority's locks. It is not called for a
+	// deleted document.
+	OnUnload func(id string, version int64)
 }
 
 // Defaults of Config.
@@ -99,10 +141,22 @@ type Authority struct {
 	// run.
 	timerFunc   func(time.Duration, func()) stopper
 	usersTimers atomic.Int64
+
+	commits *commitQueue // nil without Config.AfterCommit
+
+	// Notices of a store.Notifier (notify.go); unsubscribe is nil
+	// without one.
+	unsubscribe func()
+	notices     noticeQueue
+	noticeDone  chan struct{} // closed when the notice goroutine ended
+	noticeStop  context.CancelFunc
 }
 
 // New returns an Authority over cfg.Store and starts its janitor, which
-// unloads idle documents until Close.
+// unloads idle documents until Close. When the store is a
+// store.Notifier, the Authority subscribes to it until Close and brings
+// its loaded documents up to date with the changes of other writers (see
+// Notifier in package store).
 func New(cfg Config) (*Authority, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("collab: Config.Store is nil")
@@ -142,6 +196,9 @@ func New(cfg Config) (*Authority, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.AfterCommitQueue <= 0 {
+		cfg.AfterCommitQueue = DefaultAfterCommitQueue
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -154,6 +211,10 @@ func New(cfg Config) (*Authority, error) {
 		done:        make(chan struct{}),
 		janitorDone: make(chan struct{}),
 	}
+	if cfg.AfterCommit != nil {
+		a.commits = newCommitQueue(a, cfg.AfterCommit, cfg.AfterCommitQueue)
+	}
+	a.follow()
 	if cfg.IdleUnload > 0 {
 		go a.janitor(min(max(cfg.IdleUnload/4, 10*time.Millisecond), time.Minute))
 	} else {
@@ -162,9 +223,11 @@ func New(cfg Config) (*Authority, error) {
 	return a, nil
 }
 
-// Close stops the janitor, makes waiting Events calls return ErrClosed,
-// waits for the submissions in flight and snapshots every loaded document
-// that moved on since its last snapshot. It does not close the store.
+// Close stops the janitor and the store's notices, makes waiting Events
+// calls return ErrClosed, waits for the submissions in flight and
+// snapshots every loaded document that moved on since its last snapshot.
+// Then it runs the commits queued for Config.AfterCommit and calls
+// Config.OnUnload for every loaded document. It does not close the store.
 // Every method fails with ErrClosed afterwards.
 func (a *Authority) Close() error {
 	a.mu.Lock()
@@ -184,15 +247,26 @@ func (a *Authority) Close() error {
 		}
 	}
 	a.mu.Unlock()
+	a.stopFollowing()
 	<-a.janitorDone
 	a.bg.Wait()
 	var errs []error
-	for _, d := range docs {
+	versions := make([]int64, len(docs))
+	for i, d := range docs {
 		d.sem <- struct{}{}
 		if err := a.snapshot(context.Background(), d); err != nil {
 			errs = append(errs, fmt.Errorf("collab: snapshot of %q: %w", d.id, err))
 		}
+		versions[i] = d.state().version
 		<-d.sem
+	}
+	if a.commits != nil {
+		a.commits.close()
+	}
+	if a.cfg.OnUnload != nil {
+		for i, d := range docs {
+			a.cfg.OnUnload(d.id, versions[i])
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -251,11 +325,16 @@ func (a *Authority) unloadIdle() {
 		// Nothing changed since the snapshot: submissions need the
 		// semaphore, which this holds.
 		a.mu.Lock()
-		if a.docs[d.id] == d && d.refs == 0 && now.Sub(d.lastActive) >= a.cfg.IdleUnload {
+		unloaded := a.docs[d.id] == d && d.refs == 0 && now.Sub(d.lastActive) >= a.cfg.IdleUnload
+		if unloaded {
 			delete(a.docs, d.id)
 		}
 		a.mu.Unlock()
+		version := d.state().version
 		<-d.sem
+		if unloaded && a.cfg.OnUnload != nil {
+			a.cfg.OnUnload(d.id, version)
+		}
 	}
 }
 
@@ -388,25 +467,9 @@ func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *mode
 	if id == "" {
 		return invalidf("empty document id")
 	}
-	schema, ok := a.cfg.Schemas(schemaName)
-	if !ok {
-		return invalidf("unknown schema %q", schemaName)
-	}
-	if doc == nil {
-		var err error
-		if doc, err = emptyDoc(schema, schemaName); err != nil {
-			return err
-		}
-	} else if doc.Type.Schema != schema {
-		return invalidf("the document is not of schema %q", schemaName)
-	}
-	if size := doc.Content.Size(); size > a.cfg.MaxDocSize {
-		return &LimitError{What: "document size", Limit: a.cfg.MaxDocSize, Value: size}
-	}
-	if a.cfg.Strict {
-		if err := doc.Check(); err != nil {
-			return invalidf("invalid document: %v", err)
-		}
+	_, doc, err := a.initialDoc(schemaName, doc)
+	if err != nil {
+		return err
 	}
 	a.mu.Lock()
 	closed, loaded := a.closed, a.docs[id] != nil
@@ -417,7 +480,7 @@ func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *mode
 	if loaded {
 		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
 	}
-	err := a.store.Create(ctx, id, schemaName, doc.AppendJSON(nil), commentLog{}.appendMeta(nil))
+	err = a.store.Create(ctx, id, schemaName, doc.AppendJSON(nil), commentLog{}.appendMeta(nil))
 	if errors.Is(err, store.ErrExists) {
 		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
 	}
@@ -425,6 +488,33 @@ func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *mode
 		return storeFailed(err, "collab: create %q", id)
 	}
 	return nil
+}
+
+// initialDoc returns the schema of a new document and its initial
+// document doc (nil means the schema's empty document), checked against
+// the limits and, with Strict, the schema.
+func (a *Authority) initialDoc(schemaName string, doc *model.Node) (*model.Schema, *model.Node, error) {
+	schema, ok := a.cfg.Schemas(schemaName)
+	if !ok {
+		return nil, nil, invalidf("unknown schema %q", schemaName)
+	}
+	if doc == nil {
+		var err error
+		if doc, err = emptyDoc(schema, schemaName); err != nil {
+			return nil, nil, err
+		}
+	} else if doc.Type.Schema != schema {
+		return nil, nil, invalidf("the document is not of schema %q", schemaName)
+	}
+	if size := doc.Content.Size(); size > a.cfg.MaxDocSize {
+		return nil, nil, &LimitError{What: "document size", Limit: a.cfg.MaxDocSize, Value: size}
+	}
+	if a.cfg.Strict {
+		if err := doc.Check(); err != nil {
+			return nil, nil, invalidf("invalid document: %v", err)
+		}
+	}
+	return schema, doc, nil
 }
 
 // emptyDoc returns the schema's top node, filled to be valid.

@@ -164,21 +164,32 @@ func (d *document) state() docState {
 }
 
 // open loads the document id, or creates it when it does not exist and
-// Config.AutoCreate is on.
+// Config.AutoCreate is on, with the content that Config.OnLoad gives.
 func (a *Authority) open(ctx context.Context, id string) (st docState, snapVer int64, err error) {
 	st, snapVer, err = a.loadState(ctx, id)
 	if !errors.Is(err, ErrNotFound) || !a.cfg.AutoCreate {
 		return st, snapVer, err
 	}
-	schema, _ := a.cfg.Schemas(a.cfg.DefaultSchema)
-	if schema == nil {
-		return st, 0, fmt.Errorf("collab: unknown default schema %q", a.cfg.DefaultSchema)
+	schemaName := a.cfg.DefaultSchema
+	var node *model.Node
+	if a.cfg.OnLoad != nil {
+		name, doc, err := a.cfg.OnLoad(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return st, 0, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return st, 0, fmt.Errorf("collab: OnLoad of %q: %w", id, err)
+		}
+		if name != "" {
+			schemaName = name
+		}
+		node = doc
 	}
-	node, err := emptyDoc(schema, a.cfg.DefaultSchema)
+	schema, node, err := a.initialDoc(schemaName, node)
 	if err != nil {
-		return st, 0, err
+		return st, 0, fmt.Errorf("collab: initial document of %q: %w", id, err)
 	}
-	err = a.store.Create(ctx, id, a.cfg.DefaultSchema, node.AppendJSON(nil), commentLog{}.appendMeta(nil))
+	err = a.store.Create(ctx, id, schemaName, node.AppendJSON(nil), commentLog{}.appendMeta(nil))
 	if errors.Is(err, store.ErrExists) {
 		// Created meanwhile by another server sharing the store.
 		return a.loadState(ctx, id)
@@ -186,7 +197,7 @@ func (a *Authority) open(ctx context.Context, id string) (st docState, snapVer i
 	if err != nil {
 		return st, 0, storeFailed(err, "collab: create %q", id)
 	}
-	return docState{schema: schema, schemaName: a.cfg.DefaultSchema, node: node}, 0, nil
+	return docState{schema: schema, schemaName: schemaName, node: node}, 0, nil
 }
 
 // loadState rebuilds the document id from the store: its latest snapshot
@@ -270,34 +281,120 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	}, head.Snapshot.Version, nil
 }
 
-// resync reloads d from the store when the store is ahead of memory: after
-// an Append that failed with ErrConflict (another server wrote) or whose
-// outcome is unknown. It is called with sem held.
+// resync brings d up to date with the store when the store may be ahead
+// of memory: after an Append that failed with ErrConflict (another writer
+// moved the document on) or whose outcome is unknown. It is called with
+// sem held.
 func (a *Authority) resync(ctx context.Context, d *document) {
+	a.catchUp(ctx, d)
+}
+
+// catchUp brings d up to date with the store's head, which other writers
+// sharing the store may have moved on: it reads and applies the steps
+// that memory lacks and adopts the head's comments; at the same version
+// it adopts the head's comments when they are newer. A document that the
+// store no longer has is removed (its waiters answer ErrNotFound). When
+// the steps cannot be read (pruned) or replayed, or the store is behind
+// memory (the document was deleted and created again), d is reloaded
+// from the store instead. It is called with sem held; failures are
+// logged, and d stays as it was.
+func (a *Authority) catchUp(ctx context.Context, d *document) {
 	head, err := a.store.Load(ctx, d.id)
 	if errors.Is(err, store.ErrNotFound) {
 		a.remove(d)
 		return
 	}
 	if err != nil {
-		a.log.Warn("collab: resync failed", "doc", d.id, "err", err)
+		a.log.Warn("collab: catching up with the store failed", "doc", d.id, "err", err)
 		return
 	}
-	if head.Version == d.state().version {
+	st := d.state()
+	switch {
+	case head.Version == st.version:
+		comments, err := decodeMeta(head.Meta)
+		if err != nil {
+			a.log.Warn("collab: catching up with the store failed", "doc", d.id, "err", fmt.Errorf("meta: %w", err))
+			return
+		}
+		if comments.version > st.comments.version {
+			st.comments = comments
+			d.publish(st)
+		}
+		a.noteSnapshot(d, head.Snapshot.Version)
 		return
+	case head.Version > st.version:
+		next, err := a.replay(ctx, d.id, st, head)
+		if err == nil {
+			d.publish(next)
+			a.noteSnapshot(d, head.Snapshot.Version)
+			a.maybeSnapshot(d)
+			return
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			a.remove(d)
+			return
+		}
+		a.log.Info("collab: catching up step by step failed, reloading", "doc", d.id, "err", err)
 	}
 	st, snapVer, err := a.loadState(ctx, d.id)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			a.remove(d)
 		} else {
-			a.log.Warn("collab: resync failed", "doc", d.id, "err", err)
+			a.log.Warn("collab: reloading from the store failed", "doc", d.id, "err", err)
 		}
 		return
 	}
 	d.publish(st)
 	d.mu.Lock()
 	d.snapVer = snapVer
+	d.mu.Unlock()
+	a.maybeSnapshot(d)
+}
+
+// replay returns st brought to head by the steps after st.version read
+// from the store, with the head's comments.
+func (a *Authority) replay(ctx context.Context, id string, st docState, head store.Head) (docState, error) {
+	if head.Schema != st.schemaName {
+		return st, fmt.Errorf("the schema changed from %q to %q", st.schemaName, head.Schema)
+	}
+	comments, err := decodeMeta(head.Meta)
+	if err != nil {
+		return st, fmt.Errorf("meta: %w", err)
+	}
+	stored, err := a.store.Steps(ctx, id, st.version, head.Version)
+	if err != nil {
+		return st, fmt.Errorf("steps after %d: %w", st.version, err)
+	}
+	if int64(len(stored)) != head.Version-st.version {
+		return st, fmt.Errorf("the store returned %d steps after version %d, want %d", len(stored), st.version, head.Version-st.version)
+	}
+	node := st.node
+	added := make([]StepRecord, len(stored))
+	for i, s := range stored {
+		if v := st.version + int64(i) + 1; s.Version != v {
+			return st, fmt.Errorf("the store returned step %d where %d was due", s.Version, v)
+		}
+		step, err := transform.StepFromJSON(st.schema, s.JSON)
+		if err == nil {
+			node, err = step.Apply(node)
+		}
+		if err != nil {
+			return st, fmt.Errorf("replaying step %d: %w", s.Version, err)
+		}
+		added[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID, Map: step.GetMap(), Size: node.Content.Size()}
+	}
+	st.node = node
+	st.version = head.Version
+	st.steps = appendHistory(st.steps, added, a.cfg.History)
+	st.comments = comments
+	return st, nil
+}
+
+// noteSnapshot records that the store holds a snapshot of d at version.
+func (a *Authority) noteSnapshot(d *document, version int64) {
+	d.mu.Lock()
+	d.snapVer = max(d.snapVer, version)
 	d.mu.Unlock()
 }
 

@@ -109,7 +109,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		return Result{}, ErrConflict
 	}
 
-	next, records, err := a.applySteps(st, s.Steps, clientID)
+	next, records, err := a.applySteps(st, s.Steps, clientID, a.cfg.BeforeSubmit != nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -120,6 +120,27 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 	next.comments = comments
 	if len(records) == 0 && !changed {
 		return Result{Version: st.version, CommentVersion: st.comments.version}, nil
+	}
+	if a.cfg.BeforeSubmit != nil {
+		p := &Proposal{
+			ID:       id,
+			Author:   s.Author,
+			ClientID: clientID,
+			Version:  st.version,
+			Steps:    next.decoded,
+			Before:   st.node,
+			After:    next.node,
+			Comments: s.Comments,
+		}
+		if len(records) > 0 {
+			p.StepsJSON = make([][]byte, len(records))
+			for i, r := range records {
+				p.StepsJSON[i] = r.JSON
+			}
+		}
+		if err := a.cfg.BeforeSubmit(ctx, p); err != nil {
+			return Result{}, &RefusedError{Err: err}
+		}
 	}
 	var meta []byte
 	if changed || next.commentsChanged {
@@ -147,18 +168,38 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 	}
 	d.publish(next.docState)
 	a.maybeSnapshot(d)
+	if a.commits != nil {
+		c := Commit{
+			ID:             id,
+			Author:         s.Author,
+			ClientID:       clientID,
+			From:           st.version,
+			To:             next.version,
+			Comments:       s.Comments,
+			CommentVersion: next.comments.version,
+			Time:           a.now(),
+		}
+		if len(records) > 0 {
+			c.Steps = next.added
+			c.Time = records[0].Time
+		}
+		a.commits.add(c)
+	}
 	return Result{Version: next.version, CommentVersion: next.comments.version}, nil
 }
 
 // applied is a state after a submission's steps.
 type applied struct {
 	docState
-	commentsChanged bool // the steps moved or dropped comments
+	commentsChanged bool             // the steps moved or dropped comments
+	decoded         []transform.Step // the steps, when asked for
+	added           []StepRecord     // the steps as Events shows them
 }
 
 // applySteps decodes and applies steps to st and returns the new state
-// (comments mapped through the steps) and the steps to append.
-func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (applied, []store.Step, error) {
+// (comments mapped through the steps, and the decoded steps when keep is
+// set) and the steps to append.
+func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, keep bool) (applied, []store.Step, error) {
 	if len(steps) == 0 {
 		return applied{docState: st}, nil, nil
 	}
@@ -173,10 +214,17 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (
 		}
 	}()
 	buf := (*scratch)[:0]
+	var decoded []transform.Step
+	if keep {
+		decoded = make([]transform.Step, len(steps))
+	}
 	for i, raw := range steps {
 		step, err := transform.StepFromJSON(st.schema, raw)
 		if err != nil {
 			return applied{}, nil, &transform.StepError{Index: i, Err: err}
+		}
+		if keep {
+			decoded[i] = step
 		}
 		if node, err = step.Apply(node); err != nil {
 			return applied{}, nil, &transform.StepError{Index: i, Err: err}
@@ -214,7 +262,7 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID) (
 	next.steps = appendHistory(st.steps, added, a.cfg.History)
 	var changed bool
 	next.comments, changed = st.comments.mapThrough(maps)
-	return applied{docState: next, commentsChanged: changed}, records, nil
+	return applied{docState: next, commentsChanged: changed, decoded: decoded, added: added}, records, nil
 }
 
 // jsonScratch holds buffers that a submission's steps are encoded into.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +30,44 @@ const chromiumPath = "/usr/bin/chromium"
 // PMA_REQUIRE_BROWSER=1 (CI), which makes those a failure. Screenshots go
 // to $PMA_BROWSER_OUT, default web/test/out.
 func TestBrowser(t *testing.T) {
+	node := needBrowser(t)
+	srv := newServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	runBrowser(t, node, "http://"+ln.Addr().String(), "")
+}
+
+// TestBrowserUnderPrefix runs test/browser.mjs against the pages, the
+// collab API and the WebSocket mounted under /collab/ of another mux with
+// http.StripPrefix, as an embedding app does: the pages' URLs are relative,
+// so they work there unchanged. The mux answers 404 for everything outside
+// /collab/, so a URL that escaped the prefix fails the script (it counts
+// every answer of 400 or more as an error).
+func TestBrowserUnderPrefix(t *testing.T) {
+	node := needBrowser(t)
+	mux := http.NewServeMux()
+	mux.Handle("/collab/", http.StripPrefix("/collab", newServer(t)))
+	mux.Handle("/", http.NotFoundHandler())
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	runBrowser(t, node, ts.URL+"/collab", "prefix")
+}
+
+// needBrowser skips the test without Chromium, node or web/node_modules,
+// unless PMA_REQUIRE_BROWSER=1, and returns the path of node.
+func needBrowser(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("-short")
 	}
@@ -45,7 +85,13 @@ func TestBrowser(t *testing.T) {
 		need("node", "node")
 	}
 	need("web/node_modules (npm ci in web/)", "node_modules/playwright-core")
+	return node
+}
 
+// newServer is a pmauthority with the demo pages over memstore, closed
+// when the test ends.
+func newServer(t *testing.T) *server.Server {
+	t.Helper()
 	auth, err := collab.New(collab.Config{
 		Store: memstore.New(),
 		Schemas: func(name string) (*model.Schema, bool) {
@@ -57,32 +103,26 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer auth.Close()
+	t.Cleanup(func() { auth.Close() })
 	srv, err := server.New(server.Config{Collab: auth, Web: web.Handler(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	defer func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
+	return srv
+}
 
+// runBrowser runs test/browser.mjs against url, its screenshots going to
+// the directory sub of $PMA_BROWSER_OUT (default web/test/out).
+func runBrowser(t *testing.T, node, url, sub string) {
+	t.Helper()
 	out := os.Getenv("PMA_BROWSER_OUT")
 	if out == "" {
 		out = filepath.Join("test", "out")
 	}
+	out = filepath.Join(out, sub)
 	run, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(run, node, "test/browser.mjs", "--url", "http://"+ln.Addr().String(), "--out", out, "--chromium", chromiumPath)
+	cmd := exec.CommandContext(run, node, "test/browser.mjs", "--url", url, "--out", out, "--chromium", chromiumPath)
 	cmd.WaitDelay = 5 * time.Second
 	output, err := cmd.CombinedOutput()
 	t.Logf("test/browser.mjs:\n%s", output)

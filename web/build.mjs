@@ -16,7 +16,13 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const pages = { list: "index.html", edit: "edit.html" }
+// The pages and where each refers to its assets: relative to the page
+// (the list page is /, the editor /edit/{id}), so that they work under any
+// prefix an embedding server mounts them at.
+const pages = {
+  list: { html: "index.html", assets: "assets/" },
+  edit: { html: "edit.html", assets: "../assets/" },
+}
 
 function parseArgs(argv) {
   let outdir = path.join(here, "dist")
@@ -40,7 +46,7 @@ async function build({ outdir }) {
     format: "esm",
     target: ["es2020", "chrome100", "firefox100", "safari15"],
     legalComments: "none",
-    banner: { js: "/* pmauthority demo. Bundled packages and their licenses: /assets/licenses.txt */" },
+    banner: { js: "/* pmauthority demo. Bundled packages and their licenses: licenses.txt beside this file */" },
     metafile: true,
     logLevel: "warning",
   })
@@ -53,14 +59,15 @@ async function build({ outdir }) {
     outputs[name] = { js: path.basename(file), css: out.cssBundle && path.basename(out.cssBundle) }
   }
 
-  for (let [name, html] of Object.entries(pages)) {
+  for (let [name, { html, assets: dir }] of Object.entries(pages)) {
     let text = fs.readFileSync(path.join(here, "src", html), "utf8")
+    if (/(?:src|href)="\//.test(text)) throw new Error(`${html} has an absolute URL: the pages' URLs are relative`)
     let out = outputs[name]
     if (!out || !out.css) throw new Error(`no JS or CSS bundle for ${name}`)
     for (let [ext, file] of [["js", out.js], ["css", out.css]]) {
-      let ref = `/assets/${name}.${ext}`
+      let ref = `"${dir}${name}.${ext}"`
       if (!text.includes(ref)) throw new Error(`${html} does not reference ${ref}`)
-      text = text.replaceAll(ref, `/assets/${file}`)
+      text = text.replaceAll(ref, `"${dir}${file}"`)
     }
     fs.writeFileSync(path.join(outdir, html), text)
   }

@@ -14,4 +14,9 @@
 //	/edit/{id}      the editor of document id
 //	/assets/{file}  the bundles (hashed names, cached as immutable) and
 //	                the licenses of the bundled packages
+//
+// The pages refer to their assets, to the collab API and to the WebSocket
+// by URLs relative to themselves, so they work unchanged when the server
+// is mounted under a prefix with http.StripPrefix (the list page's path
+// must then end with a slash, as http.ServeMux's redirect ensures).
 package web

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,13 +35,28 @@ func readAll(t *testing.T, res *http.Response) []byte {
 	return b
 }
 
-var assetRef = regexp.MustCompile(`(?:src|href)="(/assets/[^"]+)"`)
+// assetRef matches the pages' references to their assets, which are
+// relative to the page (so that the pages work under any prefix).
+var assetRef = regexp.MustCompile(`(?:src|href)="((?:\.\./)?assets/[^"]+)"`)
+
+// absoluteRef matches a reference to an absolute path or URL.
+var absoluteRef = regexp.MustCompile(`(?:src|href)="(?:/|[a-z]+://)`)
+
+// resolve is the path that ref, found in the page at path page, refers to.
+func resolve(t *testing.T, page, ref string) string {
+	t.Helper()
+	u, err := url.Parse(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return (&url.URL{Path: page}).ResolveReference(u).Path
+}
 
 func TestPages(t *testing.T) {
 	for _, tc := range []struct{ path, file, script string }{
-		{"/", "dist/index.html", "/assets/list-"},
-		{"/edit/some-doc", "dist/edit.html", "/assets/edit-"},
-		{"/edit/a%20b", "dist/edit.html", "/assets/edit-"},
+		{"/", "dist/index.html", `"assets/list-`},
+		{"/edit/some-doc", "dist/edit.html", `"../assets/edit-`},
+		{"/edit/a%20b", "dist/edit.html", `"../assets/edit-`},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			res := get(t, "GET", tc.path, nil)
@@ -71,8 +87,11 @@ func TestPages(t *testing.T) {
 			if len(refs) != 2 || !strings.Contains(string(body), tc.script) {
 				t.Fatalf("page references %v, want one script %s… and one stylesheet", refs, tc.script)
 			}
+			if m := absoluteRef.FindString(string(body)); m != "" {
+				t.Errorf("page has an absolute reference %s…", m)
+			}
 			for _, ref := range refs {
-				checkAsset(t, ref[1])
+				checkAsset(t, resolve(t, tc.path, ref[1]))
 			}
 		})
 	}
@@ -108,7 +127,7 @@ func TestGzipAndRevalidation(t *testing.T) {
 	var js string
 	for _, m := range assetRef.FindAllStringSubmatch(page, -1) {
 		if strings.HasSuffix(m[1], ".js") {
-			js = m[1]
+			js = resolve(t, "/edit/x", m[1])
 		}
 	}
 	if js == "" {

@@ -16,12 +16,16 @@ import (
 	"github.com/pmauthority/pmauthority/store"
 )
 
-// Store is an in-memory store.Store. The zero value is not usable: call New.
+// Store is an in-memory store.Store and a store.Notifier: several
+// Authorities over one Store see each other's changes. The zero value is
+// not usable: call New.
 type Store struct {
 	mu     sync.RWMutex
 	docs   map[string]*doc
 	closed bool
 	now    func() time.Time
+
+	notes notifier
 }
 
 // doc is one document: steps holds versions oldest+1 … version in order.
@@ -40,7 +44,10 @@ func New() *Store {
 	return &Store{docs: make(map[string]*doc), now: time.Now}
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Notifier = (*Store)(nil)
+)
 
 // check returns the error a method answers before looking at its
 // arguments: ErrClosed, then the context's error. It is called with s.mu
@@ -66,6 +73,7 @@ func (s *Store) lookup(ctx context.Context, id string) (*doc, error) {
 
 // Create implements store.Store.
 func (s *Store) Create(ctx context.Context, id, schema string, docJSON, meta []byte) error {
+	defer s.notes.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -80,6 +88,7 @@ func (s *Store) Create(ctx context.Context, id, schema string, docJSON, meta []b
 		snap:    store.Snapshot{Version: 0, Doc: clone(docJSON)},
 		updated: s.now(),
 	}
+	s.notes.queue(store.Notice{ID: id, Version: 0})
 	return nil
 }
 
@@ -103,6 +112,7 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 // Append implements store.Store. Steps with a zero Time get the current
 // time.
 func (s *Store) Append(ctx context.Context, id string, base int64, steps []store.Step, meta []byte) error {
+	defer s.notes.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, err := s.lookup(ctx, id)
@@ -130,6 +140,7 @@ func (s *Store) Append(ctx context.Context, id string, base int64, steps []store
 		d.meta = clone(meta)
 	}
 	d.updated = now
+	s.notes.queue(store.Notice{ID: id, Version: d.version, MetaOnly: len(steps) == 0})
 	return nil
 }
 
@@ -198,12 +209,14 @@ func (s *Store) List(ctx context.Context) ([]store.DocInfo, error) {
 
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, id string) error {
+	defer s.notes.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := s.lookup(ctx, id); err != nil {
 		return fmt.Errorf("store: delete %q: %w", id, err)
 	}
 	delete(s.docs, id)
+	s.notes.queue(store.Notice{ID: id, Version: -1})
 	return nil
 }
 
@@ -218,6 +231,15 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.docs = nil
 	return nil
+}
+
+// Subscribe implements store.Notifier. fn is called after every
+// committed Create, Append and Delete, once the Store's lock is released,
+// on the goroutine of one of the committing calls, with the notices of
+// all documents in commit order; fn may call the Store. A call of fn
+// already running may end after cancel returns; none starts afterwards.
+func (s *Store) Subscribe(fn func(store.Notice)) (cancel func()) {
+	return s.notes.subscribe(fn)
 }
 
 // clone copies b, keeping nil as nil.

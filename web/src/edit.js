@@ -1,5 +1,6 @@
 // The editor page, /edit/{id}: a ProseMirror editor with the example
-// setup's menu, collaborating live through CollabClient.
+// setup's menu, collaborating live through CollabClient. Its URLs are
+// relative to the page, so that it works under any prefix.
 
 import "prosemirror-view/style/prosemirror.css"
 import "prosemirror-menu/style/menu.css"
@@ -22,11 +23,19 @@ import { h } from "./dom.js"
 const $ = id => document.getElementById(id)
 
 function docIDFromPath() {
-  let m = /^\/edit\/([^/]+)\/?$/.exec(location.pathname)
+  let m = /\/edit\/([^/]+)$/.exec(location.pathname)
   if (!m) return null
   let id
   try { id = decodeURIComponent(m[1]) } catch { return null }
   return docIDPattern.test(id) ? id : null
+}
+
+// socketURL is the WebSocket URL of document id: ../docs/{id}/ws from
+// the page at /edit/{id}, with the ws or wss scheme.
+function socketURL(id) {
+  let url = new URL("../docs/" + encodeURIComponent(id) + "/ws", location.href)
+  url.protocol = url.protocol == "https:" ? "wss:" : "ws:"
+  return url.href
 }
 
 let noticeTimer = null
@@ -95,7 +104,7 @@ function start() {
   let pma = window.pma = { client: null, view: null }
   let view = null
   let client = new CollabClient({
-    url: (location.protocol == "https:" ? "wss://" : "ws://") + location.host + "/docs/" + encodeURIComponent(id) + "/ws",
+    url: socketURL(id),
     schema,
     plugins: [
       keymap({ "Mod-Alt-m": addComment }),

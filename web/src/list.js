@@ -1,5 +1,6 @@
 // The list page, /: the documents of the server (GET /docs) and a form
-// that opens a new one.
+// that opens a new one. Its URLs are relative to the page, so that it
+// works under any prefix (the page's path ends with a slash).
 
 import "./style.css"
 import { docIDFromName } from "./docid.js"
@@ -8,7 +9,7 @@ import { h } from "./dom.js"
 const $ = id => document.getElementById(id)
 
 function editURL(id) {
-  return "/edit/" + encodeURIComponent(id)
+  return "edit/" + encodeURIComponent(id)
 }
 
 function users(n) {
@@ -19,7 +20,7 @@ async function loadDocs() {
   let list = $("docs")
   let docs
   try {
-    let res = await fetch("/docs", { headers: { Accept: "application/json" } })
+    let res = await fetch("docs", { headers: { Accept: "application/json" } })
     if (res.status == 404) throw new Error("the collab API is not enabled on this server")
     if (!res.ok) throw new Error(`the server answered ${res.status}`)
     docs = await res.json()

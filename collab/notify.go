@@ -1,0 +1,212 @@
+package collab
+
+import (
+	"context"
+	"sync"
+
+	"github.com/pmauthority/pmauthority/store"
+)
+
+// The changes of other writers sharing the store reach an Authority as
+// the notices of a store.Notifier. The subscription's callback only notes
+// them, coalesced per document, and one goroutine brings the loaded
+// documents up to date (catchUp) under their writer semaphore, so after
+// any local submission in flight.
+
+// noticeQueue holds the notices not yet handled: at most one entry per
+// document, the latest.
+type noticeQueue struct {
+	mu      sync.Mutex
+	pending map[string]pendingNotice
+	all     bool          // check every loaded document
+	signal  chan struct{} // has a value when there is something pending
+}
+
+// pendingNotice is what the notices of a document said since it was last
+// handled.
+type pendingNotice struct {
+	version int64 // the latest notice's version
+	// check asks to look at the store whatever the version: a notice was
+	// for metadata alone, or for a deletion, which the version cannot
+	// tell apart from what memory has.
+	check bool
+}
+
+// follow subscribes to the store's notices when it is a store.Notifier.
+func (a *Authority) follow() {
+	n, ok := a.store.(store.Notifier)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.noticeStop = cancel
+	a.noticeDone = make(chan struct{})
+	a.notices.signal = make(chan struct{}, 1)
+	go a.followNotices(ctx)
+	a.unsubscribe = n.Subscribe(a.notice)
+}
+
+// stopFollowing ends the subscription and waits for the notice goroutine
+// to end. Close calls it once.
+func (a *Authority) stopFollowing() {
+	if a.unsubscribe == nil {
+		return
+	}
+	a.unsubscribe()
+	a.noticeStop()
+	<-a.noticeDone
+}
+
+// notice is the subscription's callback. It never blocks: it notes n for
+// the notice goroutine, when n is about a document in memory.
+func (a *Authority) notice(n store.Notice) {
+	q := &a.notices
+	if n.ID == "" {
+		q.mu.Lock()
+		q.all = true
+		q.mu.Unlock()
+		q.wake()
+		return
+	}
+	a.mu.Lock()
+	_, ok := a.docs[n.ID]
+	ok = ok && !a.closed
+	a.mu.Unlock()
+	if !ok {
+		// Not in memory: a later load reads the change from the store.
+		return
+	}
+	q.add(n.ID, pendingNotice{version: n.Version, check: n.MetaOnly || n.Version < 0})
+}
+
+// add notes p for the document id, merged with what is pending for it.
+func (q *noticeQueue) add(id string, p pendingNotice) {
+	q.mu.Lock()
+	if old, ok := q.pending[id]; ok {
+		p.check = p.check || old.check
+	}
+	if q.pending == nil {
+		q.pending = make(map[string]pendingNotice)
+	}
+	q.pending[id] = p
+	q.mu.Unlock()
+	q.wake()
+}
+
+// wake tells the notice goroutine that something is pending.
+func (q *noticeQueue) wake() {
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+// take returns what is pending and empties the queue.
+func (q *noticeQueue) take() (map[string]pendingNotice, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	pending, all := q.pending, q.all
+	q.pending, q.all = nil, false
+	return pending, all
+}
+
+// followNotices handles the pending notices until ctx is done.
+func (a *Authority) followNotices(ctx context.Context) {
+	var waiting sync.WaitGroup // for documents still loading
+	defer func() {
+		waiting.Wait()
+		close(a.noticeDone)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.notices.signal:
+		}
+		pending, all := a.notices.take()
+		if all {
+			if pending == nil {
+				pending = make(map[string]pendingNotice)
+			}
+			a.mu.Lock()
+			for id := range a.docs {
+				pending[id] = pendingNotice{check: true}
+			}
+			a.mu.Unlock()
+		}
+		for id, p := range pending {
+			if ctx.Err() != nil {
+				return
+			}
+			a.mu.Lock()
+			d := a.docs[id]
+			a.mu.Unlock()
+			if d == nil {
+				continue
+			}
+			select {
+			case <-d.ready:
+			default:
+				// The load may have read the store before the change:
+				// handle the notice once it is over, without holding up
+				// the other documents.
+				waiting.Go(func() {
+					select {
+					case <-d.ready:
+						a.notices.add(id, p)
+					case <-ctx.Done():
+					}
+				})
+				continue
+			}
+			a.noticed(ctx, d, p)
+		}
+	}
+}
+
+// noticed brings the loaded document d up to date after notice p.
+func (a *Authority) noticed(ctx context.Context, d *document, p pendingNotice) {
+	if d.err != nil || !p.check && d.reached(ctx, p.version) {
+		return
+	}
+	select {
+	case d.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer d.unlock()
+	a.mu.Lock()
+	current := a.docs[d.id] == d
+	a.mu.Unlock()
+	d.mu.Lock()
+	deleted, version := d.deleted, d.st.version
+	d.mu.Unlock()
+	if !current || deleted || !p.check && version >= p.version {
+		return
+	}
+	a.catchUp(ctx, d)
+}
+
+// reached reports whether d is at version or past it (or deleted),
+// waiting for the store append in flight, if any: the notice of an own
+// commit comes before the commit is published, and then it costs no
+// store read.
+func (d *document) reached(ctx context.Context, version int64) bool {
+	for {
+		d.mu.Lock()
+		reached := d.deleted || d.st.version >= version
+		c := d.appending
+		d.mu.Unlock()
+		if reached {
+			return true
+		}
+		if c == nil {
+			return false
+		}
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return true
+		}
+	}
+}
