@@ -296,6 +296,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // inFlight returns the number of requests being answered.
 func (s *Server) inFlight() int64 { return s.active.Load() }
 
+// Shutdown ends the server's long-lived requests: waiting long polls
+// answer {} at once, and every WebSocket is closed with 1001 (its client
+// reconnects) and refused from then on. It waits until the WebSocket
+// handlers have returned, or ctx is done, so that none uses the authority
+// afterwards. Serve calls it; an app that runs the Server in an
+// http.Server of its own calls it when that server shuts down (from
+// RegisterOnShutdown, or after Shutdown, which leaves WebSockets alone),
+// before closing the authority.
+func (s *Server) Shutdown(ctx context.Context) {
+	s.stopPolls()
+	s.waitWebSockets(ctx)
+}
+
 // Serve answers requests on ln until ctx is done, then shuts down
 // gracefully: it stops accepting, lets the requests in flight finish
 // (closing connections still open after Timeouts.Shutdown) and returns
@@ -332,10 +345,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), t.Shutdown)
 	defer cancel()
 	err := hs.Shutdown(sctx)
-	// Shutdown leaves hijacked connections alone: close the WebSockets
-	// (1001) and wait for them, so that none uses the authority after
-	// Serve returns.
-	s.waitWebSockets(sctx)
+	// http.Server.Shutdown leaves hijacked connections alone.
+	s.Shutdown(sctx)
 	if err != nil {
 		hs.Close()
 		<-errc

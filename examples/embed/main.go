@@ -29,10 +29,10 @@
 //     the editing path; this app logs each commit (document, versions,
 //     steps, author).
 //   - SIGINT or SIGTERM stops it gracefully: the HTTP server stops
-//     accepting and closes the authority, which answers the waiting long
-//     polls, ends the WebSockets and snapshots the documents once the
-//     submissions in flight are done; when the requests are finished the
-//     store is closed.
+//     accepting, and the pmauthority server's Shutdown answers the
+//     waiting long polls and ends the WebSockets (their clients
+//     reconnect); once the requests in flight are finished the authority
+//     snapshots the documents and closes, then the store.
 //
 // Flags:
 //
@@ -52,7 +52,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -121,43 +120,48 @@ func run(args []string, stderr io.Writer) error {
 }
 
 // serve answers requests on ln until ctx is done, then shuts the HTTP
-// server down and closes a. The authority is closed as the shutdown
-// begins: that answers the waiting long polls and ends the WebSockets
-// (hijacked connections, which Shutdown leaves alone), after the
-// submissions in flight are done.
+// server down and closes a. As the shutdown begins, the pmauthority
+// server's own Shutdown answers the waiting long polls and ends the
+// WebSockets (hijacked connections, which http.Server.Shutdown leaves
+// alone); once the requests in flight are done and the WebSocket handlers
+// have returned, the authority and the store are closed.
 func serve(ctx context.Context, ln net.Listener, a *app) error {
 	hs := &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
-	hs.RegisterOnShutdown(func() { a.closeAuthority() })
+	sctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hs.RegisterOnShutdown(func() { a.srv.Shutdown(sctx) })
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	var err error
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		var stop context.CancelFunc
+		sctx, stop = context.WithTimeout(sctx, shutdownTimeout)
+		defer stop()
 		err = hs.Shutdown(sctx)
-		cancel()
 		if err != nil {
 			// Requests still in flight after the timeout are cut off.
 			hs.Close()
 		}
 		<-errc
+		a.srv.Shutdown(sctx) // waits for the WebSocket handlers
 	}
 	return errors.Join(err, a.Close())
 }
 
-// app is the app's handler over its authority and store.
+// app is the app's handler over its pmauthority server, authority and
+// store.
 type app struct {
 	http.Handler
+	srv   *server.Server
+	auth  *collab.Authority
 	store *sqlite.Store
-	// closeAuthority closes the authority once, and returns what its
-	// Close returned.
-	closeAuthority func() error
 }
 
 // Close closes the authority, then the store.
 func (a *app) Close() error {
-	return errors.Join(a.closeAuthority(), a.store.Close())
+	return errors.Join(a.auth.Close(), a.store.Close())
 }
 
 // newApp opens the store in cfg.DataDir and returns the app. The caller
@@ -194,11 +198,12 @@ func newApp(cfg appConfig) (*app, error) {
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	a := &app{store: st, closeAuthority: sync.OnceValue(auth.Close)}
+	a := &app{auth: auth, store: st}
 	srv, err := server.New(server.Config{Collab: auth, Web: web.Handler(), Logger: logger})
 	if err != nil {
 		return nil, errors.Join(err, a.Close())
 	}
+	a.srv = srv
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
