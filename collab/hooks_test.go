@@ -24,8 +24,8 @@ type logRecords struct {
 }
 
 func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *logRecords) WithGroup(string) slog.Handler           { return h }
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecords) WithGroup(string) slog.Handler            { return h }
 func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s", r.Level, r.Message)

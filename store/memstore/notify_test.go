@@ -29,7 +29,9 @@ func (r *recorder) got() []store.Notice {
 	return slices.Clone(r.notices)
 }
 
-func step(v int64) store.Step { return store.Step{Version: v, JSON: []byte(`{}`), ClientID: []byte(`1`)} }
+func step(v int64) store.Step {
+	return store.Step{Version: v, JSON: []byte(`{}`), ClientID: []byte(`1`)}
+}
 
 func TestNotices(t *testing.T) {
 	ctx := context.Background()
