@@ -281,18 +281,15 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	}, head.Snapshot.Version, nil
 }
 
-// resync brings d up to date with the store when the store may be ahead
-// of memory: after an Append that failed with ErrConflict (another writer
-// moved the document on) or whose outcome is unknown. It is called with
-// sem held.
-func (a *Authority) resync(ctx context.Context, d *document) {
-	a.catchUp(ctx, d)
-}
-
 // catchUp brings d up to date with the store's head, which other writers
-// sharing the store may have moved on: it reads and applies the steps
-// that memory lacks and adopts the head's comments; at the same version
-// it adopts the head's comments when they are newer. A document that the
+// sharing the store may have moved on: after a notice (notify.go), and
+// after an Append that failed with ErrConflict or whose outcome is
+// unknown. It reads and applies the steps that memory lacks and adopts
+// the head's comments. At the same version it adopts the head's comments
+// when they are newer, or as new but different: comment events alone do
+// not move the version, so two writers can replace each other's at one
+// version, and the store's last word is then what every writer keeps. A
+// document that the
 // store no longer has is removed (its waiters answer ErrNotFound). When
 // the steps cannot be read (pruned) or replayed, or the store is behind
 // memory (the document was deleted and created again), d is reloaded
@@ -316,7 +313,7 @@ func (a *Authority) catchUp(ctx context.Context, d *document) {
 			a.log.Warn("collab: catching up with the store failed", "doc", d.id, "err", fmt.Errorf("meta: %w", err))
 			return
 		}
-		if comments.version > st.comments.version {
+		if comments.version > st.comments.version || comments.version == st.comments.version && !comments.equal(st.comments) {
 			st.comments = comments
 			d.publish(st)
 		}

@@ -239,6 +239,21 @@ func TestCatchUp(t *testing.T) {
 		t.Fatalf("after a MetaOnly notice: %+v, %v", ev, err)
 	}
 
+	// Comment events of two writers at one version replace each other in
+	// the store: both keep the store's.
+	mustSubmit(t, a, "d", collab.Submission{Version: 3, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 5, From: 1, To: 2, Text: "a"}}})
+	mustSubmit(t, b, "d", collab.Submission{Version: 3, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 6, From: 1, To: 2, Text: "b"}}})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if c := mustGet(t, a, "d").Comments; len(c) == 1 && c[0].ID == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a kept its comments %v over the store's", mustGet(t, a, "d").Comments)
+		}
+	}
+	hand.send(store.Notice{ID: "d", Version: 3, MetaOnly: true})
+	sameState(t, a, b, "d")
+
 	// Steps pruned from the store: b reloads from the snapshot.
 	mustSubmit(t, a, "d", collab.Submission{Version: 3, Steps: steps(insert(1, "1"), insert(1, "2"))})
 	s := mustGet(t, a, "d")
@@ -246,7 +261,7 @@ func TestCatchUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	hand.send(store.Notice{ID: "d", Version: s.Version})
-	if ev, err := waitEvents(t, b, "d", 3, 2); !errors.Is(err, collab.ErrHistoryGone) {
+	if ev, err := waitEvents(t, b, "d", 3, 3); !errors.Is(err, collab.ErrHistoryGone) {
 		t.Fatalf("events after a reload past pruned steps: %+v, %v, want ErrHistoryGone", ev, err)
 	}
 	sameState(t, a, b, "d")

@@ -158,12 +158,12 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 			return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
 		case errors.Is(err, store.ErrConflict):
 			// Another writer moved the document on: catch up.
-			a.resync(context.WithoutCancel(ctx), d)
+			a.catchUp(context.WithoutCancel(ctx), d)
 			return Result{}, ErrConflict
 		}
 		// The append may have happened nevertheless (a lost
 		// acknowledgement): look.
-		a.resync(context.WithoutCancel(ctx), d)
+		a.catchUp(context.WithoutCancel(ctx), d)
 		return Result{}, storeFailed(err, "collab: append to %q", id)
 	}
 	d.publish(next.docState)
