@@ -59,8 +59,8 @@ type document struct {
 // appendCall is a store append in flight: a submission at its base can
 // only conflict, unless it fails.
 type appendCall struct {
-	base int64
-	done chan struct{} // closed once it is over, and published if it succeeded
+	base, to int64         // the versions before and after
+	done     chan struct{} // closed once it is over, and published if it succeeded
 }
 
 // docState is what a document is at a version. Its slices are never
@@ -102,9 +102,9 @@ func (d *document) lock(ctx context.Context) error {
 func (d *document) unlock() { <-d.sem }
 
 // startAppend records that the holder of sem appends to the store at
-// base, until endAppend.
-func (d *document) startAppend(base int64) *appendCall {
-	c := &appendCall{base: base, done: make(chan struct{})}
+// base, reaching version to, until endAppend.
+func (d *document) startAppend(base, to int64) *appendCall {
+	c := &appendCall{base: base, to: to, done: make(chan struct{})}
 	d.mu.Lock()
 	d.appending = c
 	d.mu.Unlock()

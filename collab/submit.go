@@ -149,7 +149,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 
 	// The append must not be abandoned halfway because the client went
 	// away: its outcome would be unknown.
-	call := d.startAppend(st.version)
+	call := d.startAppend(st.version, next.version)
 	defer d.endAppend(call)
 	if err := a.store.Append(context.WithoutCancel(ctx), id, st.version, records, meta); err != nil {
 		switch {
