@@ -350,7 +350,8 @@ func (a *Authority) catchUp(ctx context.Context, d *document) {
 }
 
 // replay returns st brought to head by the steps after st.version read
-// from the store, with the head's comments.
+// from the store, with the head's comments unless they are older than
+// st's.
 func (a *Authority) replay(ctx context.Context, id string, st docState, head store.Head) (docState, error) {
 	if head.Schema != st.schemaName {
 		return st, fmt.Errorf("the schema changed from %q to %q", st.schemaName, head.Schema)
@@ -384,7 +385,21 @@ func (a *Authority) replay(ctx context.Context, id string, st docState, head sto
 	st.node = node
 	st.version = head.Version
 	st.steps = appendHistory(st.steps, added, a.cfg.History)
-	st.comments = comments
+	if comments.version >= st.comments.version {
+		st.comments = comments
+	} else {
+		// Another writer's steps carried comments older than ours (it
+		// appended before it saw our comment events): keep ours, mapped,
+		// so that the comment version never goes back; the next comment
+		// event of either writer makes them agree again.
+		maps := make([]*transform.StepMap, len(added))
+		for i, r := range added {
+			maps[i] = r.Map
+		}
+		st.comments, _ = st.comments.mapThrough(maps)
+		a.log.Warn("collab: another writer's comments are older than ours: kept ours", "doc", id,
+			"commentVersion", st.comments.version, "store", comments.version)
+	}
 	return st, nil
 }
 

@@ -38,6 +38,7 @@ func (a *Authority) follow() {
 	if !ok {
 		return
 	}
+	a.shared = true
 	ctx, cancel := context.WithCancel(context.Background())
 	a.noticeStop = cancel
 	a.noticeDone = make(chan struct{})
@@ -90,6 +91,11 @@ func (a *Authority) notice(n store.Notice) {
 // Submit then catches up itself. So the notices of own commits cost
 // nothing more.
 func (d *document) covers(version int64) bool {
+	select {
+	case <-d.ready: // d.st is set
+	default:
+		return false
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.st.version >= version || d.appending != nil && version <= d.appending.to

@@ -345,3 +345,37 @@ func TestTwoAuthoritiesConcurrent(t *testing.T) {
 	e1, _ := auths[1].Events(ctx, "d", "", 0, 0, false)
 	sameSteps(t, e0.Steps, e1.Steps)
 }
+
+// TestCatchUpOlderComments has a writer append steps with comments older
+// than the other's (comment events do not conflict in the store): the
+// other keeps its own, so that its comment version never goes back, until
+// the next comment event makes them agree.
+func TestCatchUpOlderComments(t *testing.T) {
+	mem := memstore.New()
+	handA, handB := &manualNotifier{Store: mem}, &manualNotifier{Store: mem}
+	a := newAuthority(t, handA, collab.Config{})
+	b := newAuthority(t, handB, collab.Config{})
+	mustGet(t, a, "d")
+	mustGet(t, b, "d")
+	mustSubmit(t, b, "d", collab.Submission{Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 1, From: 1, To: 2}}})
+	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "ab"))}) // with a's comments: none
+	handB.send(store.Notice{ID: "d", Version: 1})
+	ev, err := waitEvents(t, b, "d", 0, 1)
+	if err != nil || len(ev.Steps) != 1 || ev.CommentVersion != 1 {
+		t.Fatalf("b's events: %+v, %v", ev, err)
+	}
+	if s := mustGet(t, b, "d"); len(s.Comments) != 1 || s.Comments[0] != (collab.Comment{ID: 1, From: 3, To: 4}) {
+		t.Fatalf("b's comments %v, want its own mapped through a's step", s.Comments)
+	}
+	mustSubmit(t, a, "d", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 2, From: 1, To: 3}}})
+	handB.send(store.Notice{ID: "d", Version: 1, MetaOnly: true})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if c := mustGet(t, b, "d").Comments; len(c) == 1 && c[0].ID == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b kept %v", mustGet(t, b, "d").Comments)
+		}
+	}
+	sameState(t, a, b, "d")
+}

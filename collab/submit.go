@@ -143,7 +143,10 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		}
 	}
 	var meta []byte
-	if changed || next.commentsChanged {
+	if changed || next.commentsChanged || a.shared {
+		// With other writers the store's metadata may be another's,
+		// whose comments refer to an older version: the comments always
+		// go with the steps, so that those of the head refer to it.
 		meta = comments.appendMeta(nil)
 	}
 
