@@ -137,6 +137,11 @@ func (l commentLog) mapThrough(maps []*transform.StepMap) (commentLog, bool) {
 	return l, true
 }
 
+// equal reports whether l and m hold the same comments and events.
+func (l commentLog) equal(m commentLog) bool {
+	return l.version == m.version && slices.Equal(l.comments, m.comments) && slices.Equal(l.events, m.events)
+}
+
 // index returns the index of the comment id, or -1.
 func (l commentLog) index(id int64) int {
 	return slices.IndexFunc(l.comments, func(c Comment) bool { return c.ID == id })

@@ -14,6 +14,14 @@
 // ranges of the document mapped through every step, as the demo keeps
 // them.
 //
+// An embedding program attaches through Config's hooks: OnLoad gives the
+// content of a document asked for before it exists, BeforeSubmit vetoes
+// a submission once its steps applied in memory, AfterCommit watches
+// durable changes without delaying them, and OnUnload follows documents
+// leaving memory. Several Authorities (in one process or on several
+// nodes) may share a store that is a store.Notifier: each then catches
+// its loaded documents up with the others' changes.
+//
 // Like the core of etcd-io/raft, the package does no networking and no
 // disk I/O of its own: the server package puts it on HTTP, and the store
 // decides where the bytes go.

@@ -59,8 +59,8 @@ type document struct {
 // appendCall is a store append in flight: a submission at its base can
 // only conflict, unless it fails.
 type appendCall struct {
-	base int64
-	done chan struct{} // closed once it is over, and published if it succeeded
+	base, to int64         // the versions before and after
+	done     chan struct{} // closed once it is over, and published if it succeeded
 }
 
 // docState is what a document is at a version. Its slices are never
@@ -102,9 +102,9 @@ func (d *document) lock(ctx context.Context) error {
 func (d *document) unlock() { <-d.sem }
 
 // startAppend records that the holder of sem appends to the store at
-// base, until endAppend.
-func (d *document) startAppend(base int64) *appendCall {
-	c := &appendCall{base: base, done: make(chan struct{})}
+// base, reaching version to, until endAppend.
+func (d *document) startAppend(base, to int64) *appendCall {
+	c := &appendCall{base: base, to: to, done: make(chan struct{})}
 	d.mu.Lock()
 	d.appending = c
 	d.mu.Unlock()
@@ -281,18 +281,15 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	}, head.Snapshot.Version, nil
 }
 
-// resync brings d up to date with the store when the store may be ahead
-// of memory: after an Append that failed with ErrConflict (another writer
-// moved the document on) or whose outcome is unknown. It is called with
-// sem held.
-func (a *Authority) resync(ctx context.Context, d *document) {
-	a.catchUp(ctx, d)
-}
-
 // catchUp brings d up to date with the store's head, which other writers
-// sharing the store may have moved on: it reads and applies the steps
-// that memory lacks and adopts the head's comments; at the same version
-// it adopts the head's comments when they are newer. A document that the
+// sharing the store may have moved on: after a notice (notify.go), and
+// after an Append that failed with ErrConflict or whose outcome is
+// unknown. It reads and applies the steps that memory lacks and adopts
+// the head's comments. At the same version it adopts the head's comments
+// when they are newer, or as new but different: comment events alone do
+// not move the version, so two writers can replace each other's at one
+// version, and the store's last word is then what every writer keeps. A
+// document that the
 // store no longer has is removed (its waiters answer ErrNotFound). When
 // the steps cannot be read (pruned) or replayed, or the store is behind
 // memory (the document was deleted and created again), d is reloaded
@@ -316,7 +313,7 @@ func (a *Authority) catchUp(ctx context.Context, d *document) {
 			a.log.Warn("collab: catching up with the store failed", "doc", d.id, "err", fmt.Errorf("meta: %w", err))
 			return
 		}
-		if comments.version > st.comments.version {
+		if comments.version > st.comments.version || comments.version == st.comments.version && !comments.equal(st.comments) {
 			st.comments = comments
 			d.publish(st)
 		}
@@ -353,7 +350,8 @@ func (a *Authority) catchUp(ctx context.Context, d *document) {
 }
 
 // replay returns st brought to head by the steps after st.version read
-// from the store, with the head's comments.
+// from the store, with the head's comments unless they are older than
+// st's.
 func (a *Authority) replay(ctx context.Context, id string, st docState, head store.Head) (docState, error) {
 	if head.Schema != st.schemaName {
 		return st, fmt.Errorf("the schema changed from %q to %q", st.schemaName, head.Schema)
@@ -387,7 +385,21 @@ func (a *Authority) replay(ctx context.Context, id string, st docState, head sto
 	st.node = node
 	st.version = head.Version
 	st.steps = appendHistory(st.steps, added, a.cfg.History)
-	st.comments = comments
+	if comments.version >= st.comments.version {
+		st.comments = comments
+	} else {
+		// Another writer's steps carried comments older than ours (it
+		// appended before it saw our comment events): keep ours, mapped,
+		// so that the comment version never goes back; the next comment
+		// event of either writer makes them agree again.
+		maps := make([]*transform.StepMap, len(added))
+		for i, r := range added {
+			maps[i] = r.Map
+		}
+		st.comments, _ = st.comments.mapThrough(maps)
+		a.log.Warn("collab: another writer's comments are older than ours: kept ours", "doc", id,
+			"commentVersion", st.comments.version, "store", comments.version)
+	}
 	return st, nil
 }
 

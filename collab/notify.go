@@ -38,6 +38,7 @@ func (a *Authority) follow() {
 	if !ok {
 		return
 	}
+	a.shared = true
 	ctx, cancel := context.WithCancel(context.Background())
 	a.noticeStop = cancel
 	a.noticeDone = make(chan struct{})
@@ -69,14 +70,35 @@ func (a *Authority) notice(n store.Notice) {
 		return
 	}
 	a.mu.Lock()
-	_, ok := a.docs[n.ID]
-	ok = ok && !a.closed
+	d := a.docs[n.ID]
+	closed := a.closed
 	a.mu.Unlock()
-	if !ok {
+	if d == nil || closed {
 		// Not in memory: a later load reads the change from the store.
 		return
 	}
-	q.add(n.ID, pendingNotice{version: n.Version, check: n.MetaOnly || n.Version < 0})
+	p := pendingNotice{version: n.Version, check: n.MetaOnly || n.Version < 0}
+	if !p.check && d.covers(p.version) {
+		return
+	}
+	q.add(n.ID, p)
+}
+
+// covers reports whether d is at version, or will be without a catch-up
+// of the notice goroutine: a store append is in flight that reaches
+// version or beyond. That append is the commit noticed (the notice of an
+// own commit comes before Submit publishes it) or it conflicts, and
+// Submit then catches up itself. So the notices of own commits cost
+// nothing more.
+func (d *document) covers(version int64) bool {
+	select {
+	case <-d.ready: // d.st is set
+	default:
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.st.version >= version || d.appending != nil && version <= d.appending.to
 }
 
 // add notes p for the document id, merged with what is pending for it.

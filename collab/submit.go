@@ -143,13 +143,16 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		}
 	}
 	var meta []byte
-	if changed || next.commentsChanged {
+	if changed || next.commentsChanged || a.shared {
+		// With other writers the store's metadata may be another's,
+		// whose comments refer to an older version: the comments always
+		// go with the steps, so that those of the head refer to it.
 		meta = comments.appendMeta(nil)
 	}
 
 	// The append must not be abandoned halfway because the client went
 	// away: its outcome would be unknown.
-	call := d.startAppend(st.version)
+	call := d.startAppend(st.version, next.version)
 	defer d.endAppend(call)
 	if err := a.store.Append(context.WithoutCancel(ctx), id, st.version, records, meta); err != nil {
 		switch {
@@ -158,12 +161,12 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 			return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
 		case errors.Is(err, store.ErrConflict):
 			// Another writer moved the document on: catch up.
-			a.resync(context.WithoutCancel(ctx), d)
+			a.catchUp(context.WithoutCancel(ctx), d)
 			return Result{}, ErrConflict
 		}
 		// The append may have happened nevertheless (a lost
 		// acknowledgement): look.
-		a.resync(context.WithoutCancel(ctx), d)
+		a.catchUp(context.WithoutCancel(ctx), d)
 		return Result{}, storeFailed(err, "collab: append to %q", id)
 	}
 	d.publish(next.docState)

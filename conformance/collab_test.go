@@ -40,6 +40,14 @@ package conformance
 // 410s, the snapshots and the unloads (counted as loads of the store)
 // must have happened; every document is checked as in TestCollabEditors.
 //
+// TestCollabEditorsTwoNodes runs editors of both kinds against two
+// servers, each with its own authority, over one shared store (a
+// memstore, whose notices tell each authority what the other committed):
+// the editors of one document talk to either server, and must converge
+// all the same. Every editor and both servers must end with the same
+// document at the same version, each server's history must be the stored
+// step log, and both authorities must agree.
+//
 // TestCollabEditorsNodeAuthority checks the harness itself against the
 // node reference authority (bench/noderef/authority.mjs), when its npm
 // packages are installed.
@@ -69,6 +77,7 @@ import (
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/server"
 	"github.com/pmauthority/pmauthority/store"
+	"github.com/pmauthority/pmauthority/store/memstore"
 	"github.com/pmauthority/pmauthority/store/sqlite"
 	"github.com/pmauthority/pmauthority/transform"
 )
@@ -671,7 +680,7 @@ func testEditorsOnSQLite(t *testing.T, node string, docIDs []string, cfg editors
 // from start gives (and the snapshot, the document at its version), and
 // the events in the server's history are the stored steps. It returns
 // the server's state.
-func checkEditorsDoc(t *testing.T, base string, st *sqlite.Store, start *model.Node, docID string, run editorsRun, cfg editorsConfig) collabDocState {
+func checkEditorsDoc(t *testing.T, base string, st store.Store, start *model.Node, docID string, run editorsRun, cfg editorsConfig) collabDocState {
 	t.Helper()
 	ctx := context.Background()
 	final := getDocState(t, base+"/docs/"+docID)
@@ -810,6 +819,105 @@ func checkEditorsDoc(t *testing.T, base string, st *sqlite.Store, start *model.N
 		}
 	}
 	return final
+}
+
+func TestCollabEditorsTwoNodes(t *testing.T) {
+	node := editorsNode(t, "js/node_modules/ws")
+	if _, err := os.Stat("../web/src/client.js"); err != nil {
+		t.Fatalf("the WebSocket client module: %v", err)
+	}
+	edits, reconnectEvery := 3000, 60
+	if testing.Short() {
+		edits, reconnectEvery = 400, 20
+	}
+	cfg := editorsConfig{Editors: 8, WS: 4, Edits: edits, ReconnectEvery: reconnectEvery, Seed: editorsSeed(t)}
+	const docID = "two-nodes"
+
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	defer func() {
+		if t.Failed() && logs.String() != "" {
+			t.Logf("server log:\n%s", lastLines(logs.String(), 50))
+		}
+	}()
+	shared := memstore.New()
+	defer shared.Close()
+	basic, err := schemas.Get("basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := basic.NodeFromJSON([]byte(editorsStartDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	auths := make([]*collab.Authority, 2)
+	bases := make([]string, 2)
+	for i := range auths {
+		a, err := collab.New(collab.Config{
+			Store:         shared,
+			Schemas:       collabSchemas,
+			DefaultSchema: "basic",
+			AutoCreate:    true,
+			SnapshotEvery: 300,
+			KeepSteps:     -1,
+			Logger:        logger.With("node", i),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := a.Close(); err != nil {
+				t.Errorf("Authority.Close of node %d: %v", i, err)
+			}
+		}()
+		auths[i] = a
+		srv, err := server.New(server.Config{Collab: a, Logger: logger.With("node", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		serveCtx, stopServe := context.WithCancel(ctx)
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(serveCtx, ln) }()
+		defer func() { // before the authority's Close
+			stopServe()
+			if err := <-served; err != nil {
+				t.Errorf("Serve of node %d: %v", i, err)
+			}
+		}()
+		bases[i] = "http://" + ln.Addr().String()
+	}
+	if err := auths[0].Create(ctx, docID, "basic", start); err != nil {
+		t.Fatal(err)
+	}
+
+	run := runEditors(t, node, strings.Join(bases, ","), []string{docID}, cfg)
+	run.check(t, cfg.Edits)
+	run.checkWS(t, cfg)
+	// Both nodes served editors of both kinds (editor i uses node i mod 2).
+	finals := make([]collabDocState, len(bases))
+	for i, base := range bases {
+		finals[i] = checkEditorsDoc(t, base, shared, start, docID, run, cfg)
+	}
+	if !bytes.Equal(finals[0].Doc, finals[1].Doc) || finals[0].Version != finals[1].Version ||
+		finals[0].CommentVersion != finals[1].CommentVersion || !bytes.Equal(finals[0].Comments, finals[1].Comments) {
+		t.Errorf("the nodes disagree: version %d, comment version %d, comments %s; and %d, %d, %s; documents %s",
+			finals[0].Version, finals[0].CommentVersion, clip(string(finals[0].Comments)),
+			finals[1].Version, finals[1].CommentVersion, clip(string(finals[1].Comments)), firstDifference(finals[0].Doc, finals[1].Doc))
+	}
+	for i, a := range auths {
+		st, err := a.Get(ctx, docID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Version != finals[0].Version || !bytes.Equal(st.DocJSON, finals[0].Doc) {
+			t.Errorf("authority %d: version %d, the servers are at %d; documents %s", i, st.Version, finals[0].Version, firstDifference(st.DocJSON, finals[0].Doc))
+		}
+	}
 }
 
 // TestCollabEditorsNodeAuthority runs the harness against the node

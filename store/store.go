@@ -129,11 +129,13 @@ type Notice struct {
 	// missed (a listener reconnected): every loaded document must be
 	// checked against the store.
 	ID string
-	// Version is the document's version after the change; -1 when the
-	// document was deleted.
+	// Version is the document's version after the change: 0 after a
+	// Create, -1 when the document was deleted.
 	Version int64
 	// MetaOnly is set for an Append of no steps (the metadata alone
-	// changed, at the same version).
+	// changed, at the same version). Such Appends do not conflict with
+	// each other, so a subscriber cannot tell from the version alone
+	// whether it has the latest metadata: it reads the head.
 	MetaOnly bool
 }
 
@@ -143,8 +145,9 @@ type Notice struct {
 // by any writer, its own included.
 type Notifier interface {
 	// Subscribe calls fn with a Notice after every committed Create,
-	// Append and Delete, until cancel is called. fn must not block: it
-	// may run on the committing goroutine. Notices of one document
-	// arrive in commit order.
+	// Append and Delete, until cancel is called (a call already running
+	// may end after cancel returns). fn must not block: it may run on the
+	// committing goroutine. Notices of one document arrive in commit
+	// order; a backend that may have missed some sends Notice{ID: ""}.
 	Subscribe(fn func(Notice)) (cancel func())
 }

@@ -29,11 +29,16 @@
 // and replaced by a snapshot is in doubt (accepted or not).
 //
 // Usage:
-//   node collab-editors.mjs --url http://127.0.0.1:8080 [--doc ID[,ID…]] [--editors 8]
+//   node collab-editors.mjs --url http://127.0.0.1:8080[,URL…] [--doc ID[,ID…]] [--editors 8]
 //        [--edits 2000] [--seed N] [--max-delay 20] [--edit-gap 30]
 //        [--comments 0.03] [--drain-timeout 60]
 //        [--ws 0] [--reconnect-every 50] [--client ../../web/src/client.js]
 //        [--history 0] [--lag 0] [--lag-every 15] [--breaks 0] [--burst 0] [--burst-every 60]
+//
+// With several URLs (servers sharing one store), editor i talks to URL
+// i mod their number; the drain waits until every server is at the
+// editors' versions, and a break until no server counts a user. The first
+// URL's state is the server's state in the output.
 //
 // After --edits local edits in total the editors stop editing and drain:
 // they keep syncing until nothing is sendable and every editor is at the
@@ -99,7 +104,9 @@ function parseFlags(argv) {
     }
   }
   if (!flags.url) usage("--url is required")
-  flags.url = flags.url.replace(/\/+$/, "")
+  flags.urls = flags.url.split(",").map(u => u.replace(/\/+$/, ""))
+  if (flags.urls.some(u => !u)) usage("--url wants non-empty URLs")
+  flags.url = flags.urls[0]
   if (flags.seed == null) flags.seed = Math.floor(Math.random() * 2 ** 32)
   if (!Number.isInteger(flags.editors) || flags.editors < 1) usage("--editors wants an integer ≥ 1")
   if (!Number.isInteger(flags.ws) || flags.ws > flags.editors) usage("--ws wants an integer from 0 to --editors")
@@ -113,7 +120,7 @@ function parseFlags(argv) {
 
 function usage(msg) {
   process.stderr.write(`collab-editors: ${msg}\n` +
-    "usage: node collab-editors.mjs --url URL [--doc ID] [--editors K] [--edits N] [--seed N]\n" +
+    "usage: node collab-editors.mjs --url URL[,URL…] [--doc ID] [--editors K] [--edits N] [--seed N]\n" +
     "       [--max-delay MS] [--edit-gap MS] [--comments P] [--drain-timeout S]\n" +
     "       [--ws N] [--reconnect-every EDITS] [--client PATH]\n" +
     "       [--history N] [--lag L] [--lag-every EDITS] [--breaks B] [--burst EDITS] [--burst-every EDITS]\n")
@@ -382,6 +389,7 @@ class Editor {
     this.group = group
     this.index = index
     this.clientID = clientID
+    this.base = h.flags.urls[index % h.flags.urls.length] // the server it talks to
     this.rng = new Rand(h.flags.seed, index)
     this.netRng = new Rand(h.flags.seed, 1000 + index)
     this.stopped = false
@@ -505,7 +513,7 @@ class PollEditor extends Editor {
     this.comments = new Map() // id → {from, to}: what this editor believes exists
   }
 
-  url(path = "") { return `${this.h.flags.url}/docs/${encodeURIComponent(this.group.id)}${path}` }
+  url(path = "") { return `${this.base}/docs/${encodeURIComponent(this.group.id)}${path}` }
 
   async start() {
     await this.load()
@@ -888,7 +896,7 @@ class WSEditor extends Editor {
 
   async start() {
     await this.delay()
-    let url = this.h.flags.url.replace(/^http/, "ws") + `/docs/${encodeURIComponent(this.group.id)}/ws`
+    let url = this.base.replace(/^http/, "ws") + `/docs/${encodeURIComponent(this.group.id)}/ws`
     let loaded
     let ready = new Promise(resolve => { loaded = resolve })
     let editor = this
@@ -1250,7 +1258,7 @@ class DocGroup {
     this.unloads = 0
   }
 
-  url() { return `${this.h.flags.url}/docs/${encodeURIComponent(this.id)}` }
+  url(base = this.h.flags.url) { return `${base}/docs/${encodeURIComponent(this.id)}` }
 
   // version returns the latest version its editors know of.
   version() {
@@ -1259,11 +1267,15 @@ class DocGroup {
     return v
   }
 
-  async serverState() {
-    let { status, text } = await request("GET", this.url())
-    if (status != 200) throw new HTTPError("GET", this.url(), status, text)
+  async serverState(base) {
+    let url = this.url(base)
+    let { status, text } = await request("GET", url)
+    if (status != 200) throw new HTTPError("GET", url, status, text)
     return parseJSON("GET /docs/{id}", text)
   }
+
+  // serverStates returns the state of every server, the first's first.
+  serverStates() { return Promise.all(this.h.flags.urls.map(u => this.serverState(u))) }
 
   // takeBreak pauses every editor of the document until the server has
   // unloaded it: GET /docs shows no users for it (a loaded document
@@ -1275,15 +1287,18 @@ class DocGroup {
     this.breaks++
     stats.breaks++
     for (let e of this.editors) e.hold()
-    let url = `${this.h.flags.url}/docs`, deadline = Date.now() + 30000
-    for (;;) {
-      let { status, text } = await request("GET", url)
-      if (status != 200) throw new HTTPError("GET", url, status, text)
-      let doc = parseJSON("GET /docs", text).find(d => d.id == this.id)
-      if (!doc) throw new Error(`GET /docs does not list ${this.id}`)
-      if (doc.users == 0) break
-      if (Date.now() > deadline) throw new Error(`document ${this.id} still loaded (${doc.users} users) 30 s into a break`)
-      await sleep(20)
+    let deadline = Date.now() + 30000
+    for (let base of this.h.flags.urls) {
+      let url = `${base}/docs`
+      for (;;) {
+        let { status, text } = await request("GET", url)
+        if (status != 200) throw new HTTPError("GET", url, status, text)
+        let doc = parseJSON("GET /docs", text).find(d => d.id == this.id)
+        if (!doc) throw new Error(`GET /docs does not list ${this.id}`)
+        if (doc.users == 0) break
+        if (Date.now() > deadline) throw new Error(`document ${this.id} still loaded (${doc.users} users) 30 s into a break`)
+        await sleep(20)
+      }
     }
     this.unloads++
     stats.unloadsSeen++
@@ -1322,7 +1337,7 @@ class Harness {
   async run() {
     let f = this.flags, t0 = Date.now()
     this.log(`seed ${f.seed}, ${f.editors} editors (${f.ws} over WebSocket), ${f.edits} edits, ` +
-      `doc ${f.docs.map(d => JSON.stringify(d)).join(", ")} at ${f.url}` +
+      `doc ${f.docs.map(d => JSON.stringify(d)).join(", ")} at ${f.urls.join(", ")}` +
       (f.lag ? `, ${f.lag} lagging per document beyond history ${f.history}` : "") + (f.breaks ? `, ${f.breaks} breaks per document` : ""))
     if (f.ws) await loadWS(f.client)
     for (let g of this.groups) g.initial = await g.serverState()
@@ -1358,12 +1373,10 @@ class Harness {
       if (this.editsLeft()) continue
       if (deadline == null) deadline = Date.now() + f.drainTimeout * 1000
       if (this.editors.every(e => e.quiet())) {
-        let states = await Promise.all(this.groups.map(g => g.serverState()))
-        if (this.editors.every(e => {
-          let server = states[this.groups.indexOf(e.group)]
-          return getVersion(e.state) == server.version && e.commentVersion == server.commentVersion
-        })) {
-          this.groups.forEach((g, i) => { g.result = states[i] })
+        let states = await Promise.all(this.groups.map(g => g.serverStates()))
+        if (this.editors.every(e => states[this.groups.indexOf(e.group)].every(server =>
+          getVersion(e.state) == server.version && e.commentVersion == server.commentVersion))) {
+          this.groups.forEach((g, i) => { g.result = states[i][0] })
           done = true
           break
         }

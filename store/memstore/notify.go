@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -18,8 +19,7 @@ type notifier struct {
 	subscribers atomic.Int64 // the number of subscribers, read by queue
 
 	mu         sync.Mutex
-	subs       map[int]*subscriber
-	next       int
+	subs       []*subscriber // replaced, never modified in place
 	queued     []store.Notice
 	delivering bool
 }
@@ -33,12 +33,7 @@ type subscriber struct {
 func (n *notifier) subscribe(fn func(store.Notice)) func() {
 	sub := &subscriber{fn: fn}
 	n.mu.Lock()
-	if n.subs == nil {
-		n.subs = make(map[int]*subscriber)
-	}
-	key := n.next
-	n.next++
-	n.subs[key] = sub
+	n.subs = append(slices.Clip(n.subs), sub)
 	n.subscribers.Add(1)
 	n.mu.Unlock()
 	var once sync.Once
@@ -46,7 +41,7 @@ func (n *notifier) subscribe(fn func(store.Notice)) func() {
 		once.Do(func() {
 			sub.cancelled.Store(true)
 			n.mu.Lock()
-			delete(n.subs, key)
+			n.subs = slices.DeleteFunc(slices.Clone(n.subs), func(s *subscriber) bool { return s == sub })
 			n.subscribers.Add(-1)
 			n.mu.Unlock()
 		})
@@ -75,12 +70,8 @@ func (n *notifier) deliver() {
 	}
 	n.delivering = true
 	for len(n.queued) > 0 {
-		batch := n.queued
+		batch, subs := n.queued, n.subs
 		n.queued = nil
-		subs := make([]*subscriber, 0, len(n.subs))
-		for _, sub := range n.subs {
-			subs = append(subs, sub)
-		}
 		n.mu.Unlock()
 		for _, notice := range batch {
 			for _, sub := range subs {
