@@ -73,6 +73,7 @@ import (
 	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/testutil"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/server"
@@ -449,23 +450,8 @@ func getJSON(t *testing.T, url string, v any) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer for a logger shared by goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects the log output of goroutines.
+type syncBuffer = testutil.LogBuffer
 
 // collabSchemas is collab.Config.Schemas over the built-in schemas.
 func collabSchemas(name string) (*model.Schema, bool) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/testutil"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/server"
@@ -21,7 +22,7 @@ import (
 	"github.com/pmauthority/pmauthority/web"
 )
 
-const chromiumPath = "/usr/bin/chromium"
+const chromiumPath = testutil.Chromium
 
 // TestBrowser runs test/browser.mjs (two users editing one document in
 // headless Chromium, see the script) against a pmauthority started here:
@@ -66,27 +67,7 @@ func TestBrowserUnderPrefix(t *testing.T) {
 
 // needBrowser skips the test without Chromium, node or web/node_modules,
 // unless PMA_REQUIRE_BROWSER=1, and returns the path of node.
-func needBrowser(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	need := func(what, path string) {
-		if _, err := os.Stat(path); err != nil {
-			if os.Getenv("PMA_REQUIRE_BROWSER") == "1" {
-				t.Fatalf("%s missing (%s) and PMA_REQUIRE_BROWSER=1", what, path)
-			}
-			t.Skipf("%s missing (%s); set PMA_REQUIRE_BROWSER=1 to fail instead", what, path)
-		}
-	}
-	need("chromium (apt-get install chromium)", chromiumPath)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		need("node", "node")
-	}
-	need("web/node_modules (npm ci in web/)", "node_modules/playwright-core")
-	return node
-}
+func needBrowser(t *testing.T) string { return testutil.NeedBrowser(t, ".") }
 
 // newServer is a pmauthority with the demo pages over memstore, closed
 // when the test ends.

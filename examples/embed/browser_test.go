@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/pmauthority/pmauthority/internal/testutil"
 )
 
 // TestBrowser runs two scripts in headless Chromium against the app's
@@ -18,25 +20,8 @@ import (
 // a failure. Screenshots go to $PMA_BROWSER_OUT/embed (default
 // web/test/out/embed).
 func TestBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	const chromium = "/usr/bin/chromium"
-	need := func(what, path string) {
-		t.Helper()
-		if _, err := os.Stat(path); err != nil {
-			if os.Getenv("PMA_REQUIRE_BROWSER") == "1" {
-				t.Fatalf("%s missing (%s) and PMA_REQUIRE_BROWSER=1", what, path)
-			}
-			t.Skipf("%s missing (%s); set PMA_REQUIRE_BROWSER=1 to fail instead", what, path)
-		}
-	}
-	need("chromium (apt-get install chromium)", chromium)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		need("node", "node")
-	}
-	need("web/node_modules (npm ci in web/)", "../../web/node_modules/playwright-core")
+	const chromium = testutil.Chromium
+	node := testutil.NeedBrowser(t, "../../web")
 	out := os.Getenv("PMA_BROWSER_OUT")
 	if out == "" {
 		out = "../../web/test/out"

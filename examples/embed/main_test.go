@@ -13,35 +13,20 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/pmauthority/pmauthority/internal/testutil"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/server"
 	"github.com/pmauthority/pmauthority/transform"
 	"github.com/pmauthority/pmauthority/web"
 )
 
-// syncBuffer is a bytes.Buffer that a logger and a test may share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects the log output of goroutines.
+type syncBuffer = testutil.LogBuffer
 
 // startApp serves newApp(cfg) over httptest; the app is closed when the
 // test ends.
