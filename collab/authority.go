@@ -126,7 +126,11 @@ const (
 type Authority struct {
 	cfg   Config
 	store store.Store
-	log   *slog.Logger
+	// swapper is the store when it is a store.MetaSwapper: every append
+	// of metadata is then conditional on the metadata read or written
+	// last.
+	swapper store.MetaSwapper
+	log     *slog.Logger
 
 	mu     sync.Mutex
 	docs   map[string]*document
@@ -216,6 +220,7 @@ func New(cfg Config) (*Authority, error) {
 	if cfg.AfterCommit != nil {
 		a.commits = newCommitQueue(a, cfg.AfterCommit, cfg.AfterCommitQueue)
 	}
+	a.swapper, _ = cfg.Store.(store.MetaSwapper)
 	a.follow()
 	if cfg.IdleUnload > 0 {
 		go a.janitor(min(max(cfg.IdleUnload/4, 10*time.Millisecond), time.Minute))
