@@ -162,7 +162,9 @@ type Authority struct {
 // unloads idle documents until Close. When the store is a
 // store.Notifier, the Authority subscribes to it until Close and brings
 // its loaded documents up to date with the changes of other writers (see
-// Notifier in package store).
+// Notifier in package store). When the store is a store.MetaSwapper,
+// every append of comments is conditional on the comments that the
+// Authority last read or wrote.
 func New(cfg Config) (*Authority, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("collab: Config.Store is nil")
