@@ -126,7 +126,11 @@ const (
 type Authority struct {
 	cfg   Config
 	store store.Store
-	log   *slog.Logger
+	// swapper is the store when it is a store.MetaSwapper: every append
+	// of metadata is then conditional on the metadata read or written
+	// last.
+	swapper store.MetaSwapper
+	log     *slog.Logger
 
 	mu     sync.Mutex
 	docs   map[string]*document
@@ -158,7 +162,9 @@ type Authority struct {
 // unloads idle documents until Close. When the store is a
 // store.Notifier, the Authority subscribes to it until Close and brings
 // its loaded documents up to date with the changes of other writers (see
-// Notifier in package store).
+// Notifier in package store). When the store is a store.MetaSwapper,
+// every append of comments is conditional on the comments that the
+// Authority last read or wrote.
 func New(cfg Config) (*Authority, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("collab: Config.Store is nil")
@@ -216,6 +222,7 @@ func New(cfg Config) (*Authority, error) {
 	if cfg.AfterCommit != nil {
 		a.commits = newCommitQueue(a, cfg.AfterCommit, cfg.AfterCommitQueue)
 	}
+	a.swapper, _ = cfg.Store.(store.MetaSwapper)
 	a.follow()
 	if cfg.IdleUnload > 0 {
 		go a.janitor(min(max(cfg.IdleUnload/4, 10*time.Millisecond), time.Minute))

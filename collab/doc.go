@@ -19,8 +19,10 @@
 // a submission once its steps applied in memory, AfterCommit watches
 // durable changes without delaying them, and OnUnload follows documents
 // leaving memory. Several Authorities (in one process or on several
-// nodes) may share a store that is a store.Notifier: each then catches
-// its loaded documents up with the others' changes.
+// nodes) may share a store that is a store.Notifier and a
+// store.MetaSwapper: each then catches its loaded documents up with the
+// others' changes, and the store arbitrates their steps (by version) and
+// their comments (by the metadata's sequence number).
 //
 // Like the core of etcd-io/raft, the package does no networking and no
 // disk I/O of its own: the server package puts it on HTTP, and the store

@@ -74,6 +74,9 @@ type docState struct {
 	// version-len(steps)+i+1.
 	steps    []StepRecord
 	comments commentLog
+	// metaSeq is the store's sequence number of the metadata that
+	// comments were read from or written as (store.Head.MetaSeq).
+	metaSeq int64
 }
 
 func newDocument(a *Authority, id string) *document {
@@ -278,6 +281,7 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 		version:    head.Version,
 		steps:      records,
 		comments:   comments,
+		metaSeq:    head.MetaSeq,
 	}, head.Snapshot.Version, nil
 }
 
@@ -286,15 +290,15 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 // after an Append that failed with ErrConflict or whose outcome is
 // unknown. It reads and applies the steps that memory lacks and adopts
 // the head's comments. At the same version it adopts the head's comments
-// when they are newer, or as new but different: comment events alone do
-// not move the version, so two writers can replace each other's at one
-// version, and the store's last word is then what every writer keeps. A
-// document that the
-// store no longer has is removed (its waiters answer ErrNotFound). When
-// the steps cannot be read (pruned) or replayed, or the store is behind
-// memory (the document was deleted and created again), d is reloaded
-// from the store instead. It is called with sem held; failures are
-// logged, and d stays as it was.
+// when they changed: with a store.MetaSwapper, when the head's MetaSeq is
+// not the one memory has (the store arbitrates the metadata, and the
+// comment version it holds never goes back); with another store, when they
+// are newer, or as new but different (the store's last word is then what
+// every writer keeps). A document that the store no longer has is removed
+// (its waiters answer ErrNotFound). When the steps cannot be read (pruned)
+// or replayed, or the store is behind memory (the document was deleted and
+// created again), d is reloaded from the store instead. It is called with
+// sem held; failures are logged, and d stays as it was.
 func (a *Authority) catchUp(ctx context.Context, d *document) {
 	head, err := a.store.Load(ctx, d.id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -308,14 +312,17 @@ func (a *Authority) catchUp(ctx context.Context, d *document) {
 	st := d.state()
 	switch {
 	case head.Version == st.version:
-		comments, err := decodeMeta(head.Meta)
-		if err != nil {
-			a.log.Warn("collab: catching up with the store failed", "doc", d.id, "err", fmt.Errorf("meta: %w", err))
-			return
-		}
-		if comments.version > st.comments.version || comments.version == st.comments.version && !comments.equal(st.comments) {
-			st.comments = comments
-			d.publish(st)
+		if a.swapper == nil || head.MetaSeq != st.metaSeq {
+			comments, err := decodeMeta(head.Meta)
+			if err != nil {
+				a.log.Warn("collab: catching up with the store failed", "doc", d.id, "err", fmt.Errorf("meta: %w", err))
+				return
+			}
+			if a.swapper != nil || comments.version > st.comments.version ||
+				comments.version == st.comments.version && !comments.equal(st.comments) {
+				st.comments, st.metaSeq = comments, head.MetaSeq
+				d.publish(st)
+			}
 		}
 		a.noteSnapshot(d, head.Snapshot.Version)
 		return
@@ -350,8 +357,8 @@ func (a *Authority) catchUp(ctx context.Context, d *document) {
 }
 
 // replay returns st brought to head by the steps after st.version read
-// from the store, with the head's comments unless they are older than
-// st's.
+// from the store, with the head's comments: with a store.MetaSwapper
+// always, with another store unless they are older than st's.
 func (a *Authority) replay(ctx context.Context, id string, st docState, head store.Head) (docState, error) {
 	if head.Schema != st.schemaName {
 		return st, fmt.Errorf("the schema changed from %q to %q", st.schemaName, head.Schema)
@@ -385,13 +392,14 @@ func (a *Authority) replay(ctx context.Context, id string, st docState, head sto
 	st.node = node
 	st.version = head.Version
 	st.steps = appendHistory(st.steps, added, a.cfg.History)
-	if comments.version >= st.comments.version {
+	st.metaSeq = head.MetaSeq
+	if a.swapper != nil || comments.version >= st.comments.version {
 		st.comments = comments
 	} else {
-		// Another writer's steps carried comments older than ours (it
-		// appended before it saw our comment events): keep ours, mapped,
-		// so that the comment version never goes back; the next comment
-		// event of either writer makes them agree again.
+		// A store that does not arbitrate the metadata let another
+		// writer's steps carry comments older than ours: keep ours,
+		// mapped, so that the comment version never goes back; the next
+		// comment event of either writer makes them agree again.
 		maps := make([]*transform.StepMap, len(added))
 		for i, r := range added {
 			maps[i] = r.Map

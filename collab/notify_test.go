@@ -347,8 +347,8 @@ func TestTwoAuthoritiesConcurrent(t *testing.T) {
 }
 
 // TestCatchUpOlderComments has a writer append steps with comments older
-// than the other's (comment events do not conflict in the store): the
-// other keeps its own, so that its comment version never goes back, until
+// than the other's, which a store that is not a store.MetaSwapper allows
+// (manualNotifier hides memstore's AppendIf): the other keeps its own, so that its comment version never goes back, until
 // the next comment event makes them agree.
 func TestCatchUpOlderComments(t *testing.T) {
 	mem := memstore.New()

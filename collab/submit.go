@@ -54,7 +54,11 @@ type Result struct {
 // waits for that append alone, and fails with ErrConflict as soon as it
 // is durable and published. So ErrConflict always means that Events has
 // newer steps to show: should the append fail after all, nothing changed,
-// and the submission goes on as if it had not been in flight.
+// and the submission goes on as if it had not been in flight. Likewise,
+// when the store is a store.MetaSwapper shared with other writers and the
+// append conflicts on the metadata alone (another writer's comment events
+// at the same version), the submission's comment events are applied again
+// to the latest comments and appended again, a few times at most.
 func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (Result, error) {
 	if n := len(s.Steps); n > a.cfg.MaxSteps {
 		return Result{}, &LimitError{What: "steps", Limit: a.cfg.MaxSteps, Value: n}
@@ -142,19 +146,16 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 			return Result{}, &RefusedError{Err: err}
 		}
 	}
-	var meta []byte
-	if changed || next.commentsChanged || a.shared {
-		// With other writers the store's metadata may be another's,
-		// whose comments refer to an older version: the comments always
-		// go with the steps, so that those of the head refer to it.
-		meta = comments.appendMeta(nil)
-	}
 
 	// The append must not be abandoned halfway because the client went
 	// away: its outcome would be unknown.
 	call := d.startAppend(st.version, next.version)
 	defer d.endAppend(call)
-	if err := a.store.Append(context.WithoutCancel(ctx), id, st.version, records, meta); err != nil {
+	for try := 1; ; try++ {
+		err := a.appendNext(context.WithoutCancel(ctx), id, st, &next, records, changed)
+		if err == nil {
+			break
+		}
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			a.remove(d)
@@ -162,7 +163,25 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		case errors.Is(err, store.ErrConflict):
 			// Another writer moved the document on: catch up.
 			a.catchUp(context.WithoutCancel(ctx), d)
-			return Result{}, ErrConflict
+			d.mu.Lock()
+			cur, deleted := d.st, d.deleted
+			d.mu.Unlock()
+			if deleted {
+				return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+			}
+			if a.swapper == nil || cur.version != st.version || cur.node != st.node || try == maxMetaTries {
+				return Result{}, ErrConflict
+			}
+			// Only the metadata moved on (the comments of another
+			// writer): the same submission on the latest comments.
+			st = cur
+			if next, changed, err = rebase(next, st, s.Comments); err != nil {
+				return Result{}, err
+			}
+			if len(records) == 0 && !changed {
+				return Result{Version: st.version, CommentVersion: st.comments.version}, nil
+			}
+			continue
 		}
 		// The append may have happened nevertheless (a lost
 		// acknowledgement): look.
@@ -189,6 +208,53 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		a.commits.add(c)
 	}
 	return Result{Version: next.version, CommentVersion: next.comments.version}, nil
+}
+
+// maxMetaTries is how many times Submit appends a submission whose
+// appends conflict on the metadata alone (other writers' comments) before
+// it gives up with ErrConflict.
+const maxMetaTries = 8
+
+// appendNext appends records, made on st, to the store, with next's
+// comments as the metadata when they changed (changed, or the steps
+// moved comments) or other writers may share the store. With a
+// store.MetaSwapper the append is conditional on st's metadata, and
+// next.metaSeq is updated when it succeeds.
+func (a *Authority) appendNext(ctx context.Context, id string, st docState, next *applied, records []store.Step, changed bool) error {
+	if !changed && !next.commentsChanged && !a.shared {
+		return a.store.Append(ctx, id, st.version, records, nil)
+	}
+	// With other writers the store's metadata may be another's, whose
+	// comments refer to an older version: the comments always go with
+	// the steps, so that those of the head refer to it.
+	meta := next.comments.appendMeta(nil)
+	if a.swapper == nil {
+		return a.store.Append(ctx, id, st.version, records, meta)
+	}
+	if err := a.swapper.AppendIf(ctx, id, st.version, records, st.metaSeq, meta); err != nil {
+		return err
+	}
+	next.metaSeq = st.metaSeq + 1
+	return nil
+}
+
+// rebase returns next, a submission's state made on a state at the
+// same version and with the same document as st but other comments,
+// remade on st: st's comments mapped through the submission's steps, with
+// its comment events applied. It also returns whether the events changed
+// anything.
+func rebase(next applied, st docState, events []CommentEvent) (applied, bool, error) {
+	maps := make([]*transform.StepMap, len(next.added))
+	for i, r := range next.added {
+		maps[i] = r.Map
+	}
+	comments, moved := st.comments.mapThrough(maps)
+	comments, changed, err := comments.apply(events, next.node.Content.Size())
+	if err != nil {
+		return next, false, err
+	}
+	next.comments, next.commentsChanged, next.metaSeq = comments, moved, st.metaSeq
+	return next, changed, nil
 }
 
 // applied is a state after a submission's steps.

@@ -821,10 +821,7 @@ func TestCollabEditorsTwoNodes(t *testing.T) {
 	if testing.Short() {
 		edits, reconnectEvery = 400, 20
 	}
-	// No comments: two writers' comment events can still overwrite each
-	// other's comment log in the store (a comment-only append does not
-	// conflict there), so comments across nodes are not yet exact.
-	cfg := editorsConfig{Editors: 8, WS: 4, Edits: edits, ReconnectEvery: reconnectEvery, Seed: editorsSeed(t), NoComments: true}
+	cfg := editorsConfig{Editors: 8, WS: 4, Edits: edits, ReconnectEvery: reconnectEvery, Seed: editorsSeed(t)}
 	const docID = "two-nodes"
 
 	var logs syncBuffer

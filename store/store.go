@@ -24,8 +24,9 @@ var (
 	ErrNotFound = errors.New("store: document not found")
 	// ErrExists is returned by Create for a document that exists.
 	ErrExists = errors.New("store: document already exists")
-	// ErrConflict is returned by Append when the base version is not the
-	// document's latest version.
+	// ErrConflict is returned by Append and AppendIf when the base
+	// version is not the document's latest version, and by AppendIf when
+	// the metadata is no longer the one it was asked to replace.
 	ErrConflict = errors.New("store: version conflict")
 	// ErrCompacted is returned by Steps when some of the asked steps were
 	// pruned.
@@ -63,6 +64,10 @@ type Head struct {
 	Version int64
 	// Meta is the metadata blob of the latest Create or Append.
 	Meta []byte
+	// MetaSeq counts the replacements of Meta: 0 after Create, one more
+	// after every Append or AppendIf with metadata. Only a MetaSwapper
+	// keeps it; other stores leave it 0.
+	MetaSeq int64
 	// Snapshot is the latest snapshot (Version ≤ Head.Version).
 	Snapshot Snapshot
 	// Oldest is the lowest from for which Steps(from, Version) succeeds:
@@ -133,16 +138,40 @@ type Notice struct {
 	// Create, -1 when the document was deleted.
 	Version int64
 	// MetaOnly is set for an Append of no steps (the metadata alone
-	// changed, at the same version). Such Appends do not conflict with
-	// each other, so a subscriber cannot tell from the version alone
-	// whether it has the latest metadata: it reads the head.
+	// changed, at the same version): a subscriber cannot tell from the
+	// version whether it has the latest metadata, and reads the head.
 	MetaOnly bool
+}
+
+// MetaSwapper is implemented by stores that several writers share: the
+// version arbitrates their steps, and MetaSeq their metadata, so that a
+// writer that replaces the metadata cannot overwrite another's
+// replacement that it has not seen. A store that only one writer uses
+// (SQLite embedded in one process) need not implement it.
+//
+// A SQL backend keeps the sequence number in the document's row and
+// implements AppendIf with one conditional UPDATE in the transaction
+// that inserts the steps:
+//
+//	UPDATE docs SET version = $base + $n, meta = $meta, meta_seq = meta_seq + 1
+//	WHERE id = $id AND version = $base AND meta_seq = $seq
+//
+// where no row updated (and the document exists) is ErrConflict and rolls
+// the transaction back.
+type MetaSwapper interface {
+	// AppendIf is Append when the document's latest version is base and
+	// its Head.MetaSeq is metaSeq, and fails with ErrConflict, changing
+	// nothing, otherwise. Replacing the metadata (meta not nil) makes
+	// MetaSeq metaSeq+1; a nil meta keeps the metadata and MetaSeq.
+	AppendIf(ctx context.Context, id string, base int64, steps []Step, metaSeq int64, meta []byte) error
 }
 
 // Notifier is implemented by stores that several writers share (several
 // Authorities over one store in a process, several nodes over one
 // database): it tells every subscriber about every committed change, made
-// by any writer, its own included.
+// by any writer, its own included. Such a store must also be a
+// MetaSwapper, or the writers' metadata replacements can overwrite each
+// other.
 type Notifier interface {
 	// Subscribe calls fn with a Notice after every committed Create,
 	// Append and Delete, until cancel is called (a call already running

@@ -16,8 +16,9 @@ import (
 	"github.com/pmauthority/pmauthority/store"
 )
 
-// Store is an in-memory store.Store and a store.Notifier: several
-// Authorities over one Store see each other's changes. The zero value is
+// Store is an in-memory store.Store, store.MetaSwapper and
+// store.Notifier: several Authorities over one Store see each other's
+// changes. The zero value is
 // not usable: call New.
 type Store struct {
 	mu     sync.RWMutex
@@ -34,6 +35,7 @@ type doc struct {
 	version int64
 	oldest  int64
 	meta    []byte
+	metaSeq int64
 	snap    store.Snapshot
 	steps   []store.Step
 	updated time.Time
@@ -45,8 +47,9 @@ func New() *Store {
 }
 
 var (
-	_ store.Store    = (*Store)(nil)
-	_ store.Notifier = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.MetaSwapper = (*Store)(nil)
+	_ store.Notifier    = (*Store)(nil)
 )
 
 // check returns the error a method answers before looking at its
@@ -104,6 +107,7 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 		Schema:   d.schema,
 		Version:  d.version,
 		Meta:     clone(d.meta),
+		MetaSeq:  d.metaSeq,
 		Snapshot: store.Snapshot{Version: d.snap.Version, Doc: clone(d.snap.Doc)},
 		Oldest:   d.oldest,
 	}, nil
@@ -112,6 +116,20 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 // Append implements store.Store. Steps with a zero Time get the current
 // time.
 func (s *Store) Append(ctx context.Context, id string, base int64, steps []store.Step, meta []byte) error {
+	return s.append(ctx, id, base, steps, -1, meta)
+}
+
+// AppendIf implements store.MetaSwapper. Steps with a zero Time get the
+// current time.
+func (s *Store) AppendIf(ctx context.Context, id string, base int64, steps []store.Step, metaSeq int64, meta []byte) error {
+	if metaSeq < 0 {
+		return fmt.Errorf("store: append %q at %d: negative metadata sequence number %d", id, base, metaSeq)
+	}
+	return s.append(ctx, id, base, steps, metaSeq, meta)
+}
+
+// append is Append, and AppendIf when metaSeq is not negative.
+func (s *Store) append(ctx context.Context, id string, base int64, steps []store.Step, metaSeq int64, meta []byte) error {
 	defer s.notes.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -121,6 +139,9 @@ func (s *Store) Append(ctx context.Context, id string, base int64, steps []store
 	}
 	if base != d.version {
 		return fmt.Errorf("store: append %q at %d (latest %d): %w", id, base, d.version, store.ErrConflict)
+	}
+	if metaSeq >= 0 && metaSeq != d.metaSeq {
+		return fmt.Errorf("store: append %q at %d with metadata %d (latest %d): %w", id, base, metaSeq, d.metaSeq, store.ErrConflict)
 	}
 	now := s.now()
 	for i, st := range steps {
@@ -138,6 +159,7 @@ func (s *Store) Append(ctx context.Context, id string, base int64, steps []store
 	d.version += int64(len(steps))
 	if meta != nil {
 		d.meta = clone(meta)
+		d.metaSeq++
 	}
 	d.updated = now
 	s.notes.queue(store.Notice{ID: id, Version: d.version, MetaOnly: len(steps) == 0})

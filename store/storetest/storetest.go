@@ -28,25 +28,29 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s store.Store)
+		swap bool // needs a store.MetaSwapper
 	}{
-		{"CreateLoad", testCreateLoad},
-		{"CreateExists", testCreateExists},
-		{"Append", testAppend},
-		{"AppendConflict", testAppendConflict},
-		{"AppendEmpty", testAppendEmpty},
-		{"AppendMany", testAppendMany},
-		{"Bytes", testBytes},
-		{"Steps", testSteps},
-		{"Snapshot", testSnapshot},
-		{"SnapshotRange", testSnapshotRange},
-		{"Prune", testPrune},
-		{"NotFound", testNotFound},
-		{"Delete", testDelete},
-		{"List", testList},
-		{"Aliasing", testAliasing},
-		{"Canceled", testCanceled},
-		{"ConcurrentDocs", testConcurrentDocs},
-		{"ConcurrentOneDoc", testConcurrentOneDoc},
+		{"CreateLoad", testCreateLoad, false},
+		{"CreateExists", testCreateExists, false},
+		{"Append", testAppend, false},
+		{"AppendConflict", testAppendConflict, false},
+		{"AppendEmpty", testAppendEmpty, false},
+		{"AppendMany", testAppendMany, false},
+		{"Bytes", testBytes, false},
+		{"Steps", testSteps, false},
+		{"Snapshot", testSnapshot, false},
+		{"SnapshotRange", testSnapshotRange, false},
+		{"Prune", testPrune, false},
+		{"NotFound", testNotFound, false},
+		{"Delete", testDelete, false},
+		{"List", testList, false},
+		{"Aliasing", testAliasing, false},
+		{"Canceled", testCanceled, false},
+		{"ConcurrentDocs", testConcurrentDocs, false},
+		{"ConcurrentOneDoc", testConcurrentOneDoc, false},
+		{"MetaSeq", testMetaSeq, true},
+		{"AppendIf", testAppendIf, true},
+		{"AppendIfConcurrent", testAppendIfConcurrent, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,6 +63,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 					}
 				}
 			})
+			if _, ok := s.(store.MetaSwapper); tt.swap && !ok {
+				t.Skip("the store is not a store.MetaSwapper")
+			}
 			tt.fn(t, s)
 		})
 	}
@@ -139,14 +146,14 @@ func sameHead(t *testing.T, what string, got, want store.Head) {
 	t.Helper()
 	if got.Schema != want.Schema || got.Version != want.Version || !bytes.Equal(got.Meta, want.Meta) ||
 		got.Snapshot.Version != want.Snapshot.Version || !bytes.Equal(got.Snapshot.Doc, want.Snapshot.Doc) ||
-		got.Oldest != want.Oldest {
+		got.Oldest != want.Oldest || got.MetaSeq != want.MetaSeq {
 		t.Errorf("%s: head = %+v, want %+v", what, fmtHead(got), fmtHead(want))
 	}
 }
 
 func fmtHead(h store.Head) string {
-	return fmt.Sprintf("{Schema:%s Version:%d Meta:%q Snapshot:{%d %q} Oldest:%d}",
-		h.Schema, h.Version, h.Meta, h.Snapshot.Version, h.Snapshot.Doc, h.Oldest)
+	return fmt.Sprintf("{Schema:%s Version:%d Meta:%q MetaSeq:%d Snapshot:{%d %q} Oldest:%d}",
+		h.Schema, h.Version, h.Meta, h.MetaSeq, h.Snapshot.Version, h.Snapshot.Doc, h.Oldest)
 }
 
 func testCreateLoad(t *testing.T, s store.Store) {
@@ -743,6 +750,152 @@ func testConcurrentOneDoc(t *testing.T, s store.Store) {
 	}
 }
 
+// testMetaSeq checks that Head.MetaSeq counts the replacements of the
+// metadata, by Append and AppendIf, and starts again at Create.
+func testMetaSeq(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	ms := s.(store.MetaSwapper)
+	mkDoc(t, s, "a", 2) // no metadata with the steps
+	seq := func(what string, want int64) {
+		t.Helper()
+		if h := load(t, s, "a"); h.MetaSeq != want {
+			t.Errorf("%s: MetaSeq %d, want %d", what, h.MetaSeq, want)
+		}
+	}
+	seq("after Create and an Append without metadata", 0)
+	if err := s.Append(ctx, "a", 2, nil, []byte(`{"m":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	seq("after an Append of metadata alone", 1)
+	if err := s.Append(ctx, "a", 2, mkSteps("b", 2), []byte(`{"m":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	seq("after an Append of steps and metadata", 2)
+	if err := s.Append(ctx, "a", 4, mkSteps("c", 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	seq("after an Append of steps alone", 2)
+	if err := ms.AppendIf(ctx, "a", 5, nil, 2, []byte(`{"m":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	seq("after an AppendIf of metadata", 3)
+	if err := ms.AppendIf(ctx, "a", 5, mkSteps("d", 1), 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	seq("after an AppendIf of steps alone", 3)
+	if h := load(t, s, "a"); h.Version != 6 || string(h.Meta) != `{"m":3}` {
+		t.Errorf("after the appends: %s", fmtHead(h))
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	mkDoc(t, s, "a", 0)
+	seq("after Delete and Create", 0)
+}
+
+// testAppendIf checks that AppendIf appends only at the latest version
+// and metadata sequence number, and changes nothing otherwise.
+func testAppendIf(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	ms := s.(store.MetaSwapper)
+	want := mkDoc(t, s, "a", 3)
+	if err := s.Append(ctx, "a", 3, nil, []byte(`{"m":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	before := load(t, s, "a")
+	for _, tc := range []struct{ base, seq int64 }{{3, 0}, {3, 2}, {3, 100}, {2, 1}, {4, 1}, {0, 0}} {
+		for _, n := range []int{0, 2} {
+			for _, meta := range [][]byte{nil, []byte(`{"bad":true}`)} {
+				err := ms.AppendIf(ctx, "a", tc.base, mkSteps("bad", n), tc.seq, meta)
+				if !errors.Is(err, store.ErrConflict) {
+					t.Errorf("AppendIf at %d with MetaSeq %d of %d steps and meta %q: %v, want ErrConflict", tc.base, tc.seq, n, meta, err)
+				}
+			}
+		}
+	}
+	if err := ms.AppendIf(ctx, "a", 3, nil, -1, []byte(`{"bad":true}`)); err == nil || errors.Is(err, store.ErrConflict) {
+		t.Errorf("AppendIf with MetaSeq -1: %v, want an error that is not ErrConflict", err)
+	}
+	sameHead(t, "after conflicts", load(t, s, "a"), before)
+	sameSteps(t, "after conflicts", getSteps(t, s, "a", 0, 100), want)
+
+	steps := mkSteps("good", 2)
+	if err := ms.AppendIf(ctx, "a", 3, steps, 1, []byte(`{"m":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range steps {
+		steps[i].Version = int64(4 + i)
+	}
+	sameSteps(t, "after a good AppendIf", getSteps(t, s, "a", 0, 100), append(want, steps...))
+	if h := load(t, s, "a"); h.Version != 5 || h.MetaSeq != 2 || string(h.Meta) != `{"m":2}` {
+		t.Errorf("after a good AppendIf: %s", fmtHead(h))
+	}
+	// The previous sequence number is stale now, for metadata alone too.
+	if err := ms.AppendIf(ctx, "a", 5, nil, 1, []byte(`{"m":"late"}`)); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("AppendIf at a stale MetaSeq: %v, want ErrConflict", err)
+	}
+	if err := ms.AppendIf(ctx, "missing", 0, nil, 0, []byte(`{}`)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("AppendIf to a missing document: %v, want ErrNotFound", err)
+	}
+}
+
+// testAppendIfConcurrent has writers add a token each to the metadata,
+// read, changed and written back with AppendIf, some with a step: no
+// successful writer's token is lost, and every step's writer won.
+func testAppendIfConcurrent(t *testing.T, s store.Store) {
+	const workers, tries = 8, 40
+	ctx := context.Background()
+	ms := s.(store.MetaSwapper)
+	mkDoc(t, s, "a", 0)
+	if err := s.Append(ctx, "a", 0, nil, []byte{}); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		won   = map[string]bool{}
+		steps int64
+		wg    sync.WaitGroup
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range tries {
+				h, err := s.Load(ctx, "a")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				token := fmt.Sprintf("w%di%d", w, i)
+				var add []store.Step
+				if i%3 == 0 {
+					add = []store.Step{{JSON: []byte(`{"t":"` + token + `"}`), ClientID: []byte("1")}}
+				}
+				meta := append(append([]byte{}, h.Meta...), token+";"...)
+				err = ms.AppendIf(ctx, "a", h.Version, add, h.MetaSeq, meta)
+				switch {
+				case err == nil:
+					mu.Lock()
+					won[token] = true
+					steps += int64(len(add))
+					mu.Unlock()
+				case !errors.Is(err, store.ErrConflict):
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	h := load(t, s, "a")
+	tokens := strings.Split(strings.TrimSuffix(string(h.Meta), ";"), ";")
+	if len(won) == 0 || len(tokens) != len(won) || h.MetaSeq != int64(len(won))+1 || h.Version != steps {
+		t.Errorf("%d successful AppendIfs (%d steps); the head has %d tokens, MetaSeq %d, version %d", len(won), steps, len(tokens), h.MetaSeq, h.Version)
+	}
+	for _, tok := range tokens {
+		if !won[tok] {
+			t.Errorf("token %q in the metadata, of no successful AppendIf", tok)
+		}
+	}
+}
+
 // testClose checks that every method fails with ErrClosed after Close.
 func testClose(t *testing.T, s store.Store) {
 	ctx := context.Background()
@@ -754,6 +907,9 @@ func testClose(t *testing.T, s store.Store) {
 	calls["Create"] = s.Create(ctx, "b", "basic", []byte(`{}`), nil)
 	_, calls["Load"] = s.Load(ctx, "a")
 	calls["Append"] = s.Append(ctx, "a", 1, mkSteps("x", 1), nil)
+	if ms, ok := s.(store.MetaSwapper); ok {
+		calls["AppendIf"] = ms.AppendIf(ctx, "a", 1, mkSteps("x", 1), 0, []byte(`{}`))
+	}
 	_, calls["Steps"] = s.Steps(ctx, "a", 0, 1)
 	calls["SaveSnapshot"] = s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 1, Doc: []byte(`{}`)}, 0)
 	_, calls["List"] = s.List(ctx)
