@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/transform"
@@ -254,25 +256,22 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	if int64(len(steps)) != head.Version-from {
 		return st, 0, fmt.Errorf("collab: load %q: the store returned %d steps after version %d, want %d", id, len(steps), from, head.Version-from)
 	}
-	records := make([]StepRecord, 0, head.Version-histFrom)
+	all := make([]StepRecord, len(steps))
 	for i, s := range steps {
 		if v := from + int64(i) + 1; s.Version != v {
 			return st, 0, fmt.Errorf("collab: load %q: the store returned step %d where %d was due", id, s.Version, v)
 		}
-		rec := StepRecord{JSON: s.JSON, ClientID: s.ClientID}
-		if s.Version > head.Snapshot.Version {
-			step, err := transform.StepFromJSON(schema, s.JSON)
-			if err == nil {
-				node, err = step.Apply(node)
-			}
-			if err != nil {
-				return st, 0, fmt.Errorf("collab: load %q: replaying step %d: %w", id, s.Version, err)
-			}
-			rec.Map, rec.Size = step.GetMap(), node.Content.Size()
-		}
-		if s.Version > histFrom {
-			records = append(records, rec)
-		}
+		all[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID}
+	}
+	// The steps after the snapshot are replayed; the last History ones
+	// are kept for Events.
+	replayFrom := head.Snapshot.Version - from
+	if node, err = replaySteps(node, steps[replayFrom:], all[replayFrom:]); err != nil {
+		return st, 0, fmt.Errorf("collab: load %q: %w", id, err)
+	}
+	records := all[histFrom-from:]
+	if histFrom > from {
+		records = slices.Clone(records) // the steps before are not kept
 	}
 	return docState{
 		schema:     schema,
@@ -374,20 +373,16 @@ func (a *Authority) replay(ctx context.Context, id string, st docState, head sto
 	if int64(len(stored)) != head.Version-st.version {
 		return st, fmt.Errorf("the store returned %d steps after version %d, want %d", len(stored), st.version, head.Version-st.version)
 	}
-	node := st.node
 	added := make([]StepRecord, len(stored))
 	for i, s := range stored {
 		if v := st.version + int64(i) + 1; s.Version != v {
 			return st, fmt.Errorf("the store returned step %d where %d was due", s.Version, v)
 		}
-		step, err := transform.StepFromJSON(st.schema, s.JSON)
-		if err == nil {
-			node, err = step.Apply(node)
-		}
-		if err != nil {
-			return st, fmt.Errorf("replaying step %d: %w", s.Version, err)
-		}
-		added[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID, Map: step.GetMap(), Size: node.Content.Size()}
+		added[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID}
+	}
+	node, err := replaySteps(st.node, stored, added)
+	if err != nil {
+		return st, err
 	}
 	st.node = node
 	st.version = head.Version
@@ -476,4 +471,21 @@ func (a *Authority) maybeSnapshot(d *document) {
 		d.snapping = false
 		d.mu.Unlock()
 	}()
+}
+
+// replaySteps applies steps read from the store to node with the one step
+// loop (apply.Steps), without a submission's limits (they were accepted
+// once), and sets the Map and Size of recs[i] for each steps[i]. Its error
+// names the version of the step that failed.
+func replaySteps(node *model.Node, steps []store.Step, recs []StepRecord) (*model.Node, error) {
+	node, err := apply.Steps(node, len(steps), func(i int) []byte { return steps[i].JSON }, apply.StepOptions{},
+		func(i int, step transform.Step, _, after *model.Node) error {
+			recs[i].Map, recs[i].Size = step.GetMap(), after.Content.Size()
+			return nil
+		})
+	var se *apply.StepError
+	if errors.As(err, &se) {
+		return nil, fmt.Errorf("replaying step %d: %w", steps[se.Index].Version, se.Err)
+	}
+	return node, err
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/pmauthority/pmauthority/apply"
+	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/transform"
 )
@@ -272,7 +274,6 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, k
 	if len(steps) == 0 {
 		return applied{docState: st}, nil, nil
 	}
-	node := st.node
 	maps := make([]*transform.StepMap, len(steps))
 	ends := make([]int, len(steps))  // where each step's JSON ends in buf
 	sizes := make([]int, len(steps)) // the content size after each step
@@ -287,29 +288,27 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, k
 	if keep {
 		decoded = make([]transform.Step, len(steps))
 	}
-	for i, raw := range steps {
-		step, err := transform.StepFromJSON(st.schema, raw)
-		if err != nil {
-			return applied{}, nil, &transform.StepError{Index: i, Err: err}
+	opts := apply.StepOptions{MaxDocSize: a.cfg.MaxDocSize, Strict: a.cfg.Strict}
+	node, err := apply.Steps(st.node, len(steps), func(i int) []byte { return steps[i] }, opts,
+		func(i int, step transform.Step, _, after *model.Node) error {
+			if keep {
+				decoded[i] = step
+			}
+			maps[i] = step.GetMap()
+			sizes[i] = after.Content.Size()
+			buf = step.AppendJSON(buf)
+			ends[i] = len(buf)
+			return nil
+		})
+	if err != nil {
+		var se *apply.StepError
+		if errors.As(err, &se) && se.Kind == apply.ErrDocTooLarge {
+			return applied{}, nil, &LimitError{What: "document size", Limit: se.Limit, Value: se.Size}
 		}
-		if keep {
-			decoded[i] = step
+		if errors.As(err, &se) {
+			return applied{}, nil, &transform.StepError{Index: se.Index, Err: se.Err}
 		}
-		if node, err = step.Apply(node); err != nil {
-			return applied{}, nil, &transform.StepError{Index: i, Err: err}
-		}
-		if size := node.Content.Size(); size > a.cfg.MaxDocSize {
-			return applied{}, nil, &LimitError{What: "document size", Limit: a.cfg.MaxDocSize, Value: size}
-		}
-		maps[i] = step.GetMap()
-		sizes[i] = node.Content.Size()
-		buf = step.AppendJSON(buf)
-		ends[i] = len(buf)
-	}
-	if a.cfg.Strict {
-		if err := node.Check(); err != nil {
-			return applied{}, nil, firstInvalid(st, steps, err)
-		}
+		return applied{}, nil, err
 	}
 	*scratch = buf
 	// The steps' JSON stays in the history for long: one allocation of
@@ -344,22 +343,4 @@ var jsonScratch = sync.Pool{New: func() any { return new([]byte) }}
 func appendHistory(history, added []StepRecord, limit int) []StepRecord {
 	out := append(history, added...)
 	return out[max(0, len(out)-limit):]
-}
-
-// firstInvalid returns the error of the first of steps after which st's
-// document fails Node.check(), given that it fails after all of them with
-// err. The steps are known to decode and apply: this runs only when a
-// strict check failed, so that a valid submission checks the document
-// once.
-func firstInvalid(st docState, steps [][]byte, err error) error {
-	i, node := len(steps)-1, st.node
-	for j, raw := range steps[:i] {
-		step, _ := transform.StepFromJSON(st.schema, raw)
-		node, _ = step.Apply(node)
-		if e := node.Check(); e != nil {
-			i, err = j, e
-			break
-		}
-	}
-	return &transform.StepError{Index: i, Err: fmt.Errorf("the step makes the document invalid: %w", err)}
 }
