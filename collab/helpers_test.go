@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/testutil"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/store"
@@ -23,24 +23,9 @@ func lookupSchema(name string) (*model.Schema, bool) {
 }
 
 // clock is a settable time for Config.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = testutil.FakeClock
 
-func newClock() *clock { return &clock{t: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *clock { return testutil.NewFakeClock(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // newAuthority returns an Authority over st (a new memstore when nil) with
 // AutoCreate on, the basic schema and cfg's other fields, closed at the
