@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/store"
 )
@@ -115,8 +116,9 @@ const (
 	DefaultSnapshotEvery = 1_000
 	DefaultIdleUnload    = 10 * time.Minute
 	DefaultUsersWindow   = time.Minute
-	DefaultMaxSteps      = 1_000
-	DefaultMaxDocSize    = 10_000_000
+	// The limits' defaults are the one set of apply.Limits.
+	DefaultMaxSteps   = apply.DefaultMaxSteps
+	DefaultMaxDocSize = apply.DefaultMaxDocSize
 )
 
 // Authority is the central authority of many collaboratively edited
