@@ -587,20 +587,13 @@ func testEditorsOnSQLite(t *testing.T, node string, docIDs []string, cfg editors
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx, ln) }()
+	base, stopServe := serveLoopback(t, srv)
 	shutdown := func() {
 		if stopServe != nil {
-			stopServe()
-			stopServe = nil
-			if err := <-served; err != nil {
+			if err := stopServe(); err != nil {
 				t.Errorf("Serve: %v", err)
 			}
+			stopServe = nil
 			if err := a.Close(); err != nil {
 				t.Errorf("Authority.Close: %v", err)
 			}
@@ -610,7 +603,6 @@ func testEditorsOnSQLite(t *testing.T, node string, docIDs []string, cfg editors
 		}
 	}
 	defer shutdown()
-	base := "http://" + ln.Addr().String()
 
 	run := runEditors(t, node, base, docIDs, cfg)
 	run.check(t, cfg.Edits)
@@ -867,20 +859,13 @@ func TestCollabEditorsTwoNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		serveCtx, stopServe := context.WithCancel(ctx)
-		served := make(chan error, 1)
-		go func() { served <- srv.Serve(serveCtx, ln) }()
+		base, stopServe := serveLoopback(t, srv)
 		defer func() { // before the authority's Close
-			stopServe()
-			if err := <-served; err != nil {
+			if err := stopServe(); err != nil {
 				t.Errorf("Serve of node %d: %v", i, err)
 			}
 		}()
-		bases[i] = "http://" + ln.Addr().String()
+		bases[i] = base
 	}
 	if err := auths[0].Create(ctx, docID, "basic", start); err != nil {
 		t.Fatal(err)
@@ -965,4 +950,21 @@ func firstDifference(a, b []byte) string {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// serveLoopback serves srv on a free loopback port and returns its base
+// URL and the function that stops it, returning what Serve returned.
+func serveLoopback(t *testing.T, srv *server.Server) (string, func() error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	return "http://" + ln.Addr().String(), func() error {
+		stop()
+		return <-served
+	}
 }
