@@ -347,7 +347,10 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 // openStore opens the document store of --store, returning where it is.
 func openStore(kind, dir string, fullSync bool) (store.Store, string, error) {
 	if kind == "memory" {
-		return memstore.New(), "memory", nil
+		// This process is its only writer: the store is served through
+		// the Store interface alone, without memstore's notices and
+		// conditional appends, which are for writers that share it.
+		return struct{ store.Store }{memstore.New()}, "memory", nil
 	}
 	path := filepath.Join(dir, "pmauthority.db")
 	sync := sqlite.SyncNormal
