@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
@@ -149,9 +150,14 @@ func (c *wsConn) serve() {
 		*bp = msg
 		if err == nil {
 			c.lastRead.Store(time.Now().UnixNano())
-			if typ != websocket.MessageText {
+			switch {
+			case typ != websocket.MessageText:
 				c.sendError(nil, http.StatusBadRequest, -1, "binary messages are not part of the protocol: send JSON text")
-			} else {
+			case !utf8.Valid(msg):
+				// RFC 6455 §8.1: a text frame that is not UTF-8 fails
+				// the connection with 1007.
+				c.closeAfterQueue(websocket.StatusInvalidFramePayloadData, "text frame not UTF-8")
+			default:
 				c.handle(msg)
 			}
 		}
