@@ -435,6 +435,29 @@ func (a *Authority) remove(d *document) {
 	d.mu.Unlock()
 }
 
+// Exists reports whether the document id exists (loaded, or in the
+// store), without loading or creating it.
+func (a *Authority) Exists(ctx context.Context, id string) (bool, error) {
+	a.mu.Lock()
+	d := a.docs[id]
+	closed, loaded := a.closed, d != nil && d.loaded
+	a.mu.Unlock()
+	if closed {
+		return false, ErrClosed
+	}
+	if loaded {
+		return true, nil
+	}
+	_, err := a.store.Load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, storeFailed(err, "collab: load %q", id)
+	}
+	return true, nil
+}
+
 // DocInfo describes a document in List.
 type DocInfo struct {
 	ID string

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/model"
 )
 
@@ -91,6 +93,17 @@ func (s *Server) listDocs(x *exchange, r *http.Request, _ string) {
 
 // getDoc answers GET /docs/{id}.
 func (s *Server) getDoc(x *exchange, r *http.Request, id string) {
+	if r.Method == http.MethodHead {
+		// A HEAD reads: unlike GET (as in the demo), it creates nothing.
+		ok, err := s.collab.Exists(r.Context(), id)
+		if err == nil && !ok {
+			err = fmt.Errorf("collab: %q: %w", id, collab.ErrNotFound)
+		}
+		if err != nil {
+			s.fail(x, err)
+			return
+		}
+	}
 	st, err := s.collab.Get(r.Context(), id, s.user(r))
 	if err != nil {
 		s.fail(x, err)

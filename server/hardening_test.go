@@ -36,3 +36,22 @@ func TestWSInvalidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadCreatesNothing: HEAD /docs/{id} answers 404 for a document that
+// does not exist, and does not create it (GET does, as in the demo); for
+// one that exists it answers 200 as GET does.
+func TestHeadCreatesNothing(t *testing.T) {
+	e := newCollab(t, Config{}, collab.Config{})
+	if status, _ := e.request(t, "HEAD", "/docs/new", ""); status != 404 {
+		t.Fatalf("HEAD of an unknown document: %d, want 404", status)
+	}
+	if ok, err := e.auth.Exists(context.Background(), "new"); err != nil || ok {
+		t.Fatalf("after HEAD the document exists: %v %v", ok, err)
+	}
+	if status, _ := e.request(t, "GET", "/docs/new", ""); status != 200 {
+		t.Fatalf("GET: %d", status)
+	}
+	if status, _ := e.request(t, "HEAD", "/docs/new", ""); status != 200 {
+		t.Fatalf("HEAD of an existing document: %d", status)
+	}
+}
