@@ -58,7 +58,9 @@
 //	401  credentials the policy rejects (ErrUnauthenticated), with
 //	     WWW-Authenticate: Bearer error="invalid_token"
 //	403  what the policy forbids (ErrForbidden), or a collab.Config
-//	     BeforeSubmit refusal matching it
+//	     BeforeSubmit refusal matching it; a request that changes state
+//	     (POST /docs/{id}/events) with an Origin that is neither the
+//	     server's own (its Host) nor one of Config.AllowOrigins (CSRF)
 //	404  an unknown path or document
 //	405  a method the path does not take, with an Allow header
 //	409  "Version not current" (collab.ErrConflict)
@@ -66,8 +68,10 @@
 //	413  a body, a step count or a document content size over its limit;
 //	     for a document that a step makes too large, "step" is that step
 //	415  a Content-Type other than application/json (parameters allowed; a
-//	     charset must be UTF-8). A request without Content-Type is taken as
-//	     JSON, for minimal clients.
+//	     charset must be UTF-8). An apply request without Content-Type is
+//	     taken as JSON, for minimal clients; a request that changes state
+//	     must have one, since a page of another origin can send a body
+//	     without one (or as text/plain) without a CORS preflight.
 //	422  a step that fails to decode or to apply ("step": i, and the
 //	     message prosemirror-transform gives), a document that the
 //	     schema rejects (no "step"; the message starts with "invalid doc:"),

@@ -61,6 +61,9 @@ func Example_embed() {
 
 	do := func(method, path, body string) {
 		req, _ := http.NewRequest(method, app.URL+path, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			log.Fatal(err)

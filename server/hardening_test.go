@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +56,70 @@ func TestHeadCreatesNothing(t *testing.T) {
 	}
 	if status, _ := e.request(t, "HEAD", "/docs/new", ""); status != 200 {
 		t.Fatalf("HEAD of an existing document: %d", status)
+	}
+}
+
+// TestCSRF: a request that changes state must be JSON from the server's
+// own origin, an allowed one, or no browser at all: what a page of
+// another origin can send without a CORS preflight (no Content-Type, or
+// text/plain, as fetch with mode "no-cors" and sendBeacon send) is
+// refused, and so is a cross-origin JSON request; nothing changes. The
+// stateless apply endpoint still takes a body without Content-Type.
+func TestCSRF(t *testing.T) {
+	e := newCollab(t, Config{AllowOrigins: []string{"app.example.com"}}, collab.Config{})
+	body := `{"version":0,"clientID":1,"steps":[` + insert(1, "x") + `]}`
+	post := func(contentType, origin, host string) (int, string) {
+		r := httptest.NewRequest("POST", "/docs/d/events", strings.NewReader(body))
+		if contentType != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		if host != "" {
+			r.Host = host
+		}
+		w := httptest.NewRecorder()
+		e.s.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	for _, tc := range []struct {
+		name, contentType, origin, host string
+		status                          int
+		msg                             string
+	}{
+		{"no Content-Type", "", "", "", 415, "missing Content-Type"},
+		{"text/plain", "text/plain", "http://evil.example", "", 415, "unsupported Content-Type"},
+		{"cross-origin JSON", "application/json", "http://evil.example", "", 403, "cross-origin request refused"},
+		{"null origin", "application/json", "null", "", 403, "cross-origin request refused"},
+		{"origin of another port", "application/json", "http://127.0.0.1:9", "127.0.0.1:8080", 403, "cross-origin"},
+	} {
+		status, answer := post(tc.contentType, tc.origin, tc.host)
+		if status != tc.status || !strings.Contains(answer, tc.msg) {
+			t.Errorf("%s: %d %s, want %d mentioning %q", tc.name, status, answer, tc.status, tc.msg)
+		}
+	}
+	if status, _ := e.request(t, "GET", "/docs/d", ""); status != 200 {
+		t.Fatalf("GET: %d", status)
+	}
+	st, err := e.auth.Get(context.Background(), "d", "")
+	if err != nil || st.Version != 0 {
+		t.Fatalf("after the refusals: version %d, %v", st.Version, err)
+	}
+	for i, tc := range []struct{ origin, host string }{
+		{"", ""}, // not a browser
+		{"http://127.0.0.1:8080", "127.0.0.1:8080"},    // the server's own origin
+		{"https://app.example.com", "pma.example.com"}, // an allowed one
+	} {
+		body = `{"version":` + fmt.Sprint(i) + `,"clientID":1,"steps":[` + insert(1, "x") + `]}`
+		if status, answer := post("application/json", tc.origin, tc.host); status != 200 {
+			t.Errorf("origin %q: %d %s, want 200", tc.origin, status, answer)
+		}
+	}
+	r := httptest.NewRequest("POST", "/v1/apply", strings.NewReader(`{"doc":{"type":"doc","content":[{"type":"paragraph"}]},"steps":[]}`))
+	w := httptest.NewRecorder()
+	e.s.ServeHTTP(w, r)
+	if w.Code != 200 {
+		t.Fatalf("apply without Content-Type: %d %s", w.Code, w.Body)
 	}
 }

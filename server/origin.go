@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -73,4 +74,38 @@ func (s *Server) withCORS(next http.Handler) http.Handler {
 		h.Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
 	})
+}
+
+// checkCSRF refuses a request that changes state unless a page of another
+// origin could not have sent it: its Content-Type must be JSON (415
+// otherwise: a page sends a body without one, or as text/plain, without a
+// CORS preflight), and its Origin, when it has one, the server's own (the
+// request's Host) or one of Config.AllowOrigins (403 otherwise, "null"
+// included). Clients that are not browsers send no Origin.
+func (s *Server) checkCSRF(r *http.Request) error {
+	ct := r.Header["Content-Type"]
+	if len(ct) == 0 {
+		return &httpError{http.StatusUnsupportedMediaType,
+			"missing Content-Type: send application/json (UTF-8)"}
+	}
+	if !isJSON(ct[0]) {
+		return &httpError{http.StatusUnsupportedMediaType,
+			"unsupported Content-Type " + strconv.Quote(ct[0]) + ": send application/json (UTF-8)"}
+	}
+	origin := r.Header["Origin"]
+	if len(origin) == 0 {
+		return nil
+	}
+	if u, err := url.Parse(origin[0]); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+		return nil
+	}
+	if s.allowedOrigin(origin[0]) {
+		return nil
+	}
+	o := origin[0]
+	if len(o) > 100 {
+		o = o[:100] + "…"
+	}
+	return &httpError{http.StatusForbidden,
+		"cross-origin request refused: origin " + strconv.Quote(o) + " is not this server's nor allowed (serve --allow-origin)"}
 }

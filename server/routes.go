@@ -54,6 +54,9 @@ type route struct {
 	// atHello: the route is authorized by its WebSocket hello rather
 	// than before its handler.
 	atHello bool
+	// changes: the route changes state, so it takes only JSON from its
+	// own origin or an allowed one (checkCSRF).
+	changes bool
 }
 
 // routeTable returns the routes of s, in the order their methods are
@@ -75,7 +78,7 @@ func (s *Server) routeTable() []route {
 			route{Route: Route{"HEAD", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true},
 			route{Route: Route{"GET", "/docs/{id}/events", ActionRead}, handle: s.pollEvents, slash: true},
 			// ActionEdit too once the body shows steps (submitEvents).
-			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true},
+			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true},
 			route{Route: Route{"GET", "/docs/{id}/ws", ActionRead}, handle: s.serveWS, slash: true, atHello: true},
 		)
 	}
@@ -174,6 +177,12 @@ func (s *Server) admitted(rt route) http.Handler {
 		if hasID {
 			var err error
 			if id, err = docID(r.PathValue("id")); err != nil {
+				s.fail(x, err)
+				return
+			}
+		}
+		if rt.changes {
+			if err := s.checkCSRF(r); err != nil {
 				s.fail(x, err)
 				return
 			}

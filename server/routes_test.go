@@ -44,7 +44,7 @@ func TestRouteTable(t *testing.T) {
 		{"GET", "/docs/{id}", ActionRead}:            200,
 		{"HEAD", "/docs/{id}", ActionRead}:           200,
 		{"GET", "/docs/{id}/events", ActionRead}:     400, // no version
-		{"POST", "/docs/{id}/events", ActionComment}: 400, // empty request
+		{"POST", "/docs/{id}/events", ActionComment}: 415, // no Content-Type: refused as a possible cross-site request
 		{"GET", "/docs/{id}/ws", ActionRead}:         http.StatusUpgradeRequired,
 		{"GET", "/{$}", ActionPage}:                  http.StatusTeapot,
 		{"HEAD", "/{$}", ActionPage}:                 http.StatusTeapot,
