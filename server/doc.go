@@ -72,6 +72,9 @@
 //	     taken as JSON, for minimal clients; a request that changes state
 //	     must have one, since a page of another origin can send a body
 //	     without one (or as text/plain) without a CORS preflight.
+//	421  a Host the server is not reached by: not one of
+//	     Config.AllowedHosts, or, without them, not localhost or a
+//	     loopback address when Serve listens on loopback (DNS rebinding)
 //	422  a step that fails to decode or to apply ("step": i, and the
 //	     message prosemirror-transform gives), a document that the
 //	     schema rejects (no "step"; the message starts with "invalid doc:"),

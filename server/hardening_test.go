@@ -3,6 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -121,5 +124,71 @@ func TestCSRF(t *testing.T) {
 	e.s.ServeHTTP(w, r)
 	if w.Code != 200 {
 		t.Fatalf("apply without Content-Type: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestHostCheck: served on a loopback address without AllowedHosts, the
+// server answers only requests for localhost and loopback addresses: a
+// page of another domain resolved to it (DNS rebinding) gets 421 on the
+// API, the pages and the WebSocket upgrade, and reads nothing. With
+// AllowedHosts, only their hosts are answered, through ServeHTTP too.
+func TestHostCheck(t *testing.T) {
+	e := newCollab(t, Config{Web: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page") })}, collab.Config{})
+	addr, _ := serving(t, e.s)
+	_, port, _ := net.SplitHostPort(addr)
+	get := func(host, path string, header http.Header) (int, string) {
+		t.Helper()
+		r, err := http.NewRequest("GET", "http://"+addr+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range header {
+			r.Header[k] = v
+		}
+		r.Host = host
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	upgrade := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"},
+		"Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}, "Origin": {"http://evil.example:" + port}}
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example:" + port} {
+		for _, path := range []string{"/docs/d", "/", "/healthz"} {
+			if status, body := get(host, path, nil); status != http.StatusMisdirectedRequest || !strings.Contains(body, "unknown host") {
+				t.Errorf("Host %s, GET %s: %d %s, want 421", host, path, status, body)
+			}
+		}
+		if status, _ := get(host, "/docs/d/ws", upgrade); status != http.StatusMisdirectedRequest {
+			t.Errorf("Host %s, WebSocket upgrade: %d, want 421", host, status)
+		}
+	}
+	for _, host := range []string{addr, "localhost:" + port, "app.localhost:" + port, "[::1]:" + port, "127.0.0.2:" + port} {
+		if status, body := get(host, "/docs/d", nil); status != 200 {
+			t.Errorf("Host %s: %d %s, want 200", host, status, body)
+		}
+	}
+	// Requests that do not come through Serve's loopback listener are left
+	// to whoever serves them.
+	if status, _ := e.request(t, "GET", "/docs/d", ""); status != 200 {
+		t.Fatalf("ServeHTTP with Host example.com: %d", status)
+	}
+
+	e = newCollab(t, Config{AllowedHosts: []string{"pma.example.com", "*.pma.test"}}, collab.Config{})
+	for host, want := range map[string]int{"pma.example.com": 200, "pma.example.com:8443": 200, "a.pma.test": 200,
+		"example.com": 421, "localhost": 421} {
+		r := httptest.NewRequest("GET", "/docs/d", nil)
+		r.Host = host
+		w := httptest.NewRecorder()
+		e.s.ServeHTTP(w, r)
+		if w.Code != want {
+			t.Errorf("AllowedHosts, Host %s: %d, want %d", host, w.Code, want)
+		}
+	}
+	if _, err := New(Config{AllowedHosts: []string{"http://x/"}}); err == nil {
+		t.Error("New took an allowed host with a scheme and a path")
 	}
 }

@@ -2,16 +2,18 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"path"
 	"strconv"
 	"strings"
 )
 
-// checkOrigins checks Config.AllowOrigins' patterns and returns them
-// lower-cased.
-func checkOrigins(patterns []string) ([]string, error) {
+// checkHostPatterns checks the patterns of Config.AllowOrigins or
+// Config.AllowedHosts and returns them lower-cased.
+func checkHostPatterns(patterns []string) ([]string, error) {
 	out := make([]string, 0, len(patterns))
 	for _, p := range patterns {
 		if p == "" || strings.Contains(p, "/") {
@@ -108,4 +110,81 @@ func (s *Server) checkCSRF(r *http.Request) error {
 	}
 	return &httpError{http.StatusForbidden,
 		"cross-origin request refused: origin " + strconv.Quote(o) + " is not this server's nor allowed (serve --allow-origin)"}
+}
+
+// withHostCheck refuses, with 421, a request whose Host the server is not
+// meant to be reached by (allowedHost): the defence against DNS
+// rebinding, where a page of an attacker's domain, resolved to this
+// server's address, would otherwise read and edit its documents. It comes
+// before the route table, so that it holds for the pages, the API and the
+// WebSocket upgrade alike.
+func (s *Server) withHostCheck(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.allowedHost(r.Host, r.Context().Value(loopbackListener{}) != nil) {
+			h := r.Host
+			if len(h) > 100 {
+				h = h[:100] + "…"
+			}
+			s.fail(w.(*exchange), &httpError{http.StatusMisdirectedRequest,
+				"unknown host " + strconv.Quote(h) + ": this server is not served under that name (serve --allowed-host)"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// allowedHost reports whether a request for host (a Host header,
+// host[:port]) may be answered: with Config.AllowedHosts, when a pattern
+// matches it or its name without the port; without them, for a request
+// that came through Serve on a loopback listener (onLoopback), only
+// localhost (and its subdomains) and loopback addresses; otherwise any
+// host (an app that serves the Server's handler itself decides).
+func (s *Server) allowedHost(host string, onLoopback bool) bool {
+	if len(s.hosts) == 0 && !onLoopback || host == "" {
+		return true
+	}
+	host = strings.ToLower(host)
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	if len(s.hosts) > 0 {
+		for _, p := range s.hosts {
+			if ok, _ := path.Match(p, host); ok {
+				return true
+			}
+			if ok, _ := path.Match(p, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(name)
+	return err == nil && ip.IsLoopback()
+}
+
+// loopbackListener is the context key that marks the requests Serve
+// accepted on a loopback listener.
+type loopbackListener struct{}
+
+// isLoopback reports whether addr, a listener's address, is a loopback
+// address.
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// hostsInEffect describes the hosts allowedHost takes, for the log.
+func (s *Server) hostsInEffect() string {
+	switch {
+	case len(s.hosts) > 0:
+		return strings.Join(s.hosts, ",")
+	case s.onLoopback.Load():
+		return "localhost and loopback addresses"
+	}
+	return "any"
 }

@@ -63,7 +63,7 @@ func TestServeGraceful(t *testing.T) {
 	}
 	defer conn.Close()
 	half := len(reqtest.Seed) / 2
-	fmt.Fprintf(conn, "POST /v1/apply HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(reqtest.Seed), reqtest.Seed[:half])
+	fmt.Fprintf(conn, "POST /v1/apply HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(reqtest.Seed), reqtest.Seed[:half])
 	waitFor(t, func() bool { return s.inFlight() == 1 })
 
 	stopped := make(chan error, 1)
@@ -104,7 +104,7 @@ func TestServeShutdownTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{")
 	waitFor(t, func() bool { return s.inFlight() == 1 })
 	start := time.Now()
 	err = stop()
@@ -126,8 +126,8 @@ func TestSlowClients(t *testing.T) {
 	for _, tc := range []struct {
 		name, send string
 	}{
-		{"header never ends", "POST / HTTP/1.1\r\nHost: x\r\n"},
-		{"body never ends", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"},
+		{"header never ends", "POST / HTTP/1.1\r\nHost: localhost\r\n"},
+		{"body never ends", "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{"},
 		{"idle", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -76,6 +76,14 @@ type Config struct {
 	// accepted (same-origin ones always are) and the HTTP answers carry
 	// CORS headers for them, preflights included. Empty: same origin only.
 	AllowOrigins []string
+	// AllowedHosts are the host patterns (path.Match syntax, matched
+	// against a request's Host header, host[:port], case-insensitively:
+	// e.g. "pma.example.com", "*.example.com") by which the server may be
+	// reached; a request for another host is refused with 421 (DNS
+	// rebinding: a page of an attacker's domain that resolves to this
+	// server). Empty: when Serve listens on a loopback address, only
+	// localhost and loopback addresses (any port); otherwise any host.
+	AllowedHosts []string
 
 	// Web serves the demo pages (GET and HEAD of /, /edit/{id} and
 	// /assets/…), normally web.Handler(); nil leaves those paths
@@ -188,6 +196,8 @@ type Server struct {
 	pollTimeout   time.Duration
 	trustProxy    bool
 	origins       []string           // Config.AllowOrigins, lower-cased
+	hosts         []string           // Config.AllowedHosts, lower-cased
+	onLoopback    atomic.Bool        // Serve listens on a loopback address
 	collabScratch sync.Pool          // of *collabScratch
 	polls         context.Context    // done when Serve shuts down: waiting polls answer at once
 	stopPolls     context.CancelFunc // ends polls
@@ -212,12 +222,17 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	def := reg.Default()
-	origins, err := checkOrigins(cfg.AllowOrigins)
+	origins, err := checkHostPatterns(cfg.AllowOrigins)
 	if err != nil {
 		return nil, err
 	}
+	hosts, err := checkHostPatterns(cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("allowed hosts: %w", err)
+	}
 	s := &Server{
 		origins:     origins,
+		hosts:       hosts,
 		limits:      cfg.Limits.WithDefaults(),
 		timeouts:    cfg.Timeouts.withDefaults(),
 		log:         cfg.Logger,
@@ -276,7 +291,7 @@ func New(cfg Config) (*Server, error) {
 	if len(s.origins) > 0 {
 		h = s.withCORS(h)
 	}
-	s.handler = s.logged(h)
+	s.handler = s.logged(s.withHostCheck(h))
 	return s, nil
 }
 
@@ -287,8 +302,9 @@ func (s *Server) Limits() Limits { return s.limits }
 func (s *Server) Timeouts() Timeouts { return s.timeouts }
 
 // ServeHTTP answers one request: the access log and panic recovery
-// (log.go) wrap CORS (origin.go, with Config.AllowOrigins), which wraps the
-// route table (routes.go).
+// (log.go) wrap the Host check and CORS (origin.go, with
+// Config.AllowedHosts and Config.AllowOrigins), which wrap the route table
+// (routes.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
@@ -324,6 +340,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	if isLoopback(ln.Addr()) {
+		// Without Config.AllowedHosts, its requests are for loopback
+		// names only (allowedHost).
+		s.onLoopback.Store(true)
+		hs.BaseContext = func(net.Listener) context.Context {
+			return context.WithValue(context.Background(), loopbackListener{}, true)
+		}
+	}
 	hs.RegisterOnShutdown(s.stopPolls)
 	l := s.limits
 	s.log.Info("pmauthority serving",
@@ -333,7 +357,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			"max_doc_size", l.MaxDocSize, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes),
 		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
 			"idle", t.Idle, "shutdown", t.Shutdown),
-		"apply_workers", cap(s.workers), "log_requests", s.logRequests)
+		"apply_workers", cap(s.workers), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -61,7 +61,8 @@ limit, 415 not JSON, 422 a step fails or the document is invalid for the
 schema (--strict also checks documents as Node.check() does).
 
 Pages of other origins may use the API (WebSockets, CORS) only when their
-host matches an --allow-origin pattern.
+host matches an --allow-origin pattern. Requests for a Host the server is
+not reached by are refused with 421 (--allowed-host).
 
 flags:
 `
@@ -121,6 +122,7 @@ type serveFlags struct {
 	pollTimeout                     time.Duration
 	trustProxy, strict, webPages    bool
 	origins                         stringsFlag
+	hosts                           stringsFlag
 	named                           schemaFlags
 	defaultSchema                   string
 	limits                          server.Limits
@@ -150,6 +152,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.BoolVar(&f.trustProxy, "trust-proxy", false, "count users by the first X-Forwarded-For address (only behind a proxy that sets it)")
 	fs.BoolVar(&f.strict, "strict", false, "also check every document against its schema as Node.check() does (content, marks, attributes), and refuse steps that make one invalid (422); off: what prosemirror-transform accepts, pmauthority accepts")
 	fs.BoolVar(&f.webPages, "web", true, "serve the demo pages: GET / (the documents), /edit/{id} (a collaborative editor) and /assets/")
+	fs.Var(&f.hosts, "allowed-host", "answer only requests whose Host matches `PATTERN` (e.g. pma.example.com, *.example.com; with or without :port), others 421; repeatable. Default: on a loopback --addr, localhost and loopback addresses only (against DNS rebinding); otherwise any host")
 	fs.Var(&f.origins, "allow-origin", "let pages of another origin whose host[:port] matches `PATTERN` (e.g. app.example.com, *.example.com, localhost:*) use the API: WebSockets and CORS; repeatable")
 	fs.Var(&f.named, "schema", "serve the schema spec in `NAME=FILE` (JSON) under NAME; repeatable")
 	fs.StringVar(&f.defaultSchema, "default-schema", "basic", "`name` of the schema of requests that name none (a built-in: basic, text; or a --schema NAME)")
@@ -259,6 +262,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		TrustProxy:    f.trustProxy,
 		Strict:        f.strict,
 		AllowOrigins:  f.origins,
+		AllowedHosts:  f.hosts,
 	}
 	if f.webPages {
 		c.server.Web = web.Handler()

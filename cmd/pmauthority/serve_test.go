@@ -307,3 +307,37 @@ func TestServeHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestServeAllowedHost: on its loopback --addr the server answers only
+// loopback names by default (DNS rebinding), and with --allowed-host only
+// those hosts; others get 421.
+func TestServeAllowedHost(t *testing.T) {
+	status := func(addr, host string) int {
+		t.Helper()
+		r, _ := http.NewRequest("GET", "http://"+addr+"/healthz", nil)
+		r.Host = host
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		args  []string
+		hosts map[string]int
+	}{
+		{nil, map[string]int{"localhost": 200, "127.0.0.1": 200, "evil.example": 421}},
+		{[]string{"--allowed-host", "pma.example.com"}, map[string]int{"pma.example.com": 200, "localhost": 421, "evil.example": 421}},
+	} {
+		addr, _, stop := startServe(t, append([]string{"--store", "memory"}, tc.args...)...)
+		for host, want := range tc.hosts {
+			if got := status(addr, host); got != want {
+				t.Errorf("%v: Host %s: %d, want %d", tc.args, host, got, want)
+			}
+		}
+		if code := stop(); code != 0 {
+			t.Fatalf("serve exited with %d", code)
+		}
+	}
+}
