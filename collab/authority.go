@@ -435,6 +435,21 @@ func (a *Authority) remove(d *document) {
 	d.mu.Unlock()
 }
 
+// Check reports whether the Authority can accept changes: ErrClosed after
+// Close, an error matching ErrUnavailable when its store says it cannot
+// take writes (a store.Checker), nil otherwise.
+func (a *Authority) Check() error {
+	if a.isClosed() {
+		return ErrClosed
+	}
+	if c, ok := a.store.(store.Checker); ok {
+		if err := c.Check(); err != nil {
+			return storeFailed(err, "collab: store check")
+		}
+	}
+	return nil
+}
+
 // Exists reports whether the document id exists (loaded, or in the
 // store), without loading or creating it.
 func (a *Authority) Exists(ctx context.Context, id string) (bool, error) {

@@ -7,12 +7,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/store/sqlite"
 )
 
 // TestWSInvalidUTF8: a text frame that is not UTF-8 closes the connection
@@ -190,5 +193,41 @@ func TestHostCheck(t *testing.T) {
 	}
 	if _, err := New(Config{AllowedHosts: []string{"http://x/"}}); err == nil {
 		t.Error("New took an allowed host with a scheme and a path")
+	}
+}
+
+// TestWALDeleted: once the SQLite store's write-ahead log is deleted under
+// the running server (an operator's mistake), submissions answer 503 and
+// are not acknowledged, /healthz answers 503 saying why, and the cause is
+// logged; nothing acknowledged after the deletion would have been lost.
+func TestWALDeleted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pma.db")
+	st, err := sqlite.Open(path, sqlite.Options{Sync: sqlite.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e := newCollab(t, Config{}, collab.Config{Store: st})
+	post := func(version int) (int, string) {
+		w := e.serve(defaultIP, "POST", "/docs/d/events", `{"version":`+fmt.Sprint(version)+`,"clientID":1,"steps":[`+insert(1, "x")+`]}`, nil)
+		return w.Code, w.Body.String()
+	}
+	if status, body := post(0); status != 200 {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	if status, _ := e.request(t, "GET", "/healthz", ""); status != 200 {
+		t.Fatalf("/healthz: %d", status)
+	}
+	if err := os.Remove(path + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := post(1); status != 503 || !strings.Contains(body, "storage unavailable") {
+		t.Fatalf("POST after the WAL was deleted: %d %s, want 503", status, body)
+	}
+	if w := e.serve(defaultIP, "GET", "/healthz", "", nil); w.Code != 503 {
+		t.Fatalf("/healthz after the WAL was deleted: %d %s, want 503", w.Code, w.Body)
+	}
+	if !strings.Contains(e.logs.String(), "write-ahead log") {
+		t.Fatalf("the log does not say why:\n%s", e.logs.String())
 	}
 }

@@ -212,8 +212,15 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	s.fail(w.(*exchange), &notFoundError{path: r.URL.Path})
 }
 
-// health answers GET /healthz.
+// health answers GET /healthz: 503 when the authority cannot accept
+// changes (closing, or its store cannot take writes: store.Checker).
 func (s *Server) health(x *exchange, _ *http.Request, _ string) {
+	if s.collab != nil {
+		if err := s.collab.Check(); err != nil {
+			s.fail(x, err)
+			return
+		}
+	}
 	s.write(x, http.StatusOK, []byte(`{"status":"ok"}`))
 }
 

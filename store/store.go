@@ -180,3 +180,10 @@ type Notifier interface {
 	// order; a backend that may have missed some sends Notice{ID: ""}.
 	Subscribe(fn func(Notice)) (cancel func())
 }
+
+// Checker is implemented by stores that can tell whether they can take
+// writes now (the SQLite store: its files are still the ones it opened).
+// Check returns nil when they can, and why not otherwise.
+type Checker interface {
+	Check() error
+}

@@ -75,6 +75,9 @@ type Store struct {
 	done   chan struct{} // closed when the writer has drained queue
 	now    func() time.Time
 
+	// files watches the database file and its write-ahead log (files.go).
+	files *files
+
 	// readers is held for reading by Load, Steps and List, so that the
 	// writer can wait for a moment without readers (see writer.boundWAL).
 	readers sync.RWMutex
@@ -146,6 +149,9 @@ func (s *Store) open(opts Options) error {
 			return err
 		}
 	}
+	if s.files, err = watchFiles(s.path); err != nil {
+		return err
+	}
 	s.rdb, err = sql.Open("sqlite", dsn(s.path, busy, "_query_only=1"))
 	if err != nil {
 		return err
@@ -162,6 +168,11 @@ func dsn(path string, params ...string) string {
 	path = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return "file:" + path + "?" + strings.Join(params, "&")
 }
+
+// Check reports whether the store can take writes: an error when its
+// database file or write-ahead log was deleted or replaced while open (a
+// store.Checker).
+func (s *Store) Check() error { return s.files.check() }
 
 // Close waits for the queued writes to commit and closes the file.
 // Later calls of every method return store.ErrClosed.

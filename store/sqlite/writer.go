@@ -293,7 +293,13 @@ func (s *Store) writeLoop() {
 			lone = 0
 		}
 		s.w.mu.Lock()
-		s.w.commit(batch, errs[:len(batch)])
+		if err := s.files.check(); err != nil {
+			for i := range batch {
+				errs[i] = err
+			}
+		} else {
+			s.w.commit(batch, errs[:len(batch)])
+		}
 		for i, o := range batch {
 			o.done <- errs[i]
 			batch[i], errs[i] = nil, nil
