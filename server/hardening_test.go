@@ -231,3 +231,88 @@ func TestWALDeleted(t *testing.T) {
 		t.Fatalf("the log does not say why:\n%s", e.logs.String())
 	}
 }
+
+// dialFrom opens a WebSocket to document id as the client at ip (by
+// X-Forwarded-For, with Config.TrustProxy); it returns the HTTP status of
+// a refused upgrade, and the connection otherwise.
+func (e *wsEnv) dialFrom(t *testing.T, ip, id string) (*websocket.Conn, int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	opts := &websocket.DialOptions{Subprotocols: []string{WSSubprotocol}, HTTPHeader: http.Header{"X-Forwarded-For": {ip}}}
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.ts.URL, "http")+"/docs/"+id+"/ws", opts)
+	if err != nil {
+		if resp == nil {
+			t.Fatalf("dial: %v", err)
+		}
+		return nil, resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return c, 101, ""
+}
+
+// TestConnLimits: WebSockets and waiting long polls count against
+// Limits.MaxClientConns per client and Limits.MaxConns in all; one over
+// is refused with 429 and Retry-After, before any upgrade or wait, and a
+// connection that ends gives its place back.
+func TestConnLimits(t *testing.T) {
+	e := newWS(t, Config{TrustProxy: true, Limits: Limits{MaxClientConns: 2, MaxConns: 3}, PollTimeout: 5 * time.Second}, collab.Config{}, nil)
+	a1, _, _ := e.dialFrom(t, "10.0.0.1", "d")
+	e.dialFrom(t, "10.0.0.1", "d")
+	if _, status, retry := e.dialFrom(t, "10.0.0.1", "d"); status != 429 || retry == "" {
+		t.Fatalf("third WebSocket of a client: %d (Retry-After %q), want 429 with Retry-After", status, retry)
+	}
+	// Another client's long poll waits (the total is then 3) …
+	poll := func(ip string) *http.Response {
+		r, _ := http.NewRequest("GET", e.ts.URL+"/docs/d/events?version=0&commentVersion=0", nil)
+		r.Header.Set("X-Forwarded-For", ip)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	e.mustGet(t, "/docs/d")
+	waiting := make(chan *http.Response, 1)
+	go func() { waiting <- poll("10.0.0.2") }()
+	waitFor(t, func() bool { e.s.conns.mu.Lock(); defer e.s.conns.mu.Unlock(); return e.s.conns.total == 3 })
+	// … and a fourth connection of anyone is over the total.
+	if _, status, _ := e.dialFrom(t, "10.0.0.3", "d"); status != 429 {
+		t.Fatalf("a connection over the total: %d, want 429", status)
+	}
+	if resp := poll("10.0.0.3"); resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a long poll over the total: %d, want 429 with Retry-After", resp.StatusCode)
+	}
+	// The refused poll was seen as a user, which answers the waiting one
+	// (as in the demo); a closed WebSocket gives its place back too.
+	if resp := <-waiting; resp.StatusCode != 200 {
+		t.Fatalf("the waiting poll: %d", resp.StatusCode)
+	}
+	a1.Close(websocket.StatusNormalClosure, "")
+	waitFor(t, func() bool { e.s.conns.mu.Lock(); defer e.s.conns.mu.Unlock(); return e.s.conns.total == 1 })
+	if _, status, _ := e.dialFrom(t, "10.0.0.1", "d"); status != 101 {
+		t.Fatalf("after one closed: %d, want 101", status)
+	}
+}
+
+// TestWSMessageRate: a WebSocket client sending faster than
+// Limits.MaxWSMessages per second (beyond a burst of twice as many) gets
+// error 429 and is closed with 4029.
+func TestWSMessageRate(t *testing.T) {
+	e := newWS(t, Config{Limits: Limits{MaxWSMessages: 1}}, collab.Config{}, nil)
+	c := e.dial(t, "d", false)
+	for i := range 12 {
+		c.send(`{"type":"ping","id":` + fmt.Sprint(i) + `}`)
+	}
+	for i := range 2 { // the burst
+		if m := c.next("pong"); string(m.ID) != fmt.Sprint(i) {
+			t.Fatalf("pong %s, want id %d", m.raw, i)
+		}
+	}
+	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "too many messages") {
+		t.Fatalf("error %s, want 429", m.raw)
+	}
+	if code, _ := c.closed(0); code != wsCloseTooManyMessages {
+		t.Fatalf("closed with %d, want 4029", code)
+	}
+}
