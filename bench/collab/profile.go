@@ -74,9 +74,7 @@ func cmdPprofServe(args []string) error {
 		return err
 	}
 	defer auth.Close()
-	// The loads open up to thousands of connections from one address.
-	lim := server.Limits{MaxConns: 1_000_000, MaxClientConns: 1_000_000}
-	srv, err := server.New(server.Config{DefaultSchema: "basic", Logger: logger, Collab: auth, Limits: lim})
+	srv, err := server.New(server.Config{DefaultSchema: "basic", Logger: logger, Collab: auth})
 	if err != nil {
 		return err
 	}

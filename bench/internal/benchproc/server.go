@@ -1,10 +1,8 @@
 package benchproc
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -77,27 +75,3 @@ func (s *Server) LogTail(n int) string {
 	b, _ := os.ReadFile(s.Log.Name())
 	return LastLines(b, n)
 }
-
-// UnlimitedConns returns the serve flags that lift a pmauthority binary's
-// connection limits (--max-conns, --max-client-conns), for loads that open
-// thousands of connections from one address; none for a binary older than
-// those flags. The answer is cached per binary.
-func UnlimitedConns(bin string) []string {
-	connFlagsMu.Lock()
-	defer connFlagsMu.Unlock()
-	if flags, ok := connFlags[bin]; ok {
-		return flags
-	}
-	var flags []string
-	help, _ := exec.Command(bin, "serve", "-h").CombinedOutput()
-	if bytes.Contains(help, []byte("-max-client-conns")) {
-		flags = []string{"--max-conns", "1000000", "--max-client-conns", "1000000"}
-	}
-	connFlags[bin] = flags
-	return flags
-}
-
-var (
-	connFlagsMu sync.Mutex
-	connFlags   = map[string][]string{}
-)
