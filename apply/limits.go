@@ -9,9 +9,6 @@ const (
 	DefaultMaxDocSize     = 10_000_000
 	DefaultMaxDepth       = jsonscan.DefaultMaxDepth
 	DefaultMaxHeaderBytes = 64 << 10
-	DefaultMaxConns       = 10_000
-	DefaultMaxClientConns = 256
-	DefaultMaxWSMessages  = 200
 )
 
 // Limits bound the work one request may ask for. Every limit answers with
@@ -33,19 +30,6 @@ type Limits struct {
 	MaxDepth int
 	// MaxHeaderBytes is the largest request header, in bytes.
 	MaxHeaderBytes int
-
-	// The server's connection limits (the apply request does not use
-	// them).
-
-	// MaxConns is the most WebSocket connections and waiting long polls
-	// the server holds at once, from all clients.
-	MaxConns int
-	// MaxClientConns is the most of them one client (its address, or the
-	// principal once authenticated) holds at once.
-	MaxClientConns int
-	// MaxWSMessages is how many messages a WebSocket client may send per
-	// second, on average (twice as many in a burst).
-	MaxWSMessages int
 }
 
 // DefaultLimits returns the default limits.
@@ -56,9 +40,6 @@ func DefaultLimits() Limits {
 		MaxDocSize:     DefaultMaxDocSize,
 		MaxDepth:       DefaultMaxDepth,
 		MaxHeaderBytes: DefaultMaxHeaderBytes,
-		MaxConns:       DefaultMaxConns,
-		MaxClientConns: DefaultMaxClientConns,
-		MaxWSMessages:  DefaultMaxWSMessages,
 	}
 }
 
@@ -80,15 +61,6 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxHeaderBytes <= 0 {
 		l.MaxHeaderBytes = d.MaxHeaderBytes
-	}
-	if l.MaxConns <= 0 {
-		l.MaxConns = d.MaxConns
-	}
-	if l.MaxClientConns <= 0 {
-		l.MaxClientConns = d.MaxClientConns
-	}
-	if l.MaxWSMessages <= 0 {
-		l.MaxWSMessages = d.MaxWSMessages
 	}
 	return l
 }

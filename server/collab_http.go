@@ -146,11 +146,6 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 		// wait for news or a new user count. The connection's read and
 		// write deadlines (Timeouts) would cut a wait longer than they
 		// are, so this request gets its own.
-		if err := s.takeConn(user); err != nil {
-			s.fail(x, err)
-			return
-		}
-		defer s.dropConn(user)
 		rc := http.NewResponseController(x)
 		deadline := time.Now().Add(s.pollTimeout + s.timeouts.Write)
 		rc.SetReadDeadline(deadline)

@@ -156,8 +156,6 @@ func (s *Server) fail(x *exchange, err error) {
 		h["Www-Authenticate"] = wwwAuthenticate
 	case errors.Is(err, collab.ErrUnavailable):
 		h.Set("Retry-After", retryAfterStorage)
-	case a.status == http.StatusTooManyRequests:
-		h.Set("Retry-After", retryAfterConns)
 	}
 	s.writeError(x, a.status, a.step, a.msg)
 	if a.logCause {

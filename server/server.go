@@ -198,7 +198,6 @@ type Server struct {
 	origins       []string           // Config.AllowOrigins, lower-cased
 	hosts         []string           // Config.AllowedHosts, lower-cased
 	onLoopback    atomic.Bool        // Serve listens on a loopback address
-	conns         conns              // WebSockets and waiting long polls (conns.go)
 	collabScratch sync.Pool          // of *collabScratch
 	polls         context.Context    // done when Serve shuts down: waiting polls answer at once
 	stopPolls     context.CancelFunc // ends polls
@@ -355,8 +354,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		"addr", ln.Addr().String(),
 		"schemas", s.schemaNames, "default_schema", s.defName,
 		slog.Group("limits", "max_body_bytes", l.MaxBodyBytes, "max_steps", l.MaxSteps,
-			"max_doc_size", l.MaxDocSize, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes,
-			"max_conns", l.MaxConns, "max_client_conns", l.MaxClientConns, "max_ws_messages", l.MaxWSMessages),
+			"max_doc_size", l.MaxDocSize, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes),
 		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
 			"idle", t.Idle, "shutdown", t.Shutdown),
 		"apply_workers", cap(s.workers), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())

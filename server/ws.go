@@ -33,16 +33,6 @@ const wsHelloTimeout = 30 * time.Second
 // route is not authorized before: the connection's hello is (hello).
 func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
 	c := &wsConn{s: s, user: s.user(r), id: id, upgrade: r, anchor: -1, head: -1}
-	if err := s.takeConn(c.user); err != nil {
-		s.fail(x, err)
-		return
-	}
-	counted := true
-	defer func() {
-		if counted {
-			s.dropConn(c.user)
-		}
-	}()
 	c.lastRead.Store(time.Now().UnixNano())
 	ws, err := websocket.Accept(smallBuffers{x, c}, r, &websocket.AcceptOptions{
 		Subprotocols:   []string{WSSubprotocol},
@@ -73,9 +63,7 @@ func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
 	// holds net/http's request, response and their buffers on a stack
 	// grown by the request's handling, ends, and an idle connection costs
 	// that much less.
-	counted = false // from now on, the goroutine's
 	go func() {
-		defer s.dropConn(c.user)
 		defer s.unregisterWS(c)
 		c.serve()
 	}()
@@ -163,10 +151,6 @@ func (c *wsConn) serve() {
 		if err == nil {
 			c.lastRead.Store(time.Now().UnixNano())
 			switch {
-			case !c.rate.allow(time.Now(), c.s.limits.MaxWSMessages):
-				c.sendError(nil, http.StatusTooManyRequests, -1,
-					"too many messages: over "+strconv.Itoa(c.s.limits.MaxWSMessages)+" per second (serve --max-ws-messages)")
-				c.closeAfterQueue(wsCloseTooManyMessages, "too many messages")
 			case typ != websocket.MessageText:
 				c.sendError(nil, http.StatusBadRequest, -1, "binary messages are not part of the protocol: send JSON text")
 			case !utf8.Valid(msg):

@@ -32,7 +32,6 @@ type wsConn struct {
 	clientID []byte // JSON text
 	ident    []byte // {"clientID":…,"name":…,"color":… — the start of its presence entries
 
-	rate     messageRate  // of the messages read (the reader goroutine's)
 	lastRead atomic.Int64 // unix nanoseconds of the last frame read, pongs included
 	deadline atomic.Int64 // unix nanoseconds of conn's write deadline (armWriteDeadline)
 

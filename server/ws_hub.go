@@ -36,9 +36,8 @@ const (
 
 // Close codes of the protocol beyond RFC 6455's.
 const (
-	wsCloseTooSlow         websocket.StatusCode = 4008
-	wsCloseTooManyMessages websocket.StatusCode = 4029
-	wsCloseInvalidVersion  websocket.StatusCode = 4400
+	wsCloseTooSlow        websocket.StatusCode = 4008
+	wsCloseInvalidVersion websocket.StatusCode = 4400
 )
 
 // wsHubs holds the WebSocket connections of a Server and one hub per

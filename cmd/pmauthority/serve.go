@@ -163,9 +163,6 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&lim.MaxDepth, "max-depth", lim.MaxDepth, "deepest nesting of JSON arrays and objects in a request; 400 above")
 	maxHeader := sizeFlag(lim.MaxHeaderBytes)
 	fs.Var(&maxHeader, "max-header", "largest request header `size`; 431 above")
-	fs.IntVar(&lim.MaxConns, "max-conns", lim.MaxConns, "most WebSockets and waiting long polls at once, in all; 429 above")
-	fs.IntVar(&lim.MaxClientConns, "max-client-conns", lim.MaxClientConns, "most WebSockets and waiting long polls at once from one client address; 429 above")
-	fs.IntVar(&lim.MaxWSMessages, "max-ws-messages", lim.MaxWSMessages, "most messages per second from one WebSocket (twice as many in a burst); above: error 429 and close 4029")
 	fs.DurationVar(&tmo.ReadHeader, "read-header-timeout", tmo.ReadHeader, "time allowed to read a request's header")
 	fs.DurationVar(&tmo.Read, "read-timeout", tmo.Read, "time allowed to read a whole request, body included")
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
@@ -193,8 +190,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	}
 	lim.MaxBodyBytes, lim.MaxHeaderBytes = int64(maxBody), int(maxHeader)
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
-		"max-doc-size": int64(lim.MaxDocSize), "max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes),
-		"max-conns": int64(lim.MaxConns), "max-client-conns": int64(lim.MaxClientConns), "max-ws-messages": int64(lim.MaxWSMessages)} {
+		"max-doc-size": int64(lim.MaxDocSize), "max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
 		if v <= 0 {
 			return nil, fmt.Errorf("--%s must be positive", name)
 		}
