@@ -569,14 +569,7 @@ func testEditorsOnSQLite(t *testing.T, node string, docIDs []string, cfg editors
 	}()
 	dbPath := filepath.Join(t.TempDir(), "pmauthority.db")
 	a, st, loads := newEditorsAuthority(t, dbPath, logger, cfg)
-	basic, err := schemas.Get("basic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start, err := basic.NodeFromJSON([]byte(editorsStartDoc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	start := editorsStart(t)
 	ctx := context.Background()
 	for _, id := range docIDs {
 		if err := a.Create(ctx, id, "basic", start); err != nil {
@@ -825,14 +818,7 @@ func TestCollabEditorsTwoNodes(t *testing.T) {
 	}()
 	shared := memstore.New()
 	defer shared.Close()
-	basic, err := schemas.Get("basic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start, err := basic.NodeFromJSON([]byte(editorsStartDoc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	start := editorsStart(t)
 	ctx := context.Background()
 	auths := make([]*collab.Authority, 2)
 	bases := make([]string, 2)
@@ -967,4 +953,18 @@ func serveLoopback(t *testing.T, srv *server.Server) (string, func() error) {
 		stop()
 		return <-served
 	}
+}
+
+// editorsStart returns editorsStartDoc in the basic schema.
+func editorsStart(t *testing.T) *model.Node {
+	t.Helper()
+	basic, err := schemas.Get("basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := basic.NodeFromJSON([]byte(editorsStartDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start
 }
