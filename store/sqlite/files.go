@@ -20,6 +20,12 @@ type files struct {
 
 	mu  sync.Mutex
 	err error // sticky: the first change seen
+	// walOnly is set with err when the database file is still the one
+	// opened and only the write-ahead log changed.
+	walOnly bool
+	// rescued is set once the writer copied the open log into the
+	// database file (Store.rescue).
+	rescued bool
 }
 
 // watchFiles records the identity of the files at path and path-wal, which
@@ -56,6 +62,7 @@ func (f *files) check() error {
 			f.err = fmt.Errorf("store: the %s %s was replaced while open: writes refused until the server restarts", file.what, file.path)
 		}
 		if f.err != nil {
+			f.walOnly = file.path == f.wal
 			return f.err
 		}
 	}

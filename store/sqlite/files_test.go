@@ -68,3 +68,45 @@ func TestFilesDeletedOrReplaced(t *testing.T) {
 		})
 	}
 }
+
+// TestWALDeletedRescued: the writes acknowledged before the write-ahead
+// log was deleted are copied from the still open log into the database
+// file, so a store reopened on the path has them (the process could be
+// killed at once after).
+func TestWALDeletedRescued(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "pma.db")
+	s, err := Open(path, Options{Sync: SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, "d", "basic", []byte(`{"type":"doc"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	for v := range int64(5) {
+		step := []store.Step{{Version: v + 1, JSON: []byte(`{}`), ClientID: []byte("1")}}
+		if err := s.Append(ctx, "d", v, step, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(path + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	step := []store.Step{{Version: 6, JSON: []byte(`{}`), ClientID: []byte("1")}}
+	err = s.Append(ctx, "d", 5, step, nil)
+	if err == nil || !strings.Contains(err.Error(), "copied into the database file") {
+		t.Fatalf("Append after the WAL was deleted: %v, want the refusal saying the writes were copied", err)
+	}
+	// Reopened on the same path without closing the first store (as
+	// after a SIGKILL; closing would checkpoint anyway).
+	r, err := Open(path, Options{Sync: SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	head, err := r.Load(ctx, "d")
+	if err != nil || head.Version != 5 {
+		t.Fatalf("reopened: version %d, %v; want the 5 acknowledged steps", head.Version, err)
+	}
+	s.Close()
+}

@@ -294,6 +294,8 @@ func (s *Store) writeLoop() {
 		}
 		s.w.mu.Lock()
 		if err := s.files.check(); err != nil {
+			s.rescue()
+			err = s.files.check()
 			for i := range batch {
 				errs[i] = err
 			}
@@ -306,6 +308,31 @@ func (s *Store) writeLoop() {
 		}
 		s.w.maintain()
 		s.w.mu.Unlock()
+	}
+}
+
+// rescue runs when the files check fails. When only the write-ahead log
+// was deleted or replaced, the writer's connection still holds the log it
+// opened, so one checkpoint copies the writes acknowledged from it into
+// the database file, where a restart finds them. The error that refuses
+// every write from now on says whether that worked.
+func (s *Store) rescue() {
+	f := s.files
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.rescued || !f.walOnly {
+		return
+	}
+	f.rescued = true
+	var busy, logged, moved int
+	err := s.w.conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved)
+	switch {
+	case err != nil:
+		f.err = fmt.Errorf("%w; copying the writes of the deleted log into the database file failed: %v", f.err, err)
+	case busy != 0:
+		f.err = fmt.Errorf("%w; the writes of the deleted log could not all be copied into the database file (busy)", f.err)
+	default:
+		f.err = fmt.Errorf("%w; the writes acknowledged before were copied into the database file", f.err)
 	}
 }
 
