@@ -48,6 +48,9 @@ async function build({ outdir }) {
     legalComments: "none",
     banner: { js: "/* pmauthority demo. Bundled packages and their licenses: licenses.txt beside this file */" },
     metafile: true,
+    // Module paths as seen from here, also when node_modules is a symlink
+    // (a git worktree sharing another tree's packages): the output is the same.
+    preserveSymlinks: true,
     logLevel: "warning",
   })
 
