@@ -46,7 +46,18 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("Serve: %v", err)
 		}
 	}()
-	runBrowser(t, node, "http://"+ln.Addr().String(), "")
+	runBrowser(t, node, "test/browser.mjs", "http://"+ln.Addr().String(), "")
+}
+
+// TestBrowserEditing runs test/browser-editing.mjs (typing next to remote
+// cursors and selections, two tabs of one browser, offline typing and
+// reconnection, the comments panel; see the script) against a pmauthority
+// started here. Skipped as TestBrowser is.
+func TestBrowserEditing(t *testing.T) {
+	node := needBrowser(t)
+	ts := httptest.NewServer(newServer(t))
+	defer ts.Close()
+	runBrowser(t, node, "test/browser-editing.mjs", ts.URL, "editing")
 }
 
 // TestBrowserUnderPrefix runs test/browser.mjs against the pages, the
@@ -62,7 +73,7 @@ func TestBrowserUnderPrefix(t *testing.T) {
 	mux.Handle("/", http.NotFoundHandler())
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	runBrowser(t, node, ts.URL+"/collab", "prefix")
+	runBrowser(t, node, "test/browser.mjs", ts.URL+"/collab", "prefix")
 }
 
 // needBrowser skips the test without Chromium, node or web/node_modules,
@@ -92,9 +103,9 @@ func newServer(t *testing.T) *server.Server {
 	return srv
 }
 
-// runBrowser runs test/browser.mjs against url, its screenshots going to
-// the directory sub of $PMA_BROWSER_OUT (default web/test/out).
-func runBrowser(t *testing.T, node, url, sub string) {
+// runBrowser runs the browser test script against url, its screenshots
+// going to the directory sub of $PMA_BROWSER_OUT (default web/test/out).
+func runBrowser(t *testing.T, node, script, url, sub string) {
 	t.Helper()
 	out := os.Getenv("PMA_BROWSER_OUT")
 	if out == "" {
@@ -103,14 +114,14 @@ func runBrowser(t *testing.T, node, url, sub string) {
 	out = filepath.Join(out, sub)
 	run, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(run, node, "test/browser.mjs", "--url", url, "--out", out, "--chromium", chromiumPath)
+	cmd := exec.CommandContext(run, node, script, "--url", url, "--out", out, "--chromium", chromiumPath)
 	cmd.WaitDelay = 5 * time.Second
 	output, err := cmd.CombinedOutput()
-	t.Logf("test/browser.mjs:\n%s", output)
+	t.Logf("%s:\n%s", script, output)
 	if errors.Is(run.Err(), context.DeadlineExceeded) {
-		t.Fatal("test/browser.mjs timed out")
+		t.Fatalf("%s timed out", script)
 	}
 	if err != nil {
-		t.Fatalf("test/browser.mjs: %v", err)
+		t.Fatalf("%s: %v", script, err)
 	}
 }

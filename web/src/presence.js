@@ -3,7 +3,7 @@
 // drawn as decorations (a caret with the client's name and colour, and
 // a tinted range for a non-empty selection).
 
-import { Plugin, PluginKey } from "prosemirror-state"
+import { Plugin, PluginKey, Selection, TextSelection } from "prosemirror-state"
 import { Decoration, DecorationSet } from "prosemirror-view"
 import { h } from "./dom.js"
 
@@ -64,18 +64,18 @@ function buildDecos(doc, peers) {
     decos.push(Decoration.widget(head, () => renderCaret(key, name, color), {
       key: `cursor:${key}:${color}:${name}`,
       side: 10,
-      ignoreSelection: true,
     }))
   }
   return DecorationSet.create(doc, decos)
 }
 
+// renderCaret draws a remote caret as an empty span: its border is the
+// caret, and the name is CSS generated content (::after, from
+// data-name). The widget has no text node, so no DOM position inside it
+// can take the local caret: typing there would go nowhere (a widget is
+// contenteditable=false, and the view does not read input inside it).
 function renderCaret(key, name, color) {
-  let caret = h("span", { class: "pma-cursor", "data-client-id": key, style: `border-color: ${color}` },
-    h("span", { class: "pma-cursor-name", style: `background-color: ${color}` }, name))
-  // A word joiner gives the caret the height of the line without width.
-  caret.appendChild(document.createTextNode("\u2060"))
-  return caret
+  return h("span", { class: "pma-cursor", "data-client-id": key, "data-name": name, style: `--pma-peer: ${color}` })
 }
 
 // presencePlugin keeps the remote selections. Change them with a
@@ -93,6 +93,51 @@ export function presencePlugin() {
     },
     props: {
       decorations(state) { return presenceKey.getState(state).decos },
+      handleKeyDown: arrowPastCaret,
     },
   })
+}
+
+// arrowPastCaret moves the selection's head one position left or right
+// (ArrowLeft, ArrowRight, with Shift extending) when a remote caret sits
+// where the head is. The browser's own motion would step over the
+// caret's element instead, a keypress with no visible effect, and at the
+// end of a textblock it does not leave the block at all. Elsewhere it
+// returns false and the browser moves the caret.
+function arrowPastCaret(view, event) {
+  if (event.key != "ArrowLeft" && event.key != "ArrowRight") return false
+  if (event.ctrlKey || event.metaKey || event.altKey) return false
+  let state = view.state, sel = state.selection
+  if (!(sel instanceof TextSelection) || !sel.$head.parent.inlineContent) return false
+  let head = sel.head, doc = state.doc
+  let here = false
+  for (let p of presenceKey.getState(state).peers.values())
+    if (p.anchor != null && clamp(p.head, doc) == head) here = true
+  if (!here) return false
+  // Visual left is backward in left-to-right text, the page's direction.
+  let dir = event.key == "ArrowRight" ? 1 : -1
+  let target = step(doc, sel.$head, dir)
+  if (target == null) return false
+  let next = event.shiftKey ? TextSelection.create(doc, sel.anchor, target) : TextSelection.create(doc, target)
+  view.dispatch(state.tr.setSelection(next).scrollIntoView())
+  return true
+}
+
+// step returns the position one character (or inline node) from $pos in
+// direction dir, crossing into the neighbouring textblock at its edge,
+// or null when there is none.
+function step(doc, $pos, dir) {
+  let parent = $pos.parent
+  if (dir > 0 ? $pos.parentOffset == parent.content.size : $pos.parentOffset == 0) {
+    let found = Selection.findFrom(doc.resolve(dir > 0 ? $pos.after() : $pos.before()), dir, true)
+    return found ? found.head : null
+  }
+  let node = dir > 0 ? $pos.nodeAfter : $pos.nodeBefore
+  if (!node) return null
+  if (!node.isText) return $pos.pos + dir * node.nodeSize
+  // Keep surrogate pairs (an emoji is two UTF-16 units) together.
+  let text = node.text, i = dir > 0 ? 0 : text.length - 1 // nodeBefore/After are cut at $pos
+  let code = text.charCodeAt(i)
+  let pair = dir > 0 ? code >= 0xd800 && code < 0xdc00 : code >= 0xdc00 && code < 0xe000
+  return $pos.pos + dir * (pair ? 2 : 1)
 }

