@@ -14,12 +14,14 @@ import { commentsKey, commentsPlugin } from "./comments.js"
 import { presenceKey, presencePlugin } from "./presence.js"
 
 const minBackoff = 500 // ms, the first reconnection delay (before jitter)
-const maxBackoff = 30000
+const maxBackoff = 10000 // while the server cannot be reached
+const maxBackoffReached = 3000 // while it answers (the last attempt opened)
 const presenceInterval = 100 // ms between two presence messages
 const maxSteps = 500 // steps per submission (the server's default limit is 1,000)
 const keptMaps = 2000 // step maps kept to map presence from older versions
 const pingAfter = 20000 // ms without a message before a ping
 const deadAfter = 45000 // ms without a message before the connection is given up
+const offlineProbe = 4000 // ms for an answer to the ping sent when the browser goes offline
 
 function noop() {}
 
@@ -39,9 +41,9 @@ export function guardNodeSelection(state, tr) {
 }
 
 // backoff returns the delay before the next attempt after n failed ones:
-// exponential from minBackoff to maxBackoff, jittered down by up to half.
-function backoff(n) {
-  let base = Math.min(maxBackoff, minBackoff * 2 ** Math.min(n, 16))
+// exponential from minBackoff to max, jittered down by up to half.
+function backoff(n, max = maxBackoff) {
+  let base = Math.min(max, minBackoff * 2 ** Math.min(n, 16))
   return Math.round(base / 2 + Math.random() * base / 2)
 }
 
@@ -117,7 +119,44 @@ export class CollabClient {
     this.lastPresenceAt = 0
 
     this.closed = false
+    this.reached = false // the last connection attempt opened
+    // A browser that comes back online, or a tab shown again, reconnects
+    // at once instead of waiting out the back-off.
+    this.wake = () => {
+      if (globalThis.document?.visibilityState == "hidden") return
+      if (!this.closed && !this.welcomed && !this.connecting) this.reconnectNow()
+    }
+    // Gone offline: a connection that still answers a ping is kept (a
+    // server on this machine), a silent one is given up at once rather
+    // than after deadAfter.
+    this.probeTimer = null
+    this.probe = () => {
+      if (!this.welcomed || this.probeTimer) return
+      let sentAt = Date.now()
+      this.send({ type: "ping" })
+      this.probeTimer = setTimeout(() => {
+        this.probeTimer = null
+        if (this.welcomed && this.lastMessageAt < sentAt) this.giveUp("the network is down")
+      }, offlineProbe)
+    }
+    globalThis.addEventListener?.("online", this.wake)
+    globalThis.addEventListener?.("offline", this.probe)
+    globalThis.document?.addEventListener?.("visibilitychange", this.wake)
     this.connect()
+  }
+
+  // connecting tells whether an attempt is under way (the socket is
+  // open or opening, not yet welcomed).
+  get connecting() {
+    return !!this.ws && !this.welcomed
+  }
+
+  // unsaved is the number of local changes the server does not have
+  // yet: unconfirmed steps and unsent comment events.
+  get unsaved() {
+    if (!this.state) return 0
+    let sendable = sendableSteps(this.state)
+    return (sendable ? sendable.steps.length : 0) + commentsKey.getState(this.state).unsentEvents().length
   }
 
   // synced tells whether the server has every local change (steps and
@@ -156,6 +195,9 @@ export class CollabClient {
   // close disconnects for good.
   close() {
     this.closed = true
+    globalThis.removeEventListener?.("online", this.wake)
+    globalThis.removeEventListener?.("offline", this.probe)
+    globalThis.document?.removeEventListener?.("visibilitychange", this.wake)
     this.drop()
   }
 
@@ -183,7 +225,9 @@ export class CollabClient {
       return
     }
     this.ws = ws
+    this.reached = false
     ws.onopen = () => {
+      this.reached = true
       let hello = { type: "hello", version: null, clientID: this.clientID, name: truncate(this.name, 64) }
       if (/^#[0-9a-fA-F]{6}$/.test(this.color)) hello.color = this.color
       if (this.state && !this.resync) {
@@ -216,6 +260,8 @@ export class CollabClient {
     // 4400: our version is ahead of the server's; 1009: our message is
     // too big to ever be accepted. Both: start over from its document.
     if (code == 4400 || code == 1009) this.resync = true
+    // A policy refusal (1008) is not a server that answers: back off fully.
+    if (code == 1008) this.reached = false
     let detail = reason || (code == 1006 ? "connection lost" : "closed (" + code + ")")
     if (code == 1001) detail = "server restarting"
     this.disconnected(detail)
@@ -226,7 +272,7 @@ export class CollabClient {
   disconnected(detail) {
     this.lost()
     if (this.closed) return
-    let delay = backoff(this.failures++)
+    let delay = backoff(this.failures++, this.reached ? maxBackoffReached : maxBackoff)
     this.retryTimer = setTimeout(() => this.connect(), delay)
     this.status("offline", detail, delay)
   }
@@ -244,6 +290,8 @@ export class CollabClient {
     this.presenceTimer = null
     clearInterval(this.heartbeat)
     this.heartbeat = null
+    clearTimeout(this.probeTimer)
+    this.probeTimer = null
     if (this.state && presenceKey.getState(this.state).peers.size) {
       this.state = this.state.apply(this.state.tr.setMeta(presenceKey, { reset: true }))
       this.onState(this.state, false)
@@ -358,17 +406,20 @@ export class CollabClient {
   // laptop that slept, a proxy that dropped the connection silently).
   checkAlive() {
     let quiet = Date.now() - this.lastMessageAt
-    if (quiet > deadAfter) {
-      if (this.ws) {
-        let ws = this.ws
-        this.ws = null
-        ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null
-        ws.close(1000)
-      }
-      this.disconnected("no answer from the server")
-    } else if (quiet > pingAfter) {
-      this.send({ type: "ping" })
+    if (quiet > deadAfter) this.giveUp("no answer from the server")
+    else if (quiet > pingAfter) this.send({ type: "ping" })
+  }
+
+  // giveUp drops a connection that stopped answering and schedules the
+  // next attempt.
+  giveUp(detail) {
+    if (this.ws) {
+      let ws = this.ws
+      this.ws = null
+      ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null
+      ws.close(1000)
     }
+    this.disconnected(detail)
   }
 
   // receive applies the steps and comment events of a welcome or a

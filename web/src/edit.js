@@ -16,7 +16,7 @@ import { schema } from "./schema.js"
 import { CollabClient } from "./client.js"
 import { addComment, commentIcon, commentTooltip } from "./comments.js"
 import { safeColor, peerName } from "./presence.js"
-import { loadIdentity, saveIdentity, isColor } from "./identity.js"
+import { loadIdentity, saveIdentity, isColor, pickColor } from "./identity.js"
 import { docIDPattern } from "./docid.js"
 import { h } from "./dom.js"
 
@@ -47,15 +47,36 @@ function notice(text) {
   noticeTimer = setTimeout(() => { el.hidden = true }, 10000)
 }
 
-function showStatus({ status, detail, retryIn }) {
+let lastStatus = { status: "connecting", detail: "", retryIn: 0 }, shownUnsaved = -1
+
+// showStatus shows the connection state and, while the server does not
+// have them, how many local changes are not saved yet.
+function showStatus(status) {
+  lastStatus = status
   let el = $("status")
-  el.dataset.status = status
-  let text = status == "online" ? "Online" : status == "connecting" ? "Connecting…" : "Offline"
-  if (status == "offline") {
-    if (detail) text += ": " + detail
-    if (retryIn) text += `, retrying in ${Math.max(1, Math.round(retryIn / 1000))} s`
+  el.dataset.status = status.status
+  let text = status.status == "online" ? "Online" : status.status == "connecting" ? "Connecting…" : "Offline"
+  if (status.status == "offline") {
+    if (status.detail) text += ": " + status.detail
+    if (status.retryIn) text += `, retrying in ${Math.max(1, Math.round(status.retryIn / 1000))} s`
   }
   $("status-text").textContent = text
+  shownUnsaved = -1
+  showUnsaved()
+}
+
+function showUnsaved() {
+  let client = window.pma?.client
+  let n = client ? client.unsaved : 0
+  // While online, changes in flight are saved within moments: say it
+  // only when the connection is down.
+  if (lastStatus.status == "online") n = 0
+  if (n == shownUnsaved) return
+  shownUnsaved = n
+  let el = $("unsaved")
+  el.textContent = n ? `${n} change${n == 1 ? "" : "s"} not saved yet` : ""
+  el.dataset.count = String(n)
+  el.hidden = !n
 }
 
 let shownPeers = ""
@@ -99,6 +120,10 @@ function start() {
   let nameInput = $("name"), colorInput = $("color")
   nameInput.value = identity.name
   colorInput.value = identity.color
+  let applyIdentity = () => {
+    saveIdentity(identity.name, identity.color, identity.chosen)
+    client.setIdentity(identity.name, identity.color)
+  }
 
   // For the browser test and for poking around in the console.
   let pma = window.pma = { client: null, view: null }
@@ -114,6 +139,7 @@ function start() {
     name: identity.name,
     color: identity.color,
     onState(state) {
+      showUnsaved()
       if (view) {
         view.updateState(state)
       } else {
@@ -126,7 +152,15 @@ function start() {
       }
     },
     onStatus: showStatus,
-    onPeers: showPeers,
+    onPeers(info) {
+      showPeers(info)
+      // A colour nobody else on the document has (unless the user chose it).
+      if (identity.chosen || !info.users) return
+      let color = pickColor(client.clientID, identity.color, info.peers)
+      if (color == identity.color) return
+      identity.color = colorInput.value = color
+      applyIdentity()
+    },
     onNotice: notice,
     // domObserver is internal to prosemirror-view (pinned); without it a
     // remote change may undo a cursor motion the view has not read yet.
@@ -139,19 +173,22 @@ function start() {
     clearTimeout(identityTimer)
     identityTimer = setTimeout(() => {
       let name = nameInput.value.trim().slice(0, 64)
-      let color = isColor(colorInput.value) ? colorInput.value : identity.color
       if (!name) return
-      saveIdentity(name, color)
-      client.setIdentity(name, color)
+      identity.name = name
+      applyIdentity()
     }, 600)
   }
   nameInput.addEventListener("input", identityChanged)
-  colorInput.addEventListener("input", identityChanged)
+  colorInput.addEventListener("input", () => {
+    if (!isColor(colorInput.value)) return
+    identity.color = colorInput.value
+    identity.chosen = true
+    applyIdentity()
+  })
   $("identity").addEventListener("submit", e => {
     e.preventDefault()
     view?.focus()
   })
-  addEventListener("online", () => { if (!client.welcomed) client.reconnectNow() })
 }
 
 start()

@@ -150,6 +150,121 @@ async function cursors(browser) {
   await finish([a, b, c], [alice, bob, carol])
 }
 
+// peersOf returns the names and colours a page lists as the others.
+function peersOf(page) {
+  return page.evaluate(() => [...document.querySelectorAll("#peers .peer")].map(li =>
+    ({ name: li.textContent, color: getComputedStyle(li.querySelector(".swatch")).backgroundColor })))
+}
+
+// ownIdentity is the name and colour a page shows for its user.
+function ownIdentity(page) {
+  return page.evaluate(() => ({ name: document.getElementById("name").value, color: document.getElementById("color").value }))
+}
+
+function rgb(hex) {
+  let n = parseInt(hex.slice(1), 16)
+  return `rgb(${n >> 16}, ${(n >> 8) & 255}, ${n & 255})`
+}
+
+async function rename(page, name) {
+  await page.locator("#name").fill(name)
+  await page.waitForFunction(name => window.pma.client.name == name && window.pma.client.synced, name)
+}
+
+async function tabs(browser) {
+  let id = newID("tabs")
+  let dana = await newUser(browser, "Dana")
+  let one = dana.page
+  await openDoc(one, args.url, id)
+  check((await ownIdentity(one)).name == "Dana", "the first tab takes the stored name")
+  await rename(one, "Dana One")
+  // A second tab of the same browser starts with the last name used, and
+  // is a person of its own.
+  let two = await openPage(dana.context, "Dana tab 2")
+  await openDoc(two, args.url, id)
+  check((await ownIdentity(two)).name == "Dana One", "a new tab defaults to the last name used")
+  await rename(two, "Dana Two")
+  let three = await openPage(dana.context, "Dana tab 3")
+  await openDoc(three, args.url, id)
+  check((await ownIdentity(three)).name == "Dana Two", "a new tab defaults to the last name used")
+  for (let [page, others] of [[one, ["Dana Two", "Dana Two"]], [two, ["Dana One", "Dana Two"]], [three, ["Dana One", "Dana Two"]]]) {
+    await page.waitForFunction(n => document.querySelectorAll("#peers .peer").length == n, others.length)
+    await page.waitForFunction(others => JSON.stringify([...document.querySelectorAll("#peers .peer")].map(li => li.textContent).sort()) == JSON.stringify(others), others)
+  }
+  // Three tabs, three colours, and each page shows the others' as they
+  // show their own.
+  let own = await Promise.all([one, two, three].map(ownIdentity))
+  check(new Set(own.map(o => o.color)).size == 3, `three different colours: ${JSON.stringify(own)}`)
+  for (let page of [one, two, three]) {
+    await page.waitForFunction(() => window.pma.client.synced)
+    let mine = await ownIdentity(page)
+    let theirs = own.filter(o => o.color != mine.color).map(o => rgb(o.color)).sort()
+    await page.waitForFunction(theirs => JSON.stringify([...document.querySelectorAll("#peers .peer .swatch")].map(s => getComputedStyle(s).backgroundColor).sort()) == JSON.stringify(theirs), theirs)
+  }
+  await one.screenshot({ path: path.join(args.out, "tabs.png") })
+  // A reload keeps the tab's own name (sessionStorage), not the last used.
+  await one.reload()
+  await one.locator(".ProseMirror").waitFor()
+  await waitSynced(one)
+  let again = await ownIdentity(one)
+  check(again.name == "Dana One" && again.color == own[0].color, `after a reload tab 1 is still ${JSON.stringify(own[0])}: ${JSON.stringify(again)}`)
+  await finish([one, two, three], [dana])
+}
+
+// offline: Bob's WebSockets pass through a route the test cuts (Chromium's
+// offline emulation fires the events but leaves open sockets working).
+async function offline(browser) {
+  let id = newID("offline")
+  let alice = await newUser(browser, "Alice"), bob = await newUser(browser, "Bob")
+  let a = alice.page, b = bob.page
+  let down = false, routes = []
+  await b.routeWebSocket(/\/ws$/, ws => {
+    if (down) return ws.close({ code: 4001, reason: "test: network down" })
+    ws.connectToServer()
+    routes.push(ws)
+  })
+  await openDoc(a, args.url, id)
+  await a.locator(".ProseMirror").click()
+  await a.keyboard.type("Before")
+  await openDoc(b, args.url, id)
+  await converge(a, b)
+
+  down = true
+  await bob.context.setOffline(true)
+  for (let ws of routes.splice(0)) await ws.close({ code: 4001, reason: "test: network down" })
+  await b.locator("#status[data-status=offline]").waitFor()
+  await b.locator(".ProseMirror").click()
+  await b.keyboard.press("ControlOrMeta+End")
+  await b.keyboard.type(" typed offline", { delay: 10 })
+  await b.keyboard.press("Enter")
+  await b.keyboard.type("more", { delay: 10 })
+  let unsaved = b.locator("#unsaved")
+  await unsaved.waitFor()
+  let shown = await unsaved.textContent()
+  let count = await b.evaluate(() => window.pma.client.unsaved)
+  check(count > 0 && shown == `${count} changes not saved yet`, `the page says ${JSON.stringify(shown)} with ${count} unsaved`)
+  check((await editorText(b)) == "Before typed offline\nmore", "Bob's editor keeps what he typed")
+  await b.screenshot({ path: path.join(args.out, "offline.png") })
+  check(!(await serverText(args.url, id)).includes("offline"), "the server does not have it yet")
+
+  // The pending retry is stretched out of reach: only the online event
+  // can bring Bob back now.
+  await b.evaluate(() => {
+    let c = window.pma.client
+    clearTimeout(c.retryTimer)
+    c.retryTimer = setTimeout(() => c.connect(), 1e9)
+  })
+  down = false
+  await bob.context.setOffline(false)
+  await b.locator("#status[data-status=online]").waitFor()
+  let text = await converge(a, b)
+  check(text == "Before typed offline\nmore", `after reconnecting both have ${JSON.stringify(text)}`)
+  check((await serverText(args.url, id)) == text, "the server has everything")
+  await unsaved.waitFor({ state: "hidden" })
+  check((await b.evaluate(() => window.pma.client.unsaved)) == 0 && (await unsaved.getAttribute("data-count")) == "0", "the unsaved count is back to 0")
+  await finish([a, b], [alice, bob])
+}
+
 // finish checks the pages had no errors and closes the contexts.
 async function finish(pages, users) {
   let errors = pages.flatMap(p => p.errors)
@@ -157,7 +272,7 @@ async function finish(pages, users) {
   check(errors.length == 0, "page errors:\n" + errors.join("\n"))
 }
 
-const scenarios = { cursors }
+const scenarios = { cursors, tabs, offline }
 
 async function main() {
   let names = args.only ? args.only.split(",") : Object.keys(scenarios)

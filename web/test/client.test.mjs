@@ -9,12 +9,14 @@ import { CollabClient, guardNodeSelection } from "../src/client.js"
 import { schema } from "../src/schema.js"
 import { commentsKey } from "../src/comments.js"
 import { presenceKey } from "../src/presence.js"
+import { palette, pickColor } from "../src/identity.js"
 
 // FakeSocket stands in for the browser's WebSocket: the test reads what
 // the client sent and plays the server.
 class FakeSocket {
   static OPEN = 1
   static all = []
+  static refuse = false // new sockets fail to connect (1006, never open)
   constructor(url, protocol) {
     this.url = url
     this.protocol = protocol
@@ -22,7 +24,9 @@ class FakeSocket {
     this.sent = []
     this.closedWith = null
     FakeSocket.all.push(this)
+    let refuse = FakeSocket.refuse
     setTimeout(() => {
+      if (refuse) return this.drop(1006)
       this.readyState = 1
       this.onopen?.()
     }, 0)
@@ -47,6 +51,13 @@ class FakeSocket {
   }
 }
 globalThis.WebSocket = FakeSocket
+
+// The browser's window and document events the client listens to:
+// online, offline, visibilitychange.
+const windowEvents = new EventTarget()
+globalThis.addEventListener = windowEvents.addEventListener.bind(windowEvents)
+globalThis.removeEventListener = windowEvents.removeEventListener.bind(windowEvents)
+globalThis.document = Object.assign(new EventTarget(), { visibilityState: "visible" })
 
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 
@@ -429,4 +440,122 @@ test("guardNodeSelection keeps a node selection that would crash prosemirror-sta
   let plain = state.tr.insertText("c", 4)
   assert.equal(guardNodeSelection(state, plain).selectionSet, false)
   assert.ok(state.apply(plain).selection instanceof NodeSelection)
+})
+
+test("unsaved counts unconfirmed steps and unsent comment events", async () => {
+  let { client, ws } = await start()
+  assert.equal(client.unsaved, 0)
+  ws.drop(1006)
+  insert(client, 6, "ab")
+  insert(client, 1, "c")
+  assert.equal(client.unsaved, 2)
+  client.dispatch(client.state.tr.setMeta(commentsKey, { type: "add", from: 1, to: 3, id: 9, text: "x" }))
+  assert.equal(client.unsaved, 3)
+  let { ws: ws2 } = await nextSocket(FakeSocket.all.indexOf(ws) + 1)
+  ws2.push({ type: "welcome", version: 5, commentVersion: 0, steps: [], clientIDs: [], comment: [], users: 1, presence: [] })
+  let sub = ws2.take("steps")
+  ws2.push({ type: "steps", version: 7, steps: sub.steps, clientIDs: [7, 7], commentVersion: 1, comment: sub.comment, users: 1 })
+  ws2.push({ type: "ack", id: sub.id, version: 7, commentVersion: 1 })
+  assert.equal(client.unsaved, 0)
+  assert.equal(client.synced, true)
+})
+
+test("online, and the tab becoming visible, reconnect at once; hidden does not", async () => {
+  let statuses = []
+  let { client, ws } = await start({}, { onStatus: s => statuses.push(s) })
+  ws.drop(1006)
+  let waiting = statuses.at(-1)
+  assert.equal(waiting.status, "offline")
+  assert.ok(waiting.retryIn > 0 && client.retryTimer, "a retry is scheduled")
+  let n = FakeSocket.all.length
+  windowEvents.dispatchEvent(new Event("online"))
+  assert.equal(FakeSocket.all.length, n + 1, "online connects without waiting for the retry")
+  // Connecting already: a second event does not start another attempt.
+  windowEvents.dispatchEvent(new Event("online"))
+  assert.equal(FakeSocket.all.length, n + 1)
+  FakeSocket.all.at(-1).drop(1006)
+  document.visibilityState = "hidden"
+  document.dispatchEvent(new Event("visibilitychange"))
+  assert.equal(FakeSocket.all.length, n + 1, "a hidden tab waits for its retry")
+  document.visibilityState = "visible"
+  document.dispatchEvent(new Event("visibilitychange"))
+  assert.equal(FakeSocket.all.length, n + 2, "a tab shown again connects at once")
+  client.close()
+  windowEvents.dispatchEvent(new Event("online"))
+  assert.equal(FakeSocket.all.length, n + 2, "a closed client stays closed")
+})
+
+test("back-off: at most 10 s while the server is unreachable, 3 s while it answers", async () => {
+  let statuses = []
+  let { client, ws } = await start({}, { onStatus: s => statuses.push(s) })
+  // Unreachable: every attempt fails before it opens.
+  FakeSocket.refuse = true
+  try {
+    ws.drop(1006)
+    for (let i = 0; i < 8; i++) {
+      let n = FakeSocket.all.length
+      windowEvents.dispatchEvent(new Event("online"))
+      await until(() => FakeSocket.all.length == n + 1 && FakeSocket.all.at(-1).readyState == 3, "a refused attempt")
+    }
+  } finally {
+    FakeSocket.refuse = false
+  }
+  let unreachable = statuses.filter(s => s.status == "offline").map(s => s.retryIn)
+  assert.ok(Math.max(...unreachable) <= 10000, `delays ${unreachable}`)
+  assert.ok(unreachable.at(-1) >= 5000, `the delay grew to the cap: ${unreachable}`)
+  // Answering: the connection opens, then the server closes it (a
+  // document that is unavailable for now, 1011).
+  statuses.length = 0
+  for (let i = 0; i < 8; i++) {
+    let n = FakeSocket.all.length
+    windowEvents.dispatchEvent(new Event("online"))
+    let { ws } = await nextSocket(n)
+    ws.drop(1011, "document unavailable")
+  }
+  let answering = statuses.filter(s => s.status == "offline").map(s => s.retryIn)
+  assert.equal(answering.length, 8)
+  assert.ok(Math.max(...answering) <= 3000 && answering.at(-1) >= 1500, `delays ${answering}`)
+  client.close()
+})
+
+test("going offline: a connection that answers the ping is kept, a silent one dropped", async () => {
+  let statuses = []
+  let { client, ws } = await start({}, { onStatus: s => statuses.push(s) })
+  windowEvents.dispatchEvent(new Event("offline"))
+  let ping = ws.take("ping")
+  assert.ok(ping, "a ping is sent at once")
+  ws.push({ type: "pong" })
+  await sleep(4200)
+  assert.equal(client.welcomed, true, "a connection that answered stays")
+  windowEvents.dispatchEvent(new Event("offline"))
+  assert.ok(ws.take("ping"))
+  await until(() => !client.welcomed, "the silent connection given up", 6000)
+  assert.equal(statuses.at(-1).status, "offline")
+  assert.equal(statuses.at(-1).detail, "the network is down")
+  assert.equal(ws.closedWith, 1000)
+  client.close()
+})
+
+test("pickColor: the first ten people on a document get ten colours", () => {
+  for (let trial = 0; trial < 200; trial++) {
+    // Ten tabs, each starting with a random palette colour (some joining
+    // together), each adjusting to the others it sees until none changes.
+    let people = Array.from({ length: 10 }, (_, i) => ({ clientID: 1000 + ((i * 7919 + trial) % 9973), color: palette[Math.floor(Math.random() * palette.length)] }))
+    let rounds = 0
+    for (let changed = true; changed; rounds++) {
+      assert.ok(rounds < 20, "the colours settle")
+      changed = false
+      for (let p of people) {
+        let color = pickColor(p.clientID, p.color, people.filter(o => o != p))
+        if (color != p.color) { p.color = color; changed = true }
+      }
+    }
+    assert.equal(new Set(people.map(p => p.color)).size, 10, JSON.stringify(people))
+  }
+  // One of two holders keeps a colour: the smaller client id.
+  assert.equal(pickColor(5, palette[0], [{ clientID: 9, color: palette[0] }]), palette[0])
+  assert.equal(pickColor(9, palette[0], [{ clientID: 5, color: palette[0] }]), palette[1])
+  // An eleventh person keeps the colour it has.
+  let all = palette.map((color, i) => ({ clientID: i, color }))
+  assert.equal(pickColor(99, palette[3], all), palette[3])
 })
