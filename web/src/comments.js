@@ -2,7 +2,9 @@
 // of the collab protocol ({type: "create", id, text, from, to} and
 // {type: "delete", id}), as in the ProseMirror collab demo: each comment
 // is an inline decoration, mapped through every change, and dropped by
-// the mapping when its range collapses.
+// the mapping when its range collapses. The protocol has no replies, no
+// resolving and no author or time fields: formatComment and parseComment
+// carry the author and time in the text, readably for other clients.
 
 import { Plugin, PluginKey } from "prosemirror-state"
 import { Decoration, DecorationSet } from "prosemirror-view"
@@ -22,10 +24,17 @@ function validRange(doc, from, to) {
 // decorations, the comment version the client has seen, and the local
 // events not yet accepted by the server.
 class CommentState {
-  constructor(version, decos, unsent) {
+  constructor(version, decos, unsent, draft = null) {
     this.version = version
     this.decos = decos
     this.unsent = unsent // [{type: "create", id, text} | {type: "delete", id}]
+    this.draft = draft // {from, to}: the range of a comment being written
+  }
+
+  // all returns the comments, {id, text, from, to}, in document order.
+  all() {
+    return this.decos.find().map(d => ({ ...d.spec.comment, from: d.from, to: d.to }))
+      .sort((a, b) => a.from - b.from || a.to - b.to || a.id - b.id)
   }
 
   find(id) {
@@ -57,9 +66,18 @@ class CommentState {
     if (!action && !tr.docChanged) return this
     let decos = this.decos.map(tr.mapping, tr.doc)
     let version = this.version, unsent = this.unsent
+    let draft = this.draft
+    if (draft && tr.docChanged) {
+      let from = tr.mapping.map(draft.from, 1), to = tr.mapping.map(draft.to, -1)
+      draft = from < to ? { from, to } : null
+    }
     if (action) {
       switch (action.type) {
+        case "draft":
+          draft = validRange(tr.doc, action.from, action.to) ? { from: action.from, to: action.to } : null
+          break
         case "add":
+          draft = null
           if (validRange(tr.doc, action.from, action.to)) {
             decos = decos.add(tr.doc, [commentDeco(action.from, action.to, { id: action.id, text: action.text })])
             unsent = unsent.concat({ type: "create", id: action.id, text: action.text })
@@ -103,7 +121,7 @@ class CommentState {
       unsent = unsent.filter(e => e.type != "create" ||
         decos.find(undefined, undefined, spec => spec.comment.id == e.id).length)
     }
-    return new CommentState(version, decos, unsent)
+    return new CommentState(version, decos, unsent, draft)
   }
 
   static init(config) {
@@ -126,7 +144,11 @@ export function commentsPlugin() {
       apply: (tr, prev) => prev.apply(tr),
     },
     props: {
-      decorations(state) { return commentsKey.getState(state).decos },
+      decorations(state) {
+        let comments = commentsKey.getState(state)
+        if (!comments.draft) return comments.decos
+        return comments.decos.add(state.doc, [Decoration.inline(comments.draft.from, comments.draft.to, { class: "pma-comment-draft" })])
+      },
     },
   })
 }
@@ -135,17 +157,49 @@ function randomID() {
   return Math.floor(Math.random() * 0xffffffff) + 1
 }
 
-// addComment is a command that comments the selection, asking for the
-// text with a prompt.
-export function addComment(state, dispatch) {
-  let { from, to, empty } = state.selection
-  if (empty || !commentsKey.get(state)) return false
-  if (dispatch) {
-    let text = prompt("Comment", "")
-    if (text && text.trim())
-      dispatch(state.tr.setMeta(commentsKey, { type: "add", from, to, id: randomID(), text: text.trim() }))
+// commentsOf returns the comments of state, {id, text, from, to}, in
+// document order (an empty list without the comments plugin).
+export function commentsOf(state) {
+  return commentsKey.getState(state)?.all() || []
+}
+
+// commentDraft returns the range of the comment being written, or null.
+export function commentDraft(state) {
+  return commentsKey.getState(state)?.draft || null
+}
+
+// setCommentDraft returns a command that marks the range {from, to} (by
+// default the selection) as the comment being written, highlighted and
+// mapped through changes until createComment or clearCommentDraft; it
+// fails on an empty range.
+export function setCommentDraft(range) {
+  return (state, dispatch) => {
+    let { from, to } = range || state.selection
+    if (!commentsKey.get(state) || from >= to) return false
+    if (dispatch) dispatch(state.tr.setMeta(commentsKey, { type: "draft", from, to }))
+    return true
   }
+}
+
+// clearCommentDraft is a command that drops the draft range.
+export function clearCommentDraft(state, dispatch) {
+  if (!commentDraft(state)) return false
+  if (dispatch) dispatch(state.tr.setMeta(commentsKey, { type: "draft", from: 0, to: 0 }))
   return true
+}
+
+// createComment returns a command that comments a range with text: the
+// given {from, to}, else the draft, else the selection (and clears the
+// draft). It fails on empty text or an empty range.
+export function createComment(text, range) {
+  return (state, dispatch) => {
+    let comments = commentsKey.getState(state)
+    if (!comments || typeof text != "string" || !text.trim()) return false
+    let { from, to } = range || comments.draft || state.selection
+    if (from >= to) return false
+    if (dispatch) dispatch(state.tr.setMeta(commentsKey, { type: "add", from, to, id: randomID(), text: text.trim() }))
+    return true
+  }
 }
 
 // deleteComment returns a command that deletes the comment with the id.
@@ -157,40 +211,26 @@ export function deleteComment(id) {
   }
 }
 
-// commentTooltip shows the comments under an empty selection, each with
-// a delete button.
-export function commentTooltip() {
-  return new Plugin({
-    props: {
-      decorations(state) {
-        let comments = commentsKey.getState(state)
-        let sel = state.selection
-        if (!comments || !sel.empty) return null
-        let here = comments.commentsAt(sel.from)
-        if (!here.length) return null
-        let key = "comments:" + here.map(c => c.id).join(",")
-        let widget = Decoration.widget(sel.from, view => renderTooltip(view, here), { key, side: -1, ignoreSelection: true })
-        return DecorationSet.create(state.doc, [widget])
-      },
-    },
-  })
+const signature = /\n\u2014 (.+), (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/
+
+// formatComment returns the text of a comment by author at time (a
+// Date): the body, then a line "— author, 2026-01-02T15:04:05Z".
+export function formatComment(body, author, time = new Date()) {
+  let name = String(author || "").replace(/\s+/g, " ").trim()
+  if (!name) return body
+  return `${body}\n\u2014 ${name}, ${time.toISOString().slice(0, 19)}Z`
 }
 
-function renderTooltip(view, comments) {
-  return h("span", { class: "pma-comment-tooltip", contenteditable: "false" },
-    h("ul", {}, comments.map(c => {
-      let del = h("button", { type: "button", class: "pma-comment-delete", title: "Delete comment", "aria-label": "Delete comment" }, "×")
-      del.addEventListener("mousedown", e => e.preventDefault())
-      del.addEventListener("click", e => {
-        e.preventDefault()
-        deleteComment(c.id)(view.state, view.dispatch)
-        view.focus()
-      })
-      return h("li", { class: "pma-comment-text", "data-comment-id": String(c.id) }, h("span", {}, c.text), del)
-    })))
+// parseComment splits a comment's text into {body, author, time}:
+// author and time (a Date) are null for a text without formatComment's
+// last line.
+export function parseComment(text) {
+  let m = signature.exec(text)
+  if (!m) return { body: text, author: null, time: null }
+  return { body: text.slice(0, m.index), author: m[1], time: new Date(m[2]) }
 }
 
-// commentIcon is the menu icon of addComment: a speech bubble.
+// commentIcon is a speech bubble, the icon of a comment menu item.
 export const commentIcon = {
   width: 24, height: 24,
   path: "M3 4h18v12H10l-5 4v-4H3zM5 6v8h2v2l2.5-2H19V6z",

@@ -7,6 +7,7 @@ import "prosemirror-menu/style/menu.css"
 import "prosemirror-example-setup/style/style.css"
 import "./style.css"
 
+import { TextSelection } from "prosemirror-state"
 import { EditorView } from "prosemirror-view"
 import { keymap } from "prosemirror-keymap"
 import { MenuItem } from "prosemirror-menu"
@@ -14,7 +15,8 @@ import { exampleSetup, buildMenuItems } from "prosemirror-example-setup"
 
 import { schema } from "./schema.js"
 import { CollabClient } from "./client.js"
-import { addComment, commentIcon, commentTooltip } from "./comments.js"
+import { commentIcon } from "./comments.js"
+import { CommentsPanel } from "./panel.js"
 import { safeColor, peerName } from "./presence.js"
 import { loadIdentity, saveIdentity, isColor, pickColor } from "./identity.js"
 import { docIDPattern } from "./docid.js"
@@ -94,12 +96,14 @@ function showPeers({ users, peers }) {
       h("span", { class: "swatch", style: `background-color: ${safeColor(p.color)}` }), peerName(p))))
 }
 
-function menu() {
+// menu is the example setup's menu plus the comment button, which is
+// always there (greyed out without a selection), so the bar never shifts.
+function menu(comment) {
   let items = buildMenuItems(schema)
   items.fullMenu[0].push(new MenuItem({
     title: "Comment the selection (Ctrl-Alt-M)",
-    run: addComment,
-    select: state => addComment(state),
+    run: comment,
+    enable: state => comment(state),
     icon: commentIcon,
   }))
   return items.fullMenu
@@ -126,15 +130,15 @@ function start() {
   }
 
   // For the browser test and for poking around in the console.
-  let pma = window.pma = { client: null, view: null }
+  let pma = window.pma = { client: null, view: null, prosemirror: { TextSelection } }
   let view = null
+  let panel = new CommentsPanel($("comments"), () => identity.name)
   let client = new CollabClient({
     url: socketURL(id),
     schema,
     plugins: [
-      keymap({ "Mod-Alt-m": addComment }),
-      ...exampleSetup({ schema, menuContent: menu() }),
-      commentTooltip(),
+      keymap({ "Mod-Alt-m": panel.start }),
+      ...exampleSetup({ schema, menuContent: menu(panel.start) }),
     ],
     name: identity.name,
     color: identity.color,
@@ -150,6 +154,7 @@ function start() {
         pma.view = view
         view.focus()
       }
+      panel.update(view)
     },
     onStatus: showStatus,
     onPeers(info) {

@@ -109,6 +109,8 @@ function arrowPastCaret(view, event) {
   if (event.ctrlKey || event.metaKey || event.altKey) return false
   let state = view.state, sel = state.selection
   if (!(sel instanceof TextSelection) || !sel.$head.parent.inlineContent) return false
+  // An arrow without Shift collapses a range where it is: no motion.
+  if (!sel.empty && !event.shiftKey) return false
   let head = sel.head, doc = state.doc
   let here = false
   for (let p of presenceKey.getState(state).peers.values())

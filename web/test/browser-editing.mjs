@@ -90,6 +90,7 @@ async function cursors(browser) {
     ["line 1 end, ArrowRight, ArrowLeft", "end:0", async () => { await a.mouse.click(...await lineEnd(0)); await a.keyboard.press("End"); await a.keyboard.press("ArrowRight"); await a.keyboard.press("ArrowLeft") }],
     ["line 1 end, ArrowRight", "start:1", async () => { await a.mouse.click(...await lineEnd(0)); await a.keyboard.press("End"); await a.keyboard.press("ArrowRight") }],
     ["line 1 end, Shift+ArrowRight, ArrowRight", "start:1", async () => { await a.mouse.click(...await lineEnd(0)); await a.keyboard.press("End"); await a.keyboard.press("Shift+ArrowRight"); await a.keyboard.press("ArrowRight") }],
+    ["line 1: Home, Shift+End to Bob's caret, ArrowLeft", "start:0", async () => { await para(0).click(); await a.keyboard.press("Home"); await a.keyboard.press("Shift+End"); await a.keyboard.press("ArrowLeft") }],
     ["line 2 start, ArrowLeft", "end:0", async () => { await para(1).click(); await a.keyboard.press("Home"); await a.keyboard.press("ArrowLeft") }],
     ["ArrowLeft x3, ArrowRight x3 at line 1 end", "end:0", async () => {
       await a.mouse.click(...await lineEnd(0)); await a.keyboard.press("End")
@@ -265,6 +266,126 @@ async function offline(browser) {
   await finish([a, b], [alice, bob])
 }
 
+// menuBoxes returns the positions of the editor's menu items.
+function menuBoxes(page) {
+  return page.evaluate(() => JSON.stringify([...document.querySelectorAll(".ProseMirror-menubar .ProseMirror-menuitem")].map(el => {
+    let r = el.getBoundingClientRect()
+    return [Math.round(r.x), Math.round(r.y), Math.round(r.width)]
+  })))
+}
+
+// selectText selects the first occurrence of text in the page's editor.
+async function selectText(page, text) {
+  await page.evaluate(text => {
+    let { view } = window.pma, found = null
+    view.state.doc.descendants((node, pos) => {
+      if (found == null && node.isText && node.text.includes(text)) found = pos + node.text.indexOf(text)
+    })
+    let { TextSelection } = window.pma.prosemirror
+    view.dispatch(view.state.tr.setSelection(TextSelection.create(view.state.doc, found, found + text.length)))
+    view.focus()
+  }, text)
+}
+
+// uncovered tells whether the middle of the first element matching
+// selector is what the page shows there (no tooltip or label on top).
+function uncovered(page, selector) {
+  return page.evaluate(selector => {
+    let el = document.querySelector(selector), r = el.getBoundingClientRect()
+    let top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2)
+    return el == top || el.contains(top)
+  }, selector)
+}
+
+async function comments(browser) {
+  let id = newID("comments")
+  let alice = await newUser(browser, "Alice"), bob = await newUser(browser, "Bob")
+  let a = alice.page, b = bob.page
+  await openDoc(a, args.url, id)
+  await a.locator(".ProseMirror").click()
+  await a.keyboard.type("The quick brown fox jumps over the lazy dog.")
+  await a.keyboard.press("Enter")
+  await a.keyboard.type("Another paragraph here.")
+  await openDoc(b, args.url, id)
+  await converge(a, b)
+  await b.locator(".comments-empty").waitFor()
+
+  // The comment button is always in the bar, so nothing moves when a
+  // selection enables it.
+  let button = a.locator(".ProseMirror-menuitem [title^='Comment the selection']")
+  let empty = await menuBoxes(a)
+  check(await button.evaluate(el => el.classList.contains("ProseMirror-menu-disabled")), "the comment button is disabled without a selection")
+  await selectText(a, "brown fox")
+  await a.waitForFunction(() => !document.querySelector(".ProseMirror-menuitem [title^='Comment the selection']").classList.contains("ProseMirror-menu-disabled"))
+  check((await menuBoxes(a)) == empty, "the menu items stay where they were")
+
+  // Alice comments "brown fox" with the inline input.
+  await button.click()
+  let composer = a.locator(".composer")
+  await composer.waitFor()
+  check((await composer.locator(".composer-quote").textContent()) == "brown fox", "the composer quotes the selection")
+  check((await a.locator(".pma-comment-draft").allTextContents()).join("") == "brown fox", "the range being commented is highlighted")
+  await a.keyboard.type("Is it red?")
+  await a.screenshot({ path: path.join(args.out, "comment-compose.png") })
+  await a.keyboard.press("Enter")
+  await composer.waitFor({ state: "hidden" })
+  await converge(a, b)
+  let server = (await serverDoc(args.url, id)).comments
+  check(server.length == 1 && /^Is it red\?\n\u2014 Alice, \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(server[0].text), `server comments ${JSON.stringify(server)}`)
+  for (let page of [a, b]) {
+    let card = page.locator(".comments-list .comment")
+    await card.first().waitFor()
+    check((await card.count()) == 1, `${page.label} lists one comment`)
+    check((await card.locator(".comment-author").textContent()) == "Alice", `${page.label}: the author`)
+    check((await card.locator("time").textContent()) == "just now", `${page.label}: the time`)
+    check((await card.locator(".comment-quote").textContent()) == "brown fox", `${page.label}: the quoted range`)
+    check((await card.locator(".comment-body").textContent()) == "Is it red?", `${page.label}: the text`)
+    check((await page.locator(".ProseMirror .pma-comment").allTextContents()).join("") == "brown fox", `${page.label}: the highlight`)
+  }
+
+  // Bob clicks the comment: its range is selected, the card active, and
+  // nothing covers the highlighted text.
+  await b.locator(".comments-list .comment").click()
+  await b.waitForFunction(() => window.pma.view.state.doc.textBetween(window.pma.view.state.selection.from, window.pma.view.state.selection.to) == "brown fox")
+  await b.locator(".comments-list .comment.active").waitFor()
+  await b.keyboard.press("ArrowLeft") // a caret inside the comment
+  await b.keyboard.press("ArrowRight")
+  await b.keyboard.press("ArrowRight")
+  check(await uncovered(b, ".ProseMirror .pma-comment"), "the highlighted text is not covered")
+  await b.locator(".comments-list .comment.active").waitFor()
+
+  // Bob starts a comment on "lazy dog" and cancels with Escape; then
+  // writes one and sends it with the button.
+  await selectText(b, "lazy dog")
+  await b.keyboard.press("Control+Alt+m")
+  await b.locator(".composer").waitFor()
+  await b.keyboard.type("never mind")
+  await b.keyboard.press("Escape")
+  await b.locator(".composer").waitFor({ state: "hidden" })
+  check((await b.locator(".pma-comment-draft").count()) == 0, "cancelling drops the draft highlight")
+  await selectText(b, "lazy dog")
+  await b.keyboard.press("Control+Alt+m")
+  await b.keyboard.type("Which dog?")
+  await b.locator(".composer button[type=submit]").click()
+  await converge(a, b)
+  let cards = a.locator(".comments-list .comment")
+  await a.waitForFunction(() => document.querySelectorAll(".comments-list .comment").length == 2)
+  check(JSON.stringify(await cards.locator(".comment-body").allTextContents()) == JSON.stringify(["Is it red?", "Which dog?"]), "Alice lists both, in document order")
+  check(JSON.stringify(await cards.locator(".comment-author").allTextContents()) == JSON.stringify(["Alice", "Bob"]), "with their authors")
+  check((await serverDoc(args.url, id)).comments.length == 2, "the server has both")
+  await a.locator(".ProseMirror").click()
+  await a.screenshot({ path: path.join(args.out, "comments.png") })
+
+  // Bob deletes Alice's comment.
+  await b.locator(".comments-list .comment", { hasText: "Is it red?" }).locator(".comment-delete").click()
+  await a.waitForFunction(() => document.querySelectorAll(".comments-list .comment").length == 1)
+  await converge(a, b)
+  server = (await serverDoc(args.url, id)).comments
+  check(server.length == 1 && server[0].text.startsWith("Which dog?"), `server comments after the delete ${JSON.stringify(server)}`)
+  check((await a.locator(".ProseMirror .pma-comment").allTextContents()).join("") == "lazy dog", "only Bob's highlight is left")
+  await finish([a, b], [alice, bob])
+}
+
 // finish checks the pages had no errors and closes the contexts.
 async function finish(pages, users) {
   let errors = pages.flatMap(p => p.errors)
@@ -272,7 +393,7 @@ async function finish(pages, users) {
   check(errors.length == 0, "page errors:\n" + errors.join("\n"))
 }
 
-const scenarios = { cursors, tabs, offline }
+const scenarios = { cursors, tabs, offline, comments }
 
 async function main() {
   let names = args.only ? args.only.split(",") : Object.keys(scenarios)

@@ -12,8 +12,9 @@
 //      synced; both editors hold the same document, equal to the one the
 //      server answers (GET /docs/{id}), with everyone's text, the splits
 //      and the bold marks.
-//   4. Alice comments a range (Ctrl-Alt-M); Bob sees the highlight and the
-//      comment text, deletes it; it disappears for Alice and the server.
+//   4. Alice comments a range (Ctrl-Alt-M, the panel's input); Bob sees
+//      the highlight and the comment in the panel, deletes it; it
+//      disappears for Alice and the server.
 //   5. Bob's connection is cut (the WebSocket is closed under him); he
 //      types while reconnecting, and both converge again.
 // Screenshots of both editors and of the list page go to --out.
@@ -211,19 +212,19 @@ async function main() {
     await a.keyboard.press("ArrowDown")
     await a.keyboard.press("Home")
     await a.keyboard.press("Shift+End")
-    a.once("dialog", d => d.accept("Check this paragraph"))
     await a.keyboard.press("Control+Alt+m")
+    await a.locator(".composer textarea").fill("Check this paragraph")
+    await a.keyboard.press("Enter")
     await converge(a, b)
     let comments = (await serverDoc(id)).comments
-    check(comments.length == 1 && comments[0].text == "Check this paragraph", `server comments ${JSON.stringify(comments)}`)
+    check(comments.length == 1 && comments[0].text.startsWith("Check this paragraph\n\u2014 Alice Test, "), `server comments ${JSON.stringify(comments)}`)
     let highlight = b.locator(".ProseMirror .pma-comment")
     await highlight.first().waitFor()
     check((await highlight.allTextContents()).join("") == "Alice two", "Bob's highlight covers \"Alice two\"")
-    await highlight.first().click()
-    let tooltip = b.locator(".pma-comment-text", { hasText: "Check this paragraph" })
-    await tooltip.waitFor()
+    let card = b.locator(".comments-list .comment", { hasText: "Check this paragraph" })
+    await card.waitFor()
     await b.screenshot({ path: path.join(args.out, "bob-comment.png") })
-    await tooltip.locator(".pma-comment-delete").click()
+    await card.locator(".comment-delete").click()
     // Bob's cursor, now inside the comment, may split Alice's highlight in
     // two: wait until none is left.
     await a.locator(".ProseMirror .pma-comment").first().waitFor({ state: "detached" })

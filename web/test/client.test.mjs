@@ -7,7 +7,7 @@ import assert from "node:assert/strict"
 import { EditorState, NodeSelection, TextSelection } from "prosemirror-state"
 import { CollabClient, guardNodeSelection } from "../src/client.js"
 import { schema } from "../src/schema.js"
-import { commentsKey } from "../src/comments.js"
+import { commentsKey, commentsOf, commentDraft, setCommentDraft, clearCommentDraft, createComment, deleteComment, formatComment, parseComment } from "../src/comments.js"
 import { presenceKey } from "../src/presence.js"
 import { palette, pickColor } from "../src/identity.js"
 
@@ -558,4 +558,39 @@ test("pickColor: the first ten people on a document get ten colours", () => {
   // An eleventh person keeps the colour it has.
   let all = palette.map((color, i) => ({ clientID: i, color }))
   assert.equal(pickColor(99, palette[3], all), palette[3])
+})
+
+test("formatComment and parseComment carry the author and time in the text", () => {
+  let t = new Date("2026-12-01T22:50:12.345Z")
+  let text = formatComment("Is it red?\nReally?", "  Ana  María, Jr. ", t)
+  assert.equal(text, "Is it red?\nReally?\n\u2014 Ana María, Jr., 2026-12-01T22:50:12Z")
+  let parsed = parseComment(text)
+  assert.equal(parsed.body, "Is it red?\nReally?")
+  assert.equal(parsed.author, "Ana María, Jr.")
+  assert.equal(parsed.time.toISOString(), "2026-12-01T22:50:12.000Z")
+  // A comment from another client (the ProseMirror demo's) is all body.
+  assert.deepEqual(parseComment("plain text"), { body: "plain text", author: null, time: null })
+  assert.equal(formatComment("x", ""), "x")
+})
+
+test("comment commands: draft mapped through edits, create from the draft, delete", async () => {
+  let { client, ws } = await start({ doc: docJSON("hello world") })
+  let state = () => client.state, dispatch = tr => client.dispatch(tr)
+  assert.equal(createComment("  ")(state(), dispatch), false, "empty text")
+  assert.equal(setCommentDraft()(state(), dispatch), false, "empty selection")
+  assert.ok(setCommentDraft({ from: 7, to: 12 })(state(), dispatch))
+  insert(client, 1, ">> ")
+  assert.deepEqual(commentDraft(state()), { from: 10, to: 15 })
+  ws.take("steps")
+  assert.ok(createComment("on world")(state(), dispatch))
+  assert.equal(commentDraft(state()), null, "creating ends the draft")
+  let [c] = commentsOf(state())
+  assert.equal(state().doc.textBetween(c.from, c.to), "world")
+  assert.equal(c.text, "on world")
+  assert.ok(setCommentDraft({ from: 1, to: 3 })(state(), dispatch))
+  assert.ok(clearCommentDraft(state(), dispatch))
+  assert.equal(commentDraft(state()), null)
+  assert.ok(deleteComment(c.id)(state(), dispatch))
+  assert.deepEqual(commentsOf(state()), [])
+  assert.equal(deleteComment(c.id)(state(), dispatch), false, "unknown id")
 })
