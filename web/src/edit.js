@@ -14,13 +14,13 @@ import { MenuItem } from "prosemirror-menu"
 import { exampleSetup, buildMenuItems } from "prosemirror-example-setup"
 
 import { schema } from "./schema.js"
-import { CollabClient } from "./client.js"
-import { commentIcon } from "./comments.js"
+import { CollabClient } from "../client/src/client.js"
+import { commentIcon } from "../client/src/comments.js"
 import { CommentsPanel } from "./panel.js"
-import { safeColor, peerName } from "./presence.js"
+import { safeColor, peerName } from "../client/src/presence.js"
 import { loadIdentity, saveIdentity, isColor, pickColor } from "./identity.js"
 import { docIDPattern } from "./docid.js"
-import { h } from "./dom.js"
+import { h } from "../client/src/dom.js"
 
 const $ = id => document.getElementById(id)
 

@@ -4,7 +4,7 @@
 
 import "./style.css"
 import { docIDFromName } from "./docid.js"
-import { h } from "./dom.js"
+import { h } from "../client/src/dom.js"
 
 const $ = id => document.getElementById(id)
 

@@ -7,8 +7,8 @@ import { TextSelection } from "prosemirror-state"
 import {
   commentsOf, commentDraft, setCommentDraft, clearCommentDraft, createComment, deleteComment,
   formatComment, parseComment,
-} from "./comments.js"
-import { h } from "./dom.js"
+} from "../client/src/comments.js"
+import { h } from "../client/src/dom.js"
 
 const quoteLength = 90
 

@@ -5,10 +5,10 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { EditorState, NodeSelection, TextSelection } from "prosemirror-state"
-import { CollabClient, guardNodeSelection } from "../src/client.js"
+import { CollabClient, guardNodeSelection } from "../client/src/client.js"
 import { schema } from "../src/schema.js"
-import { commentsKey, commentsOf, commentDraft, setCommentDraft, clearCommentDraft, createComment, deleteComment, formatComment, parseComment } from "../src/comments.js"
-import { presenceKey } from "../src/presence.js"
+import { commentsKey, commentsOf, commentDraft, setCommentDraft, clearCommentDraft, createComment, deleteComment, formatComment, parseComment } from "../client/src/comments.js"
+import { presenceKey } from "../client/src/presence.js"
 import { palette, pickColor } from "../src/identity.js"
 
 // FakeSocket stands in for the browser's WebSocket: the test reads what
@@ -593,4 +593,31 @@ test("comment commands: draft mapped through edits, create from the draft, delet
   assert.ok(deleteComment(c.id)(state(), dispatch))
   assert.deepEqual(commentsOf(state()), [])
   assert.equal(deleteComment(c.id)(state(), dispatch), false, "unknown id")
+})
+
+test("token: sent in hello, a function called before every connection", async () => {
+  let calls = 0
+  let { client, ws, hello } = await start({}, { token: async () => "t" + ++calls })
+  assert.equal(hello.token, "t1")
+  ws.drop(1006)
+  let { hello: again } = await nextSocket(FakeSocket.all.indexOf(ws) + 1)
+  assert.equal(again.token, "t2")
+  assert.equal(again.version, 5, "resumes at its version")
+  client.setToken("fixed")
+  client.reconnectNow()
+  let { hello: third } = await nextSocket(FakeSocket.all.length - 1)
+  assert.equal(third.token, "fixed")
+  client.close()
+  // A token function that fails gives the attempt up, to be retried.
+  let statuses = []
+  let failing = await (async () => {
+    let before = FakeSocket.all.length
+    let c = new CollabClient({ url: "ws://test/docs/x/ws", schema, token: () => { throw new Error("signed out") }, onStatus: s => statuses.push(s) })
+    clients.push(c)
+    await until(() => FakeSocket.all.length > before && statuses.some(s => s.status == "offline"), "the attempt given up")
+    return c
+  })()
+  assert.equal(statuses.at(-1).detail, "no token: signed out")
+  assert.equal(FakeSocket.all.at(-1).sent.length, 0, "no hello without a token")
+  failing.close()
 })

@@ -1,0 +1,117 @@
+// Types of pmauthority-client (src/index.js).
+
+import type { EditorState, Plugin, PluginKey, Transaction, Command } from "prosemirror-state"
+import type { Schema } from "prosemirror-model"
+import type { EditorView, DirectEditorProps } from "prosemirror-view"
+
+/** The connection state, given to onStatus. */
+export interface Status {
+  status: "connecting" | "online" | "offline"
+  /** Why, when there is a reason ("connection lost", "server restarting" …). */
+  detail: string
+  /** Milliseconds until the next attempt while offline, else 0. */
+  retryIn: number
+}
+
+/** Another client on the document, as onPeers lists it. */
+export interface Peer {
+  clientID: number | string
+  name: string | null
+  color: string | null
+}
+
+/** A token, or a function giving one; called before every connection attempt. */
+export type TokenSource = string | null | (() => string | null | Promise<string | null>)
+
+export interface CollabClientOptions {
+  /** The WebSocket URL of the document: ws[s]://host/docs/{id}/ws (the id percent-encoded). */
+  url: string
+  /** The document's schema (the server's, e.g. prosemirror-schema-basic plus lists for "basic"). */
+  schema: Schema
+  /** The editor's plugins (keymaps, history, menu …); the client adds collab, comments and presence. */
+  plugins?: Plugin[]
+  /** Shown to the others (at most 64 UTF-16 units). */
+  name?: string
+  /** Shown to the others: #rrggbb. */
+  color?: string
+  /** The credential sent in hello (docs/auth.md). */
+  token?: TokenSource
+  /** The prosemirror-collab client id (default: random below 2^32). */
+  clientID?: number
+  /** A new editor state; replaced is true when it came from a snapshot (new plugin instances). */
+  onState?(state: EditorState, replaced: boolean): void
+  onStatus?(status: Status): void
+  /** users is the server's count of connections, peers the other clients that announced themselves. */
+  onPeers?(info: { users: number; peers: Peer[] }): void
+  /** Something the user should know (a refused change, a resync). */
+  onNotice?(text: string): void
+  /** Dispatch what the view has not read from the DOM yet, before a server message changes the state. */
+  flush?(): void
+  /** The WebSocket class (default globalThis.WebSocket; in node, e.g. the ws package's). */
+  WebSocket?: typeof WebSocket
+}
+
+/** Keeps one document in sync with a pmauthority server. */
+export class CollabClient {
+  constructor(options: CollabClientOptions)
+  /** The current editor state (null before the first snapshot). */
+  readonly state: EditorState | null
+  readonly clientID: number
+  /** The server answered hello: changes are being sent. */
+  readonly welcomed: boolean
+  /** The server has every local change and the connection is up. */
+  readonly synced: boolean
+  /** Local changes the server does not have yet (unconfirmed steps and comment events). */
+  readonly unsaved: number
+  /** Applies a local transaction (the view's dispatchTransaction). */
+  dispatch(tr: Transaction): void
+  /** Changes the name and colour shown to the others (reconnects). */
+  setIdentity(name: string, color: string): void
+  /** Replaces the token for the next connection. */
+  setToken(token: TokenSource): void
+  /** Drops the connection or the wait for the next attempt and connects at once. */
+  reconnectNow(): void
+  /** Disconnects for good. */
+  close(): void
+}
+
+/** Connects an EditorView, created in place on the first state from the server. */
+export function createEditor(
+  place: ConstructorParameters<typeof EditorView>[0],
+  options: Omit<CollabClientOptions, "flush"> & { viewProps?: Omit<DirectEditorProps, "state" | "dispatchTransaction"> },
+): { client: CollabClient; readonly view: EditorView | null; destroy(): void }
+
+export function guardNodeSelection(state: EditorState, tr: Transaction): Transaction
+
+/** A comment: its id, text and current range. */
+export interface Comment {
+  id: number
+  text: string
+  from: number
+  to: number
+}
+
+export const commentsKey: PluginKey
+export function commentsPlugin(): Plugin
+/** The comments in document order. */
+export function commentsOf(state: EditorState): Comment[]
+/** The range of the comment being written, or null. */
+export function commentDraft(state: EditorState): { from: number; to: number } | null
+/** Marks a range (default the selection) as the comment being written. */
+export function setCommentDraft(range?: { from: number; to: number }): Command
+export const clearCommentDraft: Command
+/** Comments a range (default the draft, else the selection) with text. */
+export function createComment(text: string, range?: { from: number; to: number }): Command
+export function deleteComment(id: number): Command
+/** The text of a comment with its author and time as a last line. */
+export function formatComment(body: string, author: string, time?: Date): string
+/** Splits a comment's text into body, author and time (null when the text has no such line). */
+export function parseComment(text: string): { body: string; author: string | null; time: Date | null }
+export const commentIcon: { width: number; height: number; path: string }
+
+export const presenceKey: PluginKey
+export function presencePlugin(): Plugin
+/** color when it is #rrggbb, else a neutral grey. */
+export function safeColor(color: unknown): string
+/** A peer's display name ("Anonymous" without one). */
+export function peerName(peer: { name?: unknown }): string

@@ -1,0 +1,653 @@
+// CollabClient connects an editor state to a pmauthority document over
+// the WebSocket protocol (docs/protocol.md): prosemirror-collab for the
+// steps, the comment events for comments, presence for the cursors.
+//
+// The client owns the EditorState. Local transactions go through
+// dispatch; every new state is handed to onState, which the page uses to
+// update its EditorView (a state created from a snapshot has new plugin
+// instances, which EditorView.updateState handles).
+
+import { EditorState, NodeSelection, Selection, TextSelection } from "prosemirror-state"
+import { Step } from "prosemirror-transform"
+import { collab, receiveTransaction, sendableSteps, getVersion } from "prosemirror-collab"
+import { commentsKey, commentsPlugin } from "./comments.js"
+import { presenceKey, presencePlugin } from "./presence.js"
+
+const minBackoff = 500 // ms, the first reconnection delay (before jitter)
+const maxBackoff = 10000 // while the server cannot be reached
+const maxBackoffReached = 3000 // while it answers (the last attempt opened)
+const presenceInterval = 100 // ms between two presence messages
+const maxSteps = 500 // steps per submission (the server's default limit is 1,000)
+const keptMaps = 2000 // step maps kept to map presence from older versions
+const pingAfter = 20000 // ms without a message before a ping
+const deadAfter = 45000 // ms without a message before the connection is given up
+const offlineProbe = 4000 // ms for an answer to the ping sent when the browser goes offline
+
+function noop() {}
+
+// guardNodeSelection works around a crash of prosemirror-state 1.4.4:
+// NodeSelection.map builds a NodeSelection at the mapped position unless
+// the mapping says the node was deleted, and throws when no node is there
+// (seen in the tests' long-poll editors, mapping a node selection through a
+// receiveTransaction rebase). tr then gets what NodeSelection.map gives a
+// deleted node: Selection.near.
+export function guardNodeSelection(state, tr) {
+  let sel = state.selection
+  if (!(sel instanceof NodeSelection) || !tr.docChanged || tr.selectionSet) return tr
+  let { deleted, pos } = tr.mapping.mapResult(sel.anchor)
+  let $pos = tr.doc.resolve(pos)
+  if (!deleted && !$pos.nodeAfter) tr.setSelection(Selection.near($pos))
+  return tr
+}
+
+// backoff returns the delay before the next attempt after n failed ones:
+// exponential from minBackoff to max, jittered down by up to half.
+function backoff(n, max = maxBackoff) {
+  let base = Math.min(max, minBackoff * 2 ** Math.min(n, 16))
+  return Math.round(base / 2 + Math.random() * base / 2)
+}
+
+// truncate cuts s to at most n UTF-16 units without splitting a
+// surrogate pair (the server counts names in UTF-16 units).
+function truncate(s, n) {
+  if (s.length <= n) return s
+  let code = s.charCodeAt(n - 1)
+  return s.slice(0, code >= 0xd800 && code < 0xdc00 ? n - 1 : n)
+}
+
+// randomClientID returns a prosemirror-collab client id: a positive
+// integer below 2^32, as the reference client uses.
+function randomClientID() {
+  return Math.floor(Math.random() * 0xfffffffe) + 1
+}
+
+// CollabClient keeps one document in sync. Options:
+//   url       the WebSocket URL (ws[s]://host/docs/{id}/ws)
+//   schema    the document's schema
+//   plugins   the editor plugins (menu, keymaps, history …); the client
+//             adds collab, comments and presence
+//   name, color  shown to the other clients
+//   onState(state, replaced)  a new editor state (replaced: from a snapshot)
+//   onStatus({status, detail, retryIn})  status is "connecting",
+//             "online" or "offline"; detail says why when there is a reason
+//   onPeers({users, peers})  users is the server's count, peers the other
+//             clients that announced themselves ({clientID, name, color})
+//   onNotice(text)  something the user should know (a refused change)
+//   flush()   called before a server message changes the state, to
+//             dispatch what the view has not read from the DOM yet (a
+//             native cursor motion such as End is read on the next
+//             selectionchange; a remote update before it would undo it)
+//   token     the credential sent in hello (docs/auth.md): a string, or
+//             a function returning one (or a promise of one), called
+//             before every connection attempt so that it can refresh it
+//   WebSocket the WebSocket class to connect with (default
+//             globalThis.WebSocket; in node, e.g. the ws package's)
+export class CollabClient {
+  constructor(options) {
+    this.url = options.url
+    this.schema = options.schema
+    this.plugins = options.plugins || []
+    this.name = options.name || ""
+    this.color = options.color || ""
+    this.onState = options.onState || noop
+    this.onStatus = options.onStatus || noop
+    this.onPeers = options.onPeers || noop
+    this.onNotice = options.onNotice || noop
+    this.flush = options.flush || noop
+    this.token = options.token ?? null
+    this.clientID = options.clientID ?? randomClientID()
+    this.WebSocket = options.WebSocket || globalThis.WebSocket
+
+    this.state = null
+    this.ws = null
+    this.welcomed = false // the server answered hello: messages may be sent
+    this.resync = false // the next hello asks for a snapshot
+    this.inFlight = null // {id, version, events}: the submission awaiting its answer
+    this.blockedAt = -1 // after a conflict at version v, nothing is sent before a version > v
+    this.nextID = 1
+    this.failures = 0 // connection attempts since the last success
+    this.retryTimer = null
+    this.sendFailures = 0 // submissions refused in a row by a server failure (5xx)
+    this.sendTimer = null // the wait before sending again after such a refusal
+    this.heartbeat = null
+    this.lastMessageAt = 0
+    this.users = 0
+
+    // Step maps of the versions [mapsFrom, mapsFrom + maps.length), to
+    // map presence sent at an older version.
+    this.maps = []
+    this.mapsFrom = 0
+    this.pending = [] // presence of versions this client has not reached yet
+    this.presenceTimer = null
+    this.lastPresence = ""
+    this.lastPresenceAt = 0
+
+    this.closed = false
+    this.reached = false // the last connection attempt opened
+    // A browser that comes back online, or a tab shown again, reconnects
+    // at once instead of waiting out the back-off.
+    this.wake = () => {
+      if (globalThis.document?.visibilityState == "hidden") return
+      if (!this.closed && !this.welcomed && !this.connecting) this.reconnectNow()
+    }
+    // Gone offline: a connection that still answers a ping is kept (a
+    // server on this machine), a silent one is given up at once rather
+    // than after deadAfter.
+    this.probeTimer = null
+    this.probe = () => {
+      if (!this.welcomed || this.probeTimer) return
+      let sentAt = Date.now()
+      this.send({ type: "ping" })
+      this.probeTimer = setTimeout(() => {
+        this.probeTimer = null
+        if (this.welcomed && this.lastMessageAt < sentAt) this.giveUp("the network is down")
+      }, offlineProbe)
+    }
+    globalThis.addEventListener?.("online", this.wake)
+    globalThis.addEventListener?.("offline", this.probe)
+    globalThis.document?.addEventListener?.("visibilitychange", this.wake)
+    this.connect()
+  }
+
+  // connecting tells whether an attempt is under way (the socket is
+  // open or opening, not yet welcomed).
+  get connecting() {
+    return !!this.ws && !this.welcomed
+  }
+
+  // unsaved is the number of local changes the server does not have
+  // yet: unconfirmed steps and unsent comment events.
+  get unsaved() {
+    if (!this.state) return 0
+    let sendable = sendableSteps(this.state)
+    return (sendable ? sendable.steps.length : 0) + commentsKey.getState(this.state).unsentEvents().length
+  }
+
+  // synced tells whether the server has every local change (steps and
+  // comments) and the connection is up.
+  get synced() {
+    return this.welcomed && !this.inFlight && !!this.state && !sendableSteps(this.state) &&
+      commentsKey.getState(this.state).unsentEvents().length == 0
+  }
+
+  // dispatch applies a local transaction.
+  dispatch(tr) {
+    if (!this.state) return
+    this.state = this.state.apply(tr)
+    this.onState(this.state, false)
+    if (tr.docChanged || tr.getMeta(commentsKey)) this.trySend()
+    if (tr.docChanged || tr.selectionSet) this.schedulePresence()
+  }
+
+  // setIdentity changes the name and colour shown to the others; they
+  // travel in hello, so the client reconnects.
+  setIdentity(name, color) {
+    if (name == this.name && color == this.color) return
+    this.name = name
+    this.color = color
+    if (this.ws || this.retryTimer) this.reconnectNow()
+  }
+
+  // setToken replaces the token option: the next connection's hello
+  // carries it (the current connection keeps the one it was opened with).
+  setToken(token) {
+    this.token = token ?? null
+  }
+
+  // reconnectNow drops the connection, or the wait for the next attempt,
+  // and connects at once (e.g. when the browser comes back online).
+  reconnectNow() {
+    if (this.closed) return
+    this.drop()
+    this.connect()
+  }
+
+  // close disconnects for good.
+  close() {
+    this.closed = true
+    globalThis.removeEventListener?.("online", this.wake)
+    globalThis.removeEventListener?.("offline", this.probe)
+    globalThis.document?.removeEventListener?.("visibilitychange", this.wake)
+    this.drop()
+  }
+
+  // drop closes the connection without scheduling a new one.
+  drop() {
+    clearTimeout(this.retryTimer)
+    this.retryTimer = null
+    let ws = this.ws
+    if (ws) {
+      this.ws = null
+      ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null
+      ws.close(1000)
+    }
+    this.lost()
+  }
+
+  connect() {
+    this.retryTimer = null
+    this.status("connecting")
+    let ws
+    try {
+      ws = new this.WebSocket(this.url, "pmauthority.v1")
+    } catch (e) {
+      this.disconnected(String(e.message || e))
+      return
+    }
+    this.ws = ws
+    this.reached = false
+    ws.onopen = async () => {
+      this.reached = true
+      let token = this.token
+      if (typeof token == "function") {
+        try {
+          token = await token()
+        } catch (e) {
+          if (ws !== this.ws) return
+          this.giveUp("no token: " + String(e?.message || e))
+          return
+        }
+      }
+      if (ws !== this.ws) return
+      let hello = { type: "hello", version: null, clientID: this.clientID, name: truncate(this.name, 64) }
+      if (typeof token == "string" && token) hello.token = token
+      if (/^#[0-9a-fA-F]{6}$/.test(this.color)) hello.color = this.color
+      if (this.state && !this.resync) {
+        hello.version = getVersion(this.state)
+        hello.commentVersion = commentsKey.getState(this.state).version
+      }
+      this.lastMessageAt = Date.now()
+      this.send(hello)
+    }
+    ws.onmessage = e => {
+      if (ws !== this.ws) return
+      this.lastMessageAt = Date.now()
+      let msg
+      try {
+        msg = JSON.parse(e.data)
+      } catch {
+        this.restart("the server sent a malformed message")
+        return
+      }
+      this.handle(msg)
+    }
+    ws.onclose = e => {
+      if (ws !== this.ws) return
+      this.ws = null
+      this.closedWith(e.code, e.reason)
+    }
+  }
+
+  closedWith(code, reason) {
+    // 4400: our version is ahead of the server's; 1009: our message is
+    // too big to ever be accepted. Both: start over from its document.
+    if (code == 4400 || code == 1009) this.resync = true
+    // A policy refusal (1008) is not a server that answers: back off fully.
+    if (code == 1008) this.reached = false
+    let detail = reason || (code == 1006 ? "connection lost" : "closed (" + code + ")")
+    if (code == 1001) detail = "server restarting"
+    this.disconnected(detail)
+  }
+
+  // disconnected schedules the next attempt, with jittered exponential
+  // back-off.
+  disconnected(detail) {
+    this.lost()
+    if (this.closed) return
+    let delay = backoff(this.failures++, this.reached ? maxBackoffReached : maxBackoff)
+    this.retryTimer = setTimeout(() => this.connect(), delay)
+    this.status("offline", detail, delay)
+  }
+
+  // lost forgets what belonged to the connection.
+  lost() {
+    this.welcomed = false
+    this.inFlight = null
+    this.blockedAt = -1
+    clearTimeout(this.sendTimer) // a new connection sends after its welcome
+    this.sendTimer = null
+    this.pending = []
+    this.lastPresence = ""
+    clearTimeout(this.presenceTimer)
+    this.presenceTimer = null
+    clearInterval(this.heartbeat)
+    this.heartbeat = null
+    clearTimeout(this.probeTimer)
+    this.probeTimer = null
+    if (this.state && presenceKey.getState(this.state).peers.size) {
+      this.state = this.state.apply(this.state.tr.setMeta(presenceKey, { reset: true }))
+      this.onState(this.state, false)
+    }
+    this.peersChanged()
+  }
+
+  // restart reconnects asking for a snapshot, which replaces the local
+  // state (unconfirmed local changes are lost).
+  restart(reason) {
+    this.onNotice(reason + "; reloading the document")
+    this.resync = true
+    if (this.ws) {
+      let ws = this.ws
+      this.ws = null
+      ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null
+      ws.close(1000)
+      this.disconnected(reason)
+    }
+  }
+
+  send(msg) {
+    if (this.ws && this.ws.readyState == this.WebSocket.OPEN) this.ws.send(JSON.stringify(msg))
+  }
+
+  status(status, detail, retryIn) {
+    this.onStatus({ status, detail: detail || "", retryIn: retryIn || 0 })
+  }
+
+  handle(msg) {
+    if (this.state && msg.type != "ack" && msg.type != "conflict" && msg.type != "pong") this.flush()
+    switch (msg.type) {
+      case "snapshot": this.loadSnapshot(msg); break
+      case "welcome": this.welcome(msg); break
+      case "steps":
+        if (this.welcomed && this.receive(msg)) this.afterChange()
+        break
+      case "ack": this.ack(msg); break
+      case "conflict":
+        if (this.inFlight && msg.id == this.inFlight.id) {
+          // Wait for the steps that beat ours, then send again (rebased).
+          this.blockedAt = this.inFlight.version
+          this.inFlight = null
+          this.trySend()
+        }
+        break
+      case "error": this.refused(msg); break
+      case "presence":
+        if (this.welcomed) {
+          this.setPeers(msg.version, msg.clients || [], msg.left || [], false)
+          this.peersChanged()
+        }
+        break
+    }
+  }
+
+  loadSnapshot(msg) {
+    let doc
+    try {
+      doc = this.schema.nodeFromJSON(msg.doc)
+    } catch (e) {
+      this.onNotice("The server sent a document this editor cannot read: " + e.message)
+      this.close()
+      this.status("offline", "unreadable document")
+      return
+    }
+    let config = {
+      doc,
+      plugins: this.plugins.concat(collab({ version: msg.version, clientID: this.clientID }), commentsPlugin(), presencePlugin()),
+      comments: { version: msg.commentVersion || 0, comments: msg.comments || [] },
+    }
+    let old = this.state
+    if (old) {
+      // Keep the cursor near where it was.
+      let size = doc.content.size
+      config.selection = TextSelection.between(doc.resolve(Math.min(old.selection.anchor, size)),
+        doc.resolve(Math.min(old.selection.head, size)))
+    }
+    this.state = EditorState.create(config)
+    this.maps = []
+    this.mapsFrom = msg.version
+    this.resync = false
+    this.online(msg)
+    this.onState(this.state, true)
+    this.setPeers(msg.version, msg.presence || [], [], false)
+    this.peersChanged()
+    this.afterChange()
+  }
+
+  welcome(msg) {
+    if (!this.state) {
+      this.restart("the server answered with a welcome instead of a snapshot")
+      return
+    }
+    this.online(msg)
+    if (!this.receive(msg)) return
+    this.setPeers(msg.version, msg.presence || [], [], true)
+    this.peersChanged()
+    this.afterChange()
+  }
+
+  online(msg) {
+    this.welcomed = true
+    this.failures = 0
+    if (typeof msg.users == "number") this.users = msg.users
+    this.status("online")
+    clearInterval(this.heartbeat)
+    this.heartbeat = setInterval(() => this.checkAlive(), pingAfter / 2)
+  }
+
+  // checkAlive pings a quiet connection and gives up on a dead one (a
+  // laptop that slept, a proxy that dropped the connection silently).
+  checkAlive() {
+    let quiet = Date.now() - this.lastMessageAt
+    if (quiet > deadAfter) this.giveUp("no answer from the server")
+    else if (quiet > pingAfter) this.send({ type: "ping" })
+  }
+
+  // giveUp drops a connection that stopped answering and schedules the
+  // next attempt.
+  giveUp(detail) {
+    if (this.ws) {
+      let ws = this.ws
+      this.ws = null
+      ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null
+      ws.close(1000)
+    }
+    this.disconnected(detail)
+  }
+
+  // receive applies the steps and comment events of a welcome or a
+  // push. It returns false when it had to restart.
+  receive(msg) {
+    let state = this.state
+    let ours = getVersion(state)
+    let json = msg.steps || [], clientIDs = msg.clientIDs || []
+    let base = msg.version - json.length
+    if (!Number.isInteger(msg.version) || base > ours) {
+      this.restart(`missed the steps between versions ${ours} and ${base}`)
+      return false
+    }
+    if (base < ours) { // some were already received
+      json = json.slice(ours - base)
+      clientIDs = clientIDs.slice(ours - base)
+    }
+    if (json.length) {
+      let steps, tr
+      try {
+        steps = json.map(j => Step.fromJSON(this.schema, j))
+        tr = receiveTransaction(state, steps, clientIDs, { mapSelectionBackward: true })
+        // Steps clear the stored marks: keep a pending Mod-b across
+        // someone else's typing.
+        if (state.storedMarks) tr.setStoredMarks(state.storedMarks)
+      } catch (e) {
+        this.restart("a step from the server does not apply here (" + e.message + ")")
+        return false
+      }
+      for (let step of steps) this.maps.push(step.getMap())
+      if (this.maps.length > keptMaps) {
+        let drop = this.maps.length - keptMaps
+        this.maps.splice(0, drop)
+        this.mapsFrom += drop
+      }
+      state = state.apply(guardNodeSelection(state, tr))
+    }
+    let events = msg.comment || []
+    let commentVersion = msg.commentVersion
+    if (events.length || commentVersion > commentsKey.getState(state).version) {
+      // Positions of new comments are in the server's document: move them
+      // over the local changes it does not have yet.
+      let local = events.map(e => e.type != "create" ? e
+        : { ...e, from: this.toLocal(state, e.from, 1), to: this.toLocal(state, e.to, -1) })
+      state = state.apply(state.tr.setMeta(commentsKey, { type: "receive", events: local, version: commentVersion }))
+    }
+    if (typeof msg.users == "number") this.users = msg.users
+    this.state = state
+    this.onState(state, false)
+    if (this.pending.length) {
+      let pending = this.pending
+      this.pending = []
+      for (let p of pending) this.setPeers(p.version, p.clients, [], false)
+    }
+    this.peersChanged()
+    return true
+  }
+
+  ack(msg) {
+    let sent = this.inFlight
+    if (!sent || msg.id != sent.id) return
+    this.inFlight = null
+    this.sendFailures = 0
+    // The steps were confirmed by their push, which comes before the ack;
+    // the comment events are known to the server now.
+    if (sent.events.length)
+      this.dispatchInternal(this.state.tr.setMeta(commentsKey, { type: "sent", events: sent.events }))
+    this.trySend()
+  }
+
+  refused(msg) {
+    let text = `${msg.message || "error"} (${msg.status || "?"})`
+    if (msg.id == null || !this.inFlight || msg.id != this.inFlight.id) {
+      this.onNotice("Server: " + text)
+      return
+    }
+    this.inFlight = null
+    if (msg.status >= 500) {
+      // The server could not take the change (its storage failed, say):
+      // nothing is wrong with the steps, which stay and go again later.
+      this.sendLater(text)
+      return
+    }
+    if (msg.status == 400 && /invalid version/i.test(msg.message || "")) this.restart("The server is behind this editor")
+    else this.restart("The server refused a change: " + text)
+  }
+
+  // sendLater sends the unconfirmed changes again after a back-off.
+  sendLater(text) {
+    let delay = backoff(this.sendFailures++)
+    this.onNotice(`The server could not save a change: ${text}; trying again in ${Math.ceil(delay / 1000)} s`)
+    clearTimeout(this.sendTimer)
+    this.sendTimer = setTimeout(() => {
+      this.sendTimer = null
+      this.trySend()
+    }, delay)
+  }
+
+  dispatchInternal(tr) {
+    this.state = this.state.apply(tr)
+    this.onState(this.state, false)
+  }
+
+  afterChange() {
+    this.trySend()
+    this.schedulePresence()
+  }
+
+  // trySend submits the unconfirmed steps and unsent comment events,
+  // one submission at a time.
+  trySend() {
+    if (!this.welcomed || this.inFlight || this.sendTimer || !this.state) return
+    let state = this.state
+    let version = getVersion(state)
+    if (version <= this.blockedAt) return
+    this.blockedAt = -1
+    let sendable = sendableSteps(state)
+    let steps = sendable ? sendable.steps : []
+    let events = commentsKey.getState(state).unsentEvents()
+    if (!steps.length && !events.length) return
+    if (steps.length > maxSteps) {
+      // The server takes a bounded number of steps per submission (a long
+      // time offline makes many). Comment positions refer to the document
+      // after all the steps: they wait for the last part.
+      steps = steps.slice(0, maxSteps)
+      events = []
+    }
+    let id = this.nextID++
+    this.inFlight = { id, version, events }
+    this.send({ type: "steps", id, version, steps: steps.map(s => s.toJSON()), clientID: this.clientID, comment: events })
+  }
+
+  schedulePresence() {
+    if (this.presenceTimer || !this.welcomed) return
+    let wait = Math.max(0, this.lastPresenceAt + presenceInterval - Date.now())
+    this.presenceTimer = setTimeout(() => {
+      this.presenceTimer = null
+      this.sendPresence()
+    }, wait)
+  }
+
+  // sendPresence sends the selection, in the document at the confirmed
+  // version (the server does not have the unconfirmed steps yet).
+  sendPresence() {
+    if (!this.welcomed || !this.state) return
+    let state = this.state
+    let version = getVersion(state)
+    let anchor = this.toConfirmed(state, state.selection.anchor)
+    let head = this.toConfirmed(state, state.selection.head)
+    let key = version + ":" + anchor + ":" + head
+    if (key == this.lastPresence) return
+    this.lastPresence = key
+    this.lastPresenceAt = Date.now()
+    this.send({ type: "presence", version, anchor, head })
+  }
+
+  // toConfirmed maps a local position back over the unconfirmed steps.
+  toConfirmed(state, pos) {
+    let sendable = sendableSteps(state)
+    if (!sendable) return pos
+    for (let i = sendable.steps.length - 1; i >= 0; i--) pos = sendable.steps[i].getMap().invert().map(pos, -1)
+    return pos
+  }
+
+  // toLocal maps a position of the confirmed version over the
+  // unconfirmed steps.
+  toLocal(state, pos, assoc) {
+    let sendable = sendableSteps(state)
+    if (sendable) for (let step of sendable.steps) pos = step.getMap().map(pos, assoc)
+    return pos
+  }
+
+  // setPeers records other clients' selections, given at version, in
+  // the local document; presence of a version not reached yet waits.
+  setPeers(version, clients, left, reset) {
+    let state = this.state
+    let ours = getVersion(state)
+    if (version > ours) {
+      this.pending.push({ version, clients })
+      clients = []
+    }
+    let set = []
+    for (let c of clients) {
+      if (c.clientID == this.clientID) continue
+      let peer = { clientID: c.clientID, name: c.name, color: c.color, anchor: null, head: null }
+      if (Number.isInteger(c.anchor) && Number.isInteger(c.head) && version >= this.mapsFrom) {
+        let anchor = c.anchor, head = c.head
+        for (let i = version - this.mapsFrom; i < this.maps.length; i++) {
+          anchor = this.maps[i].map(anchor)
+          head = this.maps[i].map(head)
+        }
+        peer.anchor = this.toLocal(state, anchor, 1)
+        peer.head = this.toLocal(state, head, 1)
+      }
+      set.push(peer)
+    }
+    if (!set.length && !left.length && !reset) return
+    this.dispatchInternal(state.tr.setMeta(presenceKey, { reset, set, remove: left }))
+  }
+
+  peersChanged() {
+    let peers = []
+    if (this.state) {
+      for (let p of presenceKey.getState(this.state).peers.values())
+        peers.push({ clientID: p.clientID, name: p.name, color: p.color })
+    }
+    this.onPeers({ users: this.welcomed ? this.users : 0, peers })
+  }
+}

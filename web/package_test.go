@@ -1,0 +1,55 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestClientPackage runs client/test/package.mjs against a pmauthority
+// started here: it packs web/client with npm, installs the tarball into a
+// scratch app in a temporary directory (offline), bundles the app with
+// esbuild and runs it in node (collab, presence, comments, reconnection,
+// token). It is skipped without node, npm or web/node_modules, unless
+// PMA_REQUIRE_BROWSER=1 (CI), which makes those a failure.
+func TestClientPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	missing := func(what string) {
+		t.Helper()
+		if os.Getenv("PMA_REQUIRE_BROWSER") == "1" {
+			t.Fatalf("%s missing and PMA_REQUIRE_BROWSER=1", what)
+		}
+		t.Skipf("%s missing; set PMA_REQUIRE_BROWSER=1 to fail instead", what)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node")
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		missing("npm")
+	}
+	if _, err := os.Stat(filepath.Join("node_modules", "esbuild")); err != nil {
+		missing("web/node_modules (npm ci in web/)")
+	}
+	ts := httptest.NewServer(newServer(t))
+	defer ts.Close()
+	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(run, node, "client/test/package.mjs", "--url", ts.URL)
+	cmd.WaitDelay = 5 * time.Second
+	output, err := cmd.CombinedOutput()
+	t.Logf("client/test/package.mjs:\n%s", output)
+	if errors.Is(run.Err(), context.DeadlineExceeded) {
+		t.Fatal("client/test/package.mjs timed out")
+	}
+	if err != nil {
+		t.Fatalf("client/test/package.mjs: %v", err)
+	}
+}
