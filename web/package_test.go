@@ -53,3 +53,28 @@ func TestClientPackage(t *testing.T) {
 		t.Fatalf("client/test/package.mjs: %v", err)
 	}
 }
+
+// TestClientTypes type-checks client/test/types/app.ts, an app using the
+// package's index.d.ts, with the TypeScript pinned in that directory
+// (npm ci there). Skipped without it unless PMA_REQUIRE_BROWSER=1.
+func TestClientTypes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	dir := filepath.Join("client", "test", "types")
+	tsc := filepath.Join(dir, "node_modules", "typescript", "bin", "tsc")
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(tsc)
+	}
+	if err != nil {
+		if os.Getenv("PMA_REQUIRE_BROWSER") == "1" {
+			t.Fatalf("node or %s missing (npm ci in %s) and PMA_REQUIRE_BROWSER=1", tsc, dir)
+		}
+		t.Skipf("node or %s missing (npm ci in %s); set PMA_REQUIRE_BROWSER=1 to fail instead", tsc, dir)
+	}
+	out, err := exec.Command(node, tsc, "-p", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tsc -p %s: %v\n%s", dir, err, out)
+	}
+}

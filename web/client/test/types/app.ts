@@ -1,0 +1,51 @@
+// An app written against pmauthority-client's types: tsc -p . must
+// accept it (and would reject a wrong use, see the @ts-expect-error lines).
+import { Schema } from "prosemirror-model"
+import { schema as basic } from "prosemirror-schema-basic"
+import { EditorView } from "prosemirror-view"
+import {
+  CollabClient, createEditor, createComment, deleteComment, commentsOf, formatComment, parseComment,
+  setCommentDraft, clearCommentDraft, commentDraft, type Status, type Peer, type Comment,
+} from "pmauthority-client"
+
+const schema = new Schema({ nodes: basic.spec.nodes, marks: basic.spec.marks })
+let view: EditorView | null = null
+const client: CollabClient = new CollabClient({
+  url: "ws://localhost:8080/docs/x/ws",
+  schema,
+  name: "Ada",
+  color: "#1a73e8",
+  token: async () => "jwt",
+  onState(state, replaced: boolean) {
+    if (view) view.updateState(state)
+    else view = new EditorView(document.body, { state, dispatchTransaction: tr => client.dispatch(tr) })
+  },
+  onStatus(s: Status) { console.log(s.status, s.detail, s.retryIn) },
+  onPeers({ users, peers }: { users: number; peers: Peer[] }) { console.log(users, peers.map(p => p.name)) },
+  flush: () => {},
+})
+const n: number = client.unsaved
+const ok: boolean = client.synced
+client.setToken("other")
+client.setIdentity("Ada", "#000000")
+
+const editor = createEditor(document.body, { url: "ws://x/docs/y/ws", schema, viewProps: { editable: () => true } })
+const v: EditorView | null = editor.view
+editor.destroy()
+
+if (client.state) {
+  const comments: Comment[] = commentsOf(client.state)
+  createComment(formatComment("hi", "Ada"), { from: 1, to: 2 })(client.state, tr => client.dispatch(tr))
+  deleteComment(comments[0].id)(client.state)
+  setCommentDraft()(client.state)
+  clearCommentDraft(client.state)
+  const d: { from: number; to: number } | null = commentDraft(client.state)
+  const { author, time } = parseComment(comments[0].text)
+  console.log(n, ok, v, d, author, time?.toISOString())
+}
+
+// @ts-expect-error: url is required
+new CollabClient({ schema })
+// @ts-expect-error: status is a fixed set of strings
+const bad: Status = { status: "gone", detail: "", retryIn: 0 }
+console.log(bad)
