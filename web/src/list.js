@@ -46,6 +46,12 @@ $("create").addEventListener("submit", e => {
   }
   location.href = editURL(id)
 })
-$("docid").addEventListener("input", () => { $("create-error").textContent = "" })
+// The hint says, before creating, which id a name becomes.
+const defaultHint = $("create-hint").textContent
+$("docid").addEventListener("input", () => {
+  $("create-error").textContent = ""
+  let name = $("docid").value.trim(), id = docIDFromName(name)
+  $("create-hint").textContent = id && id != name ? `Opens as “${id}” (spaces become dashes).` : defaultHint
+})
 
 loadDocs()

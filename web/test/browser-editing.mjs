@@ -15,6 +15,7 @@
 //             "N changes not saved yet"; back online it reconnects at once
 //             (no back-off wait), the server gets everything and the count
 //             goes back to 0.
+//   list      the list page says how a name with spaces becomes an id.
 //   comments  the comments panel: Alice comments a selection with the
 //             inline input; both see it in the panel with its author, time
 //             and the text it covers; clicking it selects the range; the
@@ -386,6 +387,24 @@ async function comments(browser) {
   await finish([a, b], [alice, bob])
 }
 
+// list: the list page says before creating how a name with spaces
+// becomes an id, and opens that document.
+async function list(browser) {
+  let user = await newUser(browser, "Eve")
+  let page = user.page
+  await page.goto(args.url + "/")
+  let name = newID("My notes")
+  await page.locator("#docid").fill(name)
+  let id = name.replace(/ /g, "-")
+  await page.locator("#create-hint", { hasText: `Opens as “${id}”` }).waitFor()
+  await page.screenshot({ path: path.join(args.out, "list-hint.png") })
+  await page.locator("#create button[type=submit]").click()
+  await page.waitForURL(`**/edit/${id}`)
+  await page.locator(".ProseMirror").waitFor()
+  await waitSynced(page)
+  await finish([page], [user])
+}
+
 // finish checks the pages had no errors and closes the contexts.
 async function finish(pages, users) {
   let errors = pages.flatMap(p => p.errors)
@@ -393,7 +412,7 @@ async function finish(pages, users) {
   check(errors.length == 0, "page errors:\n" + errors.join("\n"))
 }
 
-const scenarios = { cursors, tabs, offline, comments }
+const scenarios = { cursors, tabs, offline, comments, list }
 
 async function main() {
   let names = args.only ? args.only.split(",") : Object.keys(scenarios)
