@@ -125,3 +125,29 @@ func runBrowser(t *testing.T, node, script, url, sub string) {
 		t.Fatalf("%s: %v", script, err)
 	}
 }
+
+// TestTiptapExample builds client/example-tiptap (Tiptap from npm, in that
+// directory's node_modules: npm ci there) and runs test/browser-tiptap.mjs
+// against a pmauthority that serves the built example at /tiptap-example/.
+// Skipped as TestBrowser is, and without the example's node_modules
+// unless PMA_REQUIRE_BROWSER=1.
+func TestTiptapExample(t *testing.T) {
+	node := needBrowser(t)
+	example := filepath.Join("client", "example-tiptap")
+	if _, err := os.Stat(filepath.Join(example, "node_modules", "@tiptap", "core")); err != nil {
+		if os.Getenv("PMA_REQUIRE_BROWSER") == "1" {
+			t.Fatalf("%s/node_modules missing (npm ci there) and PMA_REQUIRE_BROWSER=1", example)
+		}
+		t.Skipf("%s/node_modules missing (npm ci there); set PMA_REQUIRE_BROWSER=1 to fail instead", example)
+	}
+	built := t.TempDir()
+	if out, err := exec.Command(node, filepath.Join(example, "build.mjs"), "--outdir", built).CombinedOutput(); err != nil {
+		t.Fatalf("build.mjs: %v\n%s", err, out)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/tiptap-example/", http.StripPrefix("/tiptap-example/", http.FileServer(http.Dir(built))))
+	mux.Handle("/", newServer(t))
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	runBrowser(t, node, "test/browser-tiptap.mjs", ts.URL, "tiptap")
+}
