@@ -123,7 +123,7 @@ async function cursors(browser) {
     let token = `Q${i}z`
     let before = await editorText(a)
     await a.keyboard.type(token, { delay: 10 })
-    await a.waitForFunction(n => window.pma.view.state.doc.textContent.length >= n, before.replace(/\n/g, "").length + token.length, { timeout: 2000 }).catch(() => {})
+    await a.waitForFunction(n => window.pma.view.state.doc.textContent.length >= n, before.replace(/\n/g, "").length + token.length, { timeout: 10000 }).catch(() => {})
     let after = await editorText(a)
     let arrived = after.split(token).length - 1
     if (arrived != 1 || after.length != before.length + token.length) lost.push(`${label}: typed ${token}, editor has ${JSON.stringify(after)}`)
@@ -194,14 +194,16 @@ async function tabs(browser) {
     await page.waitForFunction(others => JSON.stringify([...document.querySelectorAll("#peers .peer")].map(li => li.textContent).sort()) == JSON.stringify(others), others)
   }
   // Three tabs, three colours, and each page shows the others' as they
-  // show their own.
-  let own = await Promise.all([one, two, three].map(ownIdentity))
-  check(new Set(own.map(o => o.color)).size == 3, `three different colours: ${JSON.stringify(own)}`)
-  for (let page of [one, two, three]) {
-    await page.waitForFunction(() => window.pma.client.synced)
-    let mine = await ownIdentity(page)
-    let theirs = own.filter(o => o.color != mine.color).map(o => rgb(o.color)).sort()
-    await page.waitForFunction(theirs => JSON.stringify([...document.querySelectorAll("#peers .peer .swatch")].map(s => getComputedStyle(s).backgroundColor).sort()) == JSON.stringify(theirs), theirs)
+  // show their own (once the tabs have settled their colours).
+  let tabsOf = [one, two, three], own, deadline = Date.now() + 20000
+  for (;;) {
+    own = await Promise.all(tabsOf.map(ownIdentity))
+    let seen = await Promise.all(tabsOf.map(p => p.evaluate(() =>
+      [...document.querySelectorAll("#peers .peer .swatch")].map(s => getComputedStyle(s).backgroundColor).sort())))
+    let agree = seen.every((list, i) => JSON.stringify(list) == JSON.stringify(own.filter((_, j) => j != i).map(o => rgb(o.color)).sort()))
+    if (agree && new Set(own.map(o => o.color)).size == 3) break
+    check(Date.now() < deadline, `three different colours, shown alike: own ${JSON.stringify(own)}, seen ${JSON.stringify(seen)}`)
+    await one.waitForTimeout(100)
   }
   await one.screenshot({ path: path.join(args.out, "tabs.png") })
   // A reload keeps the tab's own name (sessionStorage), not the last used.
