@@ -174,6 +174,8 @@ function start() {
   pma.client = client
 
   let identityTimer = null
+  // A new name or colour reconnects (they travel in hello): wait until
+  // the typing or the dragging in the colour picker pauses.
   let identityChanged = () => {
     clearTimeout(identityTimer)
     identityTimer = setTimeout(() => {
@@ -188,7 +190,7 @@ function start() {
     if (!isColor(colorInput.value)) return
     identity.color = colorInput.value
     identity.chosen = true
-    applyIdentity()
+    identityChanged()
   })
   $("identity").addEventListener("submit", e => {
     e.preventDefault()
