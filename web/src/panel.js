@@ -115,7 +115,7 @@ export class CommentsPanel {
     this.shown = key
     this.count.textContent = comments.length ? String(comments.length) : ""
     if (!items.length) {
-      this.list.replaceChildren(h("li", { class: "comments-empty" }, "No comments yet. Select some text and press the speech bubble (or Ctrl-Alt-M)."))
+      this.list.replaceChildren(h("li", { class: "comments-empty" }, "No comments yet. Select some text and press the speech bubble or ", h("kbd", {}, "Ctrl-Alt-M"), "."))
       return
     }
     let now = Date.now()
