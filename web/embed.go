@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"io"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -147,7 +148,7 @@ func contentType(ext string) string {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := h.route(r.URL.Path)
 	if f == nil {
-		http.Error(w, "404 page not found", http.StatusNotFound)
+		notFound(w, r.URL.Path)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -169,6 +170,31 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	http.ServeContent(w, r, f.name, time.Time{}, bytes.NewReader(body))
+}
+
+// notFound answers 404: in plain text for an asset, else with an HTML
+// page linking to the list page (relative to p, so that it works under
+// any prefix).
+func notFound(w http.ResponseWriter, p string) {
+	if strings.HasPrefix(p, "/assets/") {
+		http.Error(w, "404 page not found", http.StatusNotFound)
+		return
+	}
+	home := strings.Repeat("../", strings.Count(strings.TrimPrefix(p, "/"), "/"))
+	if home == "" {
+		home = "./"
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/html; charset=utf-8")
+	hdr.Set("Content-Security-Policy", contentSecurityPolicy)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusNotFound)
+	io.WriteString(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found · pmauthority</title>`+
+		`<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"></head>`+
+		`<body style="font: 15px/1.5 system-ui, sans-serif; color: #1f2328; max-width: 640px; margin: 48px auto; padding: 0 20px">`+
+		`<h1 style="font-size: 20px">Page not found</h1><p>There is no page here. Documents open at <code>edit/NAME</code>.</p>`+
+		`<p><a href="`+home+`">All documents</a></p></body></html>`)
 }
 
 func (h *handler) route(p string) *file {
