@@ -237,6 +237,7 @@ export class CollabClient {
     this.ws = ws
     this.reached = false
     ws.onopen = async () => {
+      if (ws !== this.ws) return
       this.reached = true
       let token = this.token
       if (typeof token == "function") {
