@@ -54,6 +54,11 @@ type Config struct {
 	// MaxDocSize bounds a document's content size in positions (default
 	// 10,000,000).
 	MaxDocSize int
+	// MaxDocBytes bounds a document's JSON in bytes (default
+	// apply.DefaultMaxDocBytes, 4 MiB), checked after every step of a
+	// submission and for a new document, like MaxDocSize: a LimitError
+	// refuses what would go over it.
+	MaxDocBytes int64
 	// Strict also checks documents against their schema as Node.check()
 	// does (content, marks, attributes), which the steps do not: a
 	// submission whose steps make the document invalid is refused with a
@@ -117,8 +122,9 @@ const (
 	DefaultIdleUnload    = 10 * time.Minute
 	DefaultUsersWindow   = time.Minute
 	// The limits' defaults are the one set of apply.Limits.
-	DefaultMaxSteps   = apply.DefaultMaxSteps
-	DefaultMaxDocSize = apply.DefaultMaxDocSize
+	DefaultMaxSteps    = apply.DefaultMaxSteps
+	DefaultMaxDocSize  = apply.DefaultMaxDocSize
+	DefaultMaxDocBytes = apply.DefaultMaxDocBytes
 )
 
 // Authority is the central authority of many collaboratively edited
@@ -202,6 +208,9 @@ func New(cfg Config) (*Authority, error) {
 	}
 	if cfg.MaxDocSize <= 0 {
 		cfg.MaxDocSize = DefaultMaxDocSize
+	}
+	if cfg.MaxDocBytes <= 0 {
+		cfg.MaxDocBytes = DefaultMaxDocBytes
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -557,6 +566,9 @@ func (a *Authority) initialDoc(schemaName string, doc *model.Node) (*model.Schem
 	}
 	if size := doc.Content.Size(); size > a.cfg.MaxDocSize {
 		return nil, nil, &LimitError{What: "document size", Limit: a.cfg.MaxDocSize, Value: size}
+	}
+	if size := doc.JSONSize(); int64(size) > a.cfg.MaxDocBytes {
+		return nil, nil, &LimitError{What: "document bytes (JSON)", Limit: int(a.cfg.MaxDocBytes), Value: size}
 	}
 	if a.cfg.Strict {
 		if err := doc.Check(); err != nil {

@@ -104,7 +104,7 @@ func invalidf(format string, args ...any) error {
 // Config (HTTP 413). Nothing was changed.
 type LimitError struct {
 	// What names the limit: "steps", "comment events", "document size",
-	// "comment text" or "comments".
+	// "document bytes (JSON)", "comment text" or "comments".
 	What string
 	// Limit is the configured maximum.
 	Limit int

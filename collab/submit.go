@@ -288,7 +288,7 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, k
 	if keep {
 		decoded = make([]transform.Step, len(steps))
 	}
-	opts := apply.StepOptions{MaxDocSize: a.cfg.MaxDocSize, Strict: a.cfg.Strict}
+	opts := apply.StepOptions{MaxDocSize: a.cfg.MaxDocSize, MaxDocBytes: a.cfg.MaxDocBytes, Strict: a.cfg.Strict}
 	node, err := apply.Steps(st.node, len(steps), func(i int) []byte { return steps[i] }, opts,
 		func(i int, step transform.Step, _, after *model.Node) error {
 			if keep {
@@ -303,7 +303,11 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, k
 	if err != nil {
 		var se *apply.StepError
 		if errors.As(err, &se) && se.Kind == apply.ErrDocTooLarge {
-			return applied{}, nil, &LimitError{What: "document size", Limit: se.Limit, Value: se.Size}
+			what := "document size"
+			if se.Bytes {
+				what = "document bytes (JSON)"
+			}
+			return applied{}, nil, &LimitError{What: what, Limit: se.Limit, Value: se.Size}
 		}
 		if errors.As(err, &se) {
 			return applied{}, nil, &transform.StepError{Index: se.Index, Err: se.Err}

@@ -99,8 +99,9 @@ type Config struct {
 
 // Limits bound what one request may ask for: the one Limits type of
 // pmauthority (apply.Limits). Every limit answers with a JSON error naming
-// it, and changes nothing: MaxBodyBytes, MaxSteps and MaxDocSize with 413,
-// MaxDepth with 400, MaxHeaderBytes with 431 (answered by net/http).
+// it, and changes nothing: MaxBodyBytes, MaxSteps, MaxDocSize and
+// MaxDocBytes with 413, MaxDepth with 400, MaxHeaderBytes with 431
+// (answered by net/http).
 type Limits = apply.Limits
 
 // The default limits (DESIGN.md, "Limits").
@@ -108,6 +109,7 @@ const (
 	DefaultMaxBodyBytes   = apply.DefaultMaxBodyBytes
 	DefaultMaxSteps       = apply.DefaultMaxSteps
 	DefaultMaxDocSize     = apply.DefaultMaxDocSize
+	DefaultMaxDocBytes    = apply.DefaultMaxDocBytes
 	DefaultMaxDepth       = apply.DefaultMaxDepth
 	DefaultMaxHeaderBytes = apply.DefaultMaxHeaderBytes
 )
@@ -268,9 +270,10 @@ func New(cfg Config) (*Server, error) {
 	s.app = apply.Applier{
 		Schemas: &apply.Schemas{Registry: reg},
 		Limits: apply.Limits{
-			MaxSteps:   s.limits.MaxSteps,
-			MaxDocSize: s.limits.MaxDocSize,
-			MaxDepth:   s.limits.MaxDepth,
+			MaxSteps:    s.limits.MaxSteps,
+			MaxDocSize:  s.limits.MaxDocSize,
+			MaxDocBytes: s.limits.MaxDocBytes,
+			MaxDepth:    s.limits.MaxDepth,
 		},
 		Strict: cfg.Strict,
 	}
@@ -354,7 +357,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		"addr", ln.Addr().String(),
 		"schemas", s.schemaNames, "default_schema", s.defName,
 		slog.Group("limits", "max_body_bytes", l.MaxBodyBytes, "max_steps", l.MaxSteps,
-			"max_doc_size", l.MaxDocSize, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes),
+			"max_doc_size", l.MaxDocSize, "max_doc_bytes", l.MaxDocBytes, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes),
 		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
 			"idle", t.Idle, "shutdown", t.Shutdown),
 		"apply_workers", cap(s.workers), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())

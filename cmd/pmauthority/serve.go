@@ -160,6 +160,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Var(&maxBody, "max-body", "largest request `size` (bytes, or with KiB, MiB, GiB); 413 above")
 	fs.IntVar(&lim.MaxSteps, "max-steps", lim.MaxSteps, "most steps in one request; 413 above")
 	fs.IntVar(&lim.MaxDocSize, "max-doc-size", lim.MaxDocSize, "largest document content size in positions, as given and after every step; 413 above")
+	maxDocBytes := sizeFlag(lim.MaxDocBytes)
+	fs.Var(&maxDocBytes, "max-doc-bytes", "largest document `size` in bytes of its JSON, as given and after every step (the apply endpoint, the collab API and WebSockets); 413 above")
 	fs.IntVar(&lim.MaxDepth, "max-depth", lim.MaxDepth, "deepest nesting of JSON arrays and objects in a request; 400 above")
 	maxHeader := sizeFlag(lim.MaxHeaderBytes)
 	fs.Var(&maxHeader, "max-header", "largest request header `size`; 431 above")
@@ -188,9 +190,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	lim.MaxBodyBytes, lim.MaxHeaderBytes = int64(maxBody), int(maxHeader)
+	lim.MaxBodyBytes, lim.MaxHeaderBytes, lim.MaxDocBytes = int64(maxBody), int(maxHeader), int64(maxDocBytes)
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
-		"max-doc-size": int64(lim.MaxDocSize), "max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
+		"max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes, "max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
 		if v <= 0 {
 			return nil, fmt.Errorf("--%s must be positive", name)
 		}
@@ -276,6 +278,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		IdleUnload:    f.idleUnload,
 		MaxSteps:      f.limits.MaxSteps,
 		MaxDocSize:    f.limits.MaxDocSize,
+		MaxDocBytes:   f.limits.MaxDocBytes,
 		Strict:        f.strict,
 		Logger:        c.logger,
 	}
