@@ -133,3 +133,28 @@ func BenchmarkJSONSizeKeystroke(b *testing.B) {
 		next.JSONSize()
 	}
 }
+
+// TestMemSize: the memory estimate of a document is at least what its
+// nodes and text take, grows with repeated content, and is cached.
+func TestMemSize(t *testing.T) {
+	basic := testBasicSchema(t)
+	doc, err := basic.NodeFromJSON([]byte(`{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"` + strings.Repeat("x", 1000) + `"}]},{"type":"paragraph"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// doc, two paragraphs, one text node; 1,000 bytes of text.
+	if m := doc.MemSize(); m < 4*nodeMem+1000 || m > 4*nodeMem+1000+200 {
+		t.Fatalf("MemSize = %d", m)
+	}
+	slice, err := doc.Slice(0, doc.Content.Size(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, err := doc.Replace(doc.Content.Size(), doc.Content.Size(), slice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, one := twice.MemSize(), doc.MemSize(); m < 2*one-nodeMem || m != twice.MemSize() {
+		t.Fatalf("MemSize of the document twice = %d, of once %d", m, one)
+	}
+}
