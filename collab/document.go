@@ -31,6 +31,7 @@ type document struct {
 	loaded     bool
 	refs       int // requests using the document, waiters included
 	lastActive time.Time
+	mem        int64 // the memory accounted for the document (memory.go)
 
 	sem    chan struct{} // a one-slot semaphore held by writers
 	snapMu sync.Mutex    // serializes snapshots
@@ -75,6 +76,7 @@ type docState struct {
 	// steps holds the last steps: steps[i] made version
 	// version-len(steps)+i+1.
 	steps    []StepRecord
+	histMem  int64 // historyMem(steps)
 	comments commentLog
 	// metaSeq is the store's sequence number of the metadata that
 	// comments were read from or written as (store.Head.MetaSeq).
@@ -147,6 +149,7 @@ func (d *document) awaitAppend(ctx context.Context, version int64) (bool, error)
 // publish makes st the document's state and wakes the waiters. It is
 // called with sem held, once st is durable.
 func (d *document) publish(st docState) {
+	est := st.memSize()
 	d.mu.Lock()
 	if d.deleted {
 		d.mu.Unlock()
@@ -159,6 +162,7 @@ func (d *document) publish(st docState) {
 	close(d.wake)
 	d.wake = make(chan struct{})
 	d.mu.Unlock()
+	d.auth.account(d, est)
 }
 
 // state returns the current state.
@@ -234,6 +238,10 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	if !ok {
 		return st, 0, fmt.Errorf("collab: load %q: unknown schema %q", id, head.Schema)
 	}
+	if limit := a.maxDocMemory(); limit > 0 && int64(len(head.Snapshot.Doc)) > limit {
+		// Its nodes would take more than its JSON.
+		return st, 0, fmt.Errorf("collab: load %q: snapshot at version %d: %w", id, head.Snapshot.Version, a.docMemoryError(int64(len(head.Snapshot.Doc))))
+	}
 	node, err := schema.NodeFromJSON(head.Snapshot.Doc)
 	if err != nil {
 		return st, 0, fmt.Errorf("collab: load %q: snapshot at version %d: %w", id, head.Snapshot.Version, err)
@@ -266,7 +274,7 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	// The steps after the snapshot are replayed; the last History ones
 	// are kept for Events.
 	replayFrom := head.Snapshot.Version - from
-	if node, err = replaySteps(node, steps[replayFrom:], all[replayFrom:]); err != nil {
+	if node, err = a.replaySteps(node, steps[replayFrom:], all[replayFrom:]); err != nil {
 		return st, 0, fmt.Errorf("collab: load %q: %w", id, err)
 	}
 	records := all[histFrom-from:]
@@ -279,6 +287,7 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 		node:       node,
 		version:    head.Version,
 		steps:      records,
+		histMem:    historyMem(records),
 		comments:   comments,
 		metaSeq:    head.MetaSeq,
 	}, head.Snapshot.Version, nil
@@ -380,13 +389,13 @@ func (a *Authority) replay(ctx context.Context, id string, st docState, head sto
 		}
 		added[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID}
 	}
-	node, err := replaySteps(st.node, stored, added)
+	node, err := a.replaySteps(st.node, stored, added)
 	if err != nil {
 		return st, err
 	}
 	st.node = node
 	st.version = head.Version
-	st.steps = appendHistory(st.steps, added, a.cfg.History)
+	st = st.addHistory(added, a.cfg.History)
 	st.metaSeq = head.MetaSeq
 	if a.swapper != nil || comments.version >= st.comments.version {
 		st.comments = comments
@@ -475,15 +484,20 @@ func (a *Authority) maybeSnapshot(d *document) {
 
 // replaySteps applies steps read from the store to node with the one step
 // loop (apply.Steps), without a submission's limits (they were accepted
-// once), and sets the Map and Size of recs[i] for each steps[i]. Its error
+// once) but within MaxDocMemory (a document's JSON is less than its nodes
+// take), and sets the Map and Size of recs[i] for each steps[i]. Its error
 // names the version of the step that failed.
-func replaySteps(node *model.Node, steps []store.Step, recs []StepRecord) (*model.Node, error) {
-	node, err := apply.Steps(node, len(steps), func(i int) []byte { return steps[i].JSON }, apply.StepOptions{},
+func (a *Authority) replaySteps(node *model.Node, steps []store.Step, recs []StepRecord) (*model.Node, error) {
+	opts := apply.StepOptions{MaxDocBytes: a.maxDocMemory()}
+	node, err := apply.Steps(node, len(steps), func(i int) []byte { return steps[i].JSON }, opts,
 		func(i int, step transform.Step, _, after *model.Node) error {
 			recs[i].Map, recs[i].Size = step.GetMap(), after.Content.Size()
 			return nil
 		})
 	var se *apply.StepError
+	if errors.As(err, &se) && se.Kind == apply.ErrDocTooLarge {
+		return nil, fmt.Errorf("replaying step %d: %w", steps[se.Index].Version, a.docMemoryError(int64(se.Size)))
+	}
 	if errors.As(err, &se) {
 		return nil, fmt.Errorf("replaying step %d: %w", steps[se.Index].Version, se.Err)
 	}

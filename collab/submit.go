@@ -149,6 +149,18 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		}
 	}
 
+	// Room for the document as it will be. The estimate of what it is
+	// is restored unless the submission is published (which accounts it).
+	if err := a.admit(d, next.memSize()); err != nil {
+		return Result{}, err
+	}
+	published := false
+	defer func() {
+		if !published {
+			a.account(d, d.state().memSize())
+		}
+	}()
+
 	// The append must not be abandoned halfway because the client went
 	// away: its outcome would be unknown.
 	call := d.startAppend(st.version, next.version)
@@ -191,6 +203,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		return Result{}, storeFailed(err, "collab: append to %q", id)
 	}
 	d.publish(next.docState)
+	published = true
 	a.maybeSnapshot(d)
 	if a.commits != nil {
 		c := Commit{
@@ -331,7 +344,7 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, k
 	next := st
 	next.node = node
 	next.version += int64(len(steps))
-	next.steps = appendHistory(st.steps, added, a.cfg.History)
+	next = next.addHistory(added, a.cfg.History)
 	var changed bool
 	next.comments, changed = st.comments.mapThrough(maps)
 	return applied{docState: next, commentsChanged: changed, decoded: decoded, added: added}, records, nil

@@ -2,11 +2,14 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pmauthority/pmauthority/apply/reqtest"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/store/memstore"
 )
 
 // TestMaxDocBytes: the doubling steps (replaces with from > to, each
@@ -30,4 +33,57 @@ func TestMaxDocBytes(t *testing.T) {
 	if after := e.mustGet(t, "/docs/d"); after != before {
 		t.Fatalf("the refused submission changed the document: %.200s", after)
 	}
+}
+
+// TestMemoryBudget: with collab.Config.MaxMemory, loading a document
+// (GET) beyond the budget unloads the least recently used idle document
+// first; with every loaded document in use (long polls) it is answered
+// 503 with Retry-After; a submission that would take one document over
+// its share is answered 413; a stored document over that share (written
+// under higher limits) is answered 413 on GET, and nothing is loaded for
+// it.
+func TestMemoryBudget(t *testing.T) {
+	st := memstore.New()
+	setup := newCollab(t, Config{}, collab.Config{Store: st})
+	for _, id := range []string{"a", "b", "c"} {
+		setup.mustPost(t, id, `{"version":0,"clientID":1,"steps":[`+insert(1, strings.Repeat(id, 10_000))+`]}`)
+	}
+	one := setup.auth.MemoryInUse() / 3
+	setup.mustPost(t, "big", `{"version":0,"clientID":1,"steps":[`+insert(1, strings.Repeat("x", 100_000))+`]}`)
+	if err := setup.auth.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e := newCollab(t, Config{}, collab.Config{Store: st, MaxMemory: 2*one + one/2})
+	for _, id := range []string{"a", "b", "c"} {
+		e.clock.Advance(time.Second)
+		e.mustGet(t, "/docs/"+id) // c unloads a
+	}
+	if used := e.auth.MemoryInUse(); used > 2*one+one/2 {
+		t.Fatalf("%d bytes in use, over the budget of %d", used, 2*one+one/2)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, id := range []string{"b", "c"} {
+		e.poll(defaultIP, "/docs/"+id+"/events?version=1&commentVersion=0", ctx)
+		e.waitWaiting(t, id, 1)
+	}
+	w := e.serve(defaultIP, "GET", "/docs/a", "", nil)
+	if w.Code != 503 || w.Header().Get("Retry-After") != "2" || !strings.Contains(w.Body.String(), "max-memory") {
+		t.Fatalf("GET of a with b and c in use: %d %q %s", w.Code, w.Header().Get("Retry-After"), w.Body)
+	}
+	status, body := e.request(t, "POST", "/docs/c/events", `{"version":1,"clientID":1,"steps":[`+insert(1, strings.Repeat("y", 30_000))+`]}`)
+	if status != 413 || !strings.Contains(body, "document memory") {
+		t.Fatalf("growing c over its share: %d %s", status, body)
+	}
+	cancel()
+	waitFor(t, func() bool { return e.auth.Waiting("b") == 0 && e.auth.Waiting("c") == 0 })
+	status, body = e.request(t, "GET", "/docs/big", "")
+	if status != 413 || !strings.Contains(body, "document memory") {
+		t.Fatalf("GET of a stored document over the share: %d %.200s", status, body)
+	}
+	if exists, err := e.auth.Exists(context.Background(), "big"); err != nil || !exists {
+		t.Fatalf("the refused document is gone: %v %v", exists, err)
+	}
+	e.mustGet(t, "/docs/a") // b and c are idle again
 }
