@@ -171,3 +171,6 @@ func (a *Authority) dropLocked(d *document) {
 	a.memUsed -= d.mem
 	d.mem = 0
 }
+
+// MaxMemory returns the memory budget in effect (Config.MaxMemory; 0: none).
+func (a *Authority) MaxMemory() int64 { return a.cfg.MaxMemory }

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -86,4 +88,80 @@ func TestMemoryBudget(t *testing.T) {
 		t.Fatalf("the refused document is gone: %v %v", exists, err)
 	}
 	e.mustGet(t, "/docs/a") // b and c are idle again
+}
+
+// TestBodyMemory: requests reserve their Content-Length in the budget of
+// request bodies (MaxBodyMemory) before reading their body and hold it
+// until they end; one that finds no room is answered 503 with
+// Retry-After, for the apply endpoint and the collab API alike. A body
+// without Content-Length reserves the body limit until its real size is
+// known.
+func TestBodyMemory(t *testing.T) {
+	const size = 100_000
+	e := newCollab(t, Config{MaxBodyMemory: 3 * size, Limits: Limits{MaxBodyBytes: 2 * size}}, collab.Config{})
+	e.s.bodies.wait = time.Millisecond // no room: refused at once
+	body := []byte(`{"doc":{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"` + strings.Repeat("x", size-200) + `"}]}]},"steps":[]}`)
+	body = append(body, bytes.Repeat([]byte(" "), size-len(body))...)
+	type slow struct {
+		w    *io.PipeWriter
+		done chan *httptest.ResponseRecorder
+	}
+	start := func(target string, length int64) slow {
+		pr, pw := io.Pipe()
+		r := httptest.NewRequest("POST", target, pr)
+		r.Header.Set("Content-Type", "application/json")
+		r.ContentLength = length
+		c := slow{pw, make(chan *httptest.ResponseRecorder, 1)}
+		go func() {
+			w := httptest.NewRecorder()
+			e.s.ServeHTTP(w, r)
+			c.done <- w
+		}()
+		return c
+	}
+	var held []slow
+	for i, target := range []string{"/v1/apply", "/v1/apply", "/docs/d/events"} {
+		held = append(held, start(target, size))
+		want := int64(i+1) * size
+		waitFor(t, func() bool { return e.s.BodyMemoryInUse() == want })
+	}
+	for _, target := range []string{"/v1/apply", "/docs/d/events"} {
+		w := e.serve(defaultIP, "POST", target, string(body), nil)
+		if w.Code != 503 || w.Header().Get("Retry-After") != "2" || !strings.Contains(w.Body.String(), "max-body-memory") {
+			t.Fatalf("%s with the budget full: %d %q %s", target, w.Code, w.Header().Get("Retry-After"), w.Body)
+		}
+	}
+	if used := e.s.BodyMemoryInUse(); used != 3*size {
+		t.Fatalf("%d bytes reserved after the refusals, want %d", used, 3*size)
+	}
+	// The first ends: its bytes are released, and the next fits.
+	go func() { held[0].w.Write(body); held[0].w.Close() }()
+	if w := <-held[0].done; w.Code != 200 {
+		t.Fatalf("the first request: %d %.200s", w.Code, w.Body)
+	}
+	if used := e.s.BodyMemoryInUse(); used != 2*size {
+		t.Fatalf("%d bytes reserved, want %d", used, 2*size)
+	}
+	if w := e.serve(defaultIP, "POST", "/v1/apply", string(body), nil); w.Code != 200 {
+		t.Fatalf("with room again: %d %.200s", w.Code, w.Body)
+	}
+	for _, h := range held[1:] {
+		h.w.CloseWithError(io.ErrUnexpectedEOF)
+		<-h.done
+	}
+	if used := e.s.BodyMemoryInUse(); used != 0 {
+		t.Fatalf("%d bytes reserved with no request in flight", used)
+	}
+	// Without Content-Length the body limit is reserved while reading,
+	// then only what the body took.
+	chunked := start("/v1/apply", -1)
+	waitFor(t, func() bool { return e.s.BodyMemoryInUse() == 2*size })
+	chunked.w.Write(body)
+	chunked.w.Close()
+	if w := <-chunked.done; w.Code != 200 {
+		t.Fatalf("chunked: %d %.200s", w.Code, w.Body)
+	}
+	if used := e.s.BodyMemoryInUse(); used != 0 {
+		t.Fatalf("%d bytes reserved after the chunked request", used)
+	}
 }
