@@ -58,7 +58,8 @@ Errors are JSON {"error": {"step"?: i, "message": "…"}}: 400 malformed or
 invalid request ("Invalid version N": a version ahead of the document's), 404,
 405, 409 "Version not current", 410 "History no longer available", 413 over a
 limit, 415 not JSON, 422 a step fails or the document is invalid for the
-schema (--strict also checks documents as Node.check() does).
+schema (--strict also checks documents as Node.check() does), 503 with
+Retry-After over --max-memory or --max-body-memory (try again later).
 
 Pages of other origins may use the API (WebSockets, CORS) only when their
 host matches an --allow-origin pattern. Requests for a Host the server is
@@ -128,6 +129,7 @@ type serveFlags struct {
 	limits                          server.Limits
 	timeouts                        server.Timeouts
 	workers                         int
+	maxMemory, maxBodyMemory        int64 // 0: the defaults (planMemory)
 	logRequests                     bool
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
@@ -170,6 +172,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
 	fs.DurationVar(&tmo.Idle, "idle-timeout", tmo.Idle, "how long an idle kept-alive connection stays open")
 	fs.DurationVar(&tmo.Shutdown, "shutdown-timeout", tmo.Shutdown, "how long requests in flight may take to finish on shutdown")
+	maxMemory, maxBodyMemory := sizeFlag(0), sizeFlag(0)
+	fs.Var(&maxMemory, "max-memory", "memory budget (a `size`) of the loaded documents, estimated: beyond it idle documents are unloaded, then loads and submissions answer 503 (Retry-After), a document over half of it 413. Default: half of the cgroup's memory limit, else of the machine's memory")
+	fs.Var(&maxBodyMemory, "max-body-memory", "memory budget (a `size`) of the request bodies being read or held, all together; beyond it requests wait briefly, then answer 503 (Retry-After). Default: a quarter of --max-memory, at most 256MiB")
 	fs.IntVar(&f.workers, "apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
 	fs.BoolVar(&f.logRequests, "log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
 	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
@@ -191,6 +196,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	lim.MaxBodyBytes, lim.MaxHeaderBytes, lim.MaxDocBytes = int64(maxBody), int(maxHeader), int64(maxDocBytes)
+	f.maxMemory, f.maxBodyMemory = int64(maxMemory), int64(maxBodyMemory)
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
 		"max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes, "max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
 		if v <= 0 {
@@ -230,6 +236,7 @@ type serveConfigs struct {
 	storeKind, data string
 	syncMode        string // full or normal
 	logger          *slog.Logger
+	memory          memoryPlan
 	server          server.Config // without Collab
 	collab          collab.Config // without Store
 }
@@ -250,6 +257,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		data:      f.data,
 		syncMode:  f.syncMode,
 		logger:    slog.New(handler),
+		memory:    planMemory("/", f.maxMemory, f.maxBodyMemory),
 	}
 	c.server = server.Config{
 		Schemas:       f.named.schemas,
@@ -258,6 +266,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		Timeouts:      f.timeouts,
 		Logger:        c.logger,
 		ApplyWorkers:  f.workers,
+		MaxBodyMemory: c.memory.bodyMemory,
 		LogRequests:   f.logRequests,
 		SlowRequest:   f.logSlow,
 		PollTimeout:   f.pollTimeout,
@@ -279,6 +288,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		MaxSteps:      f.limits.MaxSteps,
 		MaxDocSize:    f.limits.MaxDocSize,
 		MaxDocBytes:   f.limits.MaxDocBytes,
+		MaxMemory:     c.memory.maxMemory,
 		Strict:        f.strict,
 		Logger:        c.logger,
 	}
@@ -293,6 +303,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 // serveRun is a server ready to run: its store, authority and server.
 type serveRun struct {
 	logger    *slog.Logger
+	memory    memoryPlan
 	store     store.Store
 	storeKind string
 	where     string // the store's path, or "memory"
@@ -323,13 +334,14 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 		st.Close()
 		return nil, 2, err
 	}
-	return &serveRun{logger: c.logger, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv}, 0, nil
+	return &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv}, 0, nil
 }
 
 // serve serves on ln until ctx is done, then closes the authority and the
 // store, and returns the exit status.
 func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer, ready func(addr string)) int {
 	r.logger.Info("store opened", "store", r.storeKind, "path", r.where, "sync", r.syncMode)
+	r.setMemoryLimit()
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
