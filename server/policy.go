@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 )
@@ -17,6 +18,12 @@ type Principal struct {
 	ID string
 	// Name is a display name (may be empty).
 	Name string
+	// Expires is when the principal's credentials expire (zero: never).
+	Expires time.Time
+	// Data is the policy's own record of the principal, such as its
+	// verified claims, for its Authorize (nil for none). It must be
+	// comparable: a pointer, typically.
+	Data any
 }
 
 // Credentials are what a request or a WebSocket connection presents to
@@ -70,6 +77,13 @@ func (allowAll) Authenticate(context.Context, Credentials) (Principal, error) {
 }
 
 func (allowAll) Authorize(context.Context, Principal, string, Action) error { return nil }
+
+// ReadFilter is implemented by a Policy that tells, without a context,
+// whether a principal may read a document: GET /docs then lists only the
+// documents that the principal may read.
+type ReadFilter interface {
+	MayRead(p Principal, docID string) bool
+}
 
 // ErrUnauthenticated is wrapped by a policy's errors for missing or
 // invalid credentials (HTTP 401 with WWW-Authenticate: Bearer
