@@ -61,6 +61,16 @@ limit, 415 not JSON, 422 a step fails or the document is invalid for the
 schema (--strict also checks documents as Node.check() does), 503 with
 Retry-After over --max-memory or --max-body-memory (try again later).
 
+Without auth flags the server is open to anyone who reaches it, so it
+listens only on a loopback --addr (unless --insecure-no-auth). With
+--jwt-secret-file, --jwt-public-key, --jwks-url or --auth-webhook every
+request needs a token (Authorization: Bearer, or the WebSocket hello's
+"token") whose "docs" claim grants a role on the document: read, comment,
+edit or admin (docs/auth.md; pmauthority token mints HS256 ones). 401: no
+valid token (missing, malformed, bad signature, expired, not yet valid);
+403: a valid token without the role. /healthz and the demo pages stay open,
+and so does the apply endpoint unless --auth-apply.
+
 Pages of other origins may use the API (WebSockets, CORS) only when their
 host matches an --allow-origin pattern. Requests for a Host the server is
 not reached by are refused with 421 (--allowed-host).
@@ -133,6 +143,7 @@ type serveFlags struct {
 	logRequests                     bool
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
+	auth                            authFlags
 }
 
 // parseServeFlags parses and checks the arguments of `pmauthority serve`.
@@ -179,6 +190,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.BoolVar(&f.logRequests, "log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
 	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
+	f.auth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage)
 		fs.PrintDefaults()
@@ -226,6 +238,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	}
 	if f.logSlow <= 0 {
 		f.logSlow = -1
+	}
+	if err := f.auth.check(f.addr); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -277,6 +292,9 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 	}
 	if f.webPages {
 		c.server.Web = web.Handler()
+	}
+	if c.server.Policy, err = f.auth.policy(c.logger); err != nil {
+		return nil, err
 	}
 	c.collab = collab.Config{
 		Schemas:       reg.Lookup,

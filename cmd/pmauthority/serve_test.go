@@ -111,7 +111,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--poll-timeout", "0s"}, 2, "--poll-timeout must be positive"},
 		{[]string{"--idle-unload", "-1s"}, 2, "--idle-unload must not be negative"},
 		{[]string{"--addr", "127.0.0.1:0", "--data", good}, 1, "good.json"}, // a file, not a directory
-		{[]string{"--addr", "256.0.0.1:bad"}, 1, "pmauthority serve:"},
+		{[]string{"--addr", "256.0.0.1:bad", "--insecure-no-auth"}, 1, "pmauthority serve:"},
 		{[]string{"-h"}, 0, "--data"},
 		{[]string{"-h"}, 0, "GET  /docs/{id}/events"},
 		{[]string{"-h"}, 0, "--poll-timeout"},
