@@ -130,6 +130,9 @@ func (c *wsConn) serve() {
 			c.s.log.Error("panic serving a WebSocket", "doc", c.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 		hello.Stop()
+		if c.expiry != nil {
+			c.expiry.Stop()
+		}
 		if h := c.hub.Load(); h != nil {
 			h.leave(c)
 			c.s.releaseHub(h)
@@ -226,7 +229,9 @@ func (c *wsConn) refuse(msg string) {
 
 // hello reads the hello, passes the policy point with its token
 // (Authenticate, then Authorize for ActionRead) and joins the document's
-// hub. A refusal is an error (401, 403) and close 1008.
+// hub. A refusal is an error (401, 403) and close 1008. When the
+// principal expires (Principal.Expires), the connection gets an error 401
+// and is closed with 4401.
 func (c *wsConn) hello(m *wsMessage) {
 	version, hasVersion, problem := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
 	if problem != "" {
@@ -263,6 +268,12 @@ func (c *wsConn) hello(m *wsMessage) {
 		return
 	}
 	c.principal = p
+	if !p.Expires.IsZero() {
+		c.expiry = time.AfterFunc(time.Until(p.Expires), func() {
+			c.sendError(nil, http.StatusUnauthorized, -1, "token expired")
+			c.closeAfterQueue(wsCloseTokenExpired, "token expired")
+		})
+	}
 	c.clientID, c.ident = id, ident
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)
