@@ -465,3 +465,19 @@ func TestServerWebSocket(t *testing.T) {
 		})
 	}
 }
+
+// TestServerCreate: using a document that does not exist creates it,
+// which needs edit.
+func TestServerCreate(t *testing.T) {
+	base := validClaims().with("iss", "iss", "aud", "aud")
+	for role, want := range map[string]int{"read": 403, "comment": 403, "edit": 200, "admin": 200} {
+		e := newEnv(t, matrixConfig(t), false)
+		tok := sign(t, jose.HS256, testSecret, "", base.with("docs", map[string]string{"new": role}))
+		if w := e.do("GET", "/docs/new", "", tok); w.Code != want {
+			t.Errorf("%s: GET /docs/new: %d, want %d: %s", role, w.Code, want, w.Body)
+		}
+		if ok, _ := e.collab.Exists(context.Background(), "new"); ok != (want == 200) {
+			t.Errorf("%s: the document exists: %v", role, ok)
+		}
+	}
+}

@@ -50,7 +50,11 @@ type Credentials struct {
 // any other error with 500 (logged). Nothing changes on a refusal.
 //
 // A POST /docs/{id}/events is authorized for ActionComment before its body
-// is read, and for ActionEdit too once it is seen to carry steps. A
+// is read, and for ActionEdit too once it is seen to carry steps. A route
+// that creates its document by using it (GET /docs/{id}, GET and POST
+// /docs/{id}/events, a WebSocket hello) is authorized for ActionCreate
+// too when the document does not exist yet (unless the policy is
+// AllowAll). A
 // WebSocket upgrade is not authorized (browsers cannot give it headers):
 // its hello is, with the hello's token (Authenticate, then Authorize for
 // ActionRead), and after it every message with the connection's

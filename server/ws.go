@@ -228,8 +228,8 @@ func (c *wsConn) refuse(msg string) {
 }
 
 // hello reads the hello, passes the policy point with its token
-// (Authenticate, then Authorize for ActionRead) and joins the document's
-// hub. A refusal is an error (401, 403) and close 1008. When the
+// (Authenticate, then Authorize for ActionRead, and ActionCreate when the
+// document does not exist yet) and joins the document's hub. A refusal is an error (401, 403) and close 1008. When the
 // principal expires (Principal.Expires), the connection gets an error 401
 // and is closed with 4401.
 func (c *wsConn) hello(m *wsMessage) {
@@ -263,6 +263,9 @@ func (c *wsConn) hello(m *wsMessage) {
 	upgrade := c.upgrade
 	c.upgrade = nil // an idle connection keeps no request
 	p, err := c.s.admit(c.s.polls, Credentials{Token: token, Request: upgrade}, c.id, ActionRead)
+	if err == nil {
+		err = c.s.authorizeCreate(c.s.polls, p, c.id)
+	}
 	if err != nil {
 		c.fail(err)
 		return
