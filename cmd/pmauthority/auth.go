@@ -28,6 +28,8 @@ type authFlags struct {
 	webhookTimeout time.Duration
 	protectApply   bool
 	insecureNoAuth bool
+	maxToken       sizeFlag
+	cacheSize      int
 }
 
 // register adds the flags to fs.
@@ -41,6 +43,9 @@ func (f *authFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.webhook, "auth-webhook", "", "instead of JWT keys, POST {token, doc, action} to `URL`, which answers {sub, name, role, ttl} (cached for ttl; a failing webhook denies, 403)")
 	fs.DurationVar(&f.webhookTimeout, "auth-webhook-timeout", auth.DefaultWebhookTimeout, "time allowed for one call of --auth-webhook")
 	fs.BoolVar(&f.protectApply, "auth-apply", false, "with auth, require a valid token for the stateless apply endpoint (POST /, /v1/apply, /v1/schemas) too")
+	f.maxToken = auth.DefaultMaxTokenBytes
+	fs.Var(&f.maxToken, "max-token", "largest token `size` (bytes, or with KiB); a longer one is refused with 401")
+	fs.IntVar(&f.cacheSize, "auth-cache", auth.DefaultCacheSize, "how many verified tokens (or webhook answers) are kept, so that requests with the same token are not verified again")
 	fs.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "serve a non-loopback --addr without any auth flag: anyone who reaches it may read, edit and create every document")
 }
 
@@ -57,6 +62,12 @@ func (f *authFlags) check(addr string) error {
 	}
 	if f.webhookTimeout <= 0 {
 		return errors.New("--auth-webhook-timeout must be positive")
+	}
+	if f.maxToken <= 0 || f.maxToken > 1<<30 {
+		return errors.New("--max-token must be positive (at most 1GiB)")
+	}
+	if f.cacheSize <= 0 {
+		return errors.New("--auth-cache must be positive")
 	}
 	if f.webhook != "" && (f.secretFile != "" || len(f.publicKeys) > 0 || f.jwksURL != "") {
 		return errors.New("--auth-webhook decides alone: give it without --jwt-secret-file, --jwt-public-key or --jwks-url")
@@ -107,6 +118,8 @@ func (f *authFlags) policy(logger *slog.Logger) (server.Policy, error) {
 		Webhook:        f.webhook,
 		WebhookTimeout: f.webhookTimeout,
 		ProtectApply:   f.protectApply,
+		MaxTokenBytes:  int(f.maxToken),
+		CacheSize:      f.cacheSize,
 		Logger:         logger,
 	}
 	if cfg.ClockSkew == 0 {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -38,6 +39,8 @@ func TestServeAuthFlags(t *testing.T) {
 		{[]string{"--jwt-public-key", pub}, "want the public key"},
 		{[]string{"--jwks-url", "ftp://x"}, "want an http:// or https:// URL"},
 		{[]string{"--auth-webhook", "x"}, "want an http:// or https:// URL"},
+		{[]string{"--jwt-secret-file", secret, "--max-token", "0"}, "--max-token must be positive"},
+		{[]string{"--jwt-secret-file", secret, "--auth-cache", "0"}, "--auth-cache must be positive"},
 	} {
 		stderr := &testutil.LogBuffer{}
 		if code := serve(context.Background(), append([]string{"--store", "memory"}, tc.args...), stderr, nil); code != 2 || !strings.Contains(stderr.String(), tc.want) {
@@ -52,7 +55,7 @@ func TestServeAuthFlags(t *testing.T) {
 	}
 	// --insecure-no-auth on a non-loopback address: allowed, with a
 	// warning at start.
-	f := &authFlags{insecureNoAuth: true, webhookTimeout: 1}
+	f := &authFlags{insecureNoAuth: true, webhookTimeout: 1, maxToken: 1, cacheSize: 1}
 	if err := f.check("0.0.0.0:80"); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +84,8 @@ func TestServeToken(t *testing.T) {
 	}
 	edit := mint("--sub", "alice", "--name", "Alice", "--doc", "team-a.*=edit", "--ttl", "1h")
 	read := mint("--sub", "bob", "--doc", "team-a.notes=read")
-	addr, stderr, _ := startServe(t, "--store", "memory", "--jwt-secret-file", secret)
+	addr, stderr, _ := startServe(t, "--store", "memory", "--jwt-secret-file", secret, "--max-token", strconv.Itoa(len(edit)))
+	long := mint("--sub", "alice-with-a-longer-name", "--doc", "team-a.*=edit")
 	do := func(method, path, body, token string) int {
 		t.Helper()
 		req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
@@ -107,6 +111,7 @@ func TestServeToken(t *testing.T) {
 		{"GET", "/docs/team-a.notes", "", "", 401},
 		{"GET", "/docs/team-a.notes", "", "not.a.token", 401},
 		{"GET", "/docs/team-a.notes", "", edit, 200},
+		{"GET", "/docs/team-a.notes", "", long, 401},
 		{"GET", "/docs/team-a.notes", "", read, 200},
 		{"POST", "/docs/team-a.notes/events", steps, read, 403},
 		{"POST", "/docs/team-a.notes/events", steps, edit, 200},
