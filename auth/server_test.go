@@ -481,3 +481,34 @@ func TestServerCreate(t *testing.T) {
 		}
 	}
 }
+
+// TestServerTokenRefresh: a WebSocket's token message takes a valid
+// token of the same sub, and refuses an expired one or another sub's.
+func TestServerTokenRefresh(t *testing.T) {
+	e := newEnv(t, matrixConfig(t), false)
+	ts := httptest.NewServer(e.srv)
+	defer ts.Close()
+	base := validClaims().with("iss", "iss", "aud", "aud", "docs", map[string]string{"d": "read"})
+	hs := func(c claims) string { return sign(t, jose.HS256, testSecret, "", c) }
+	c := dialWS(t, ts, "d")
+	c.send(`{"type":"hello","version":1,"commentVersion":1,"clientID":9,"token":"` + hs(base) + `"}`)
+	if _, err := c.next("welcome"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		token  string
+		answer string
+		status int
+	}{
+		{hs(base.with("exp", testNow.Add(-time.Hour).Unix())), "error", 401},
+		{hs(base.with("sub", "bob")), "error", 403},
+		{hs(base.with("docs", map[string]string{"other": "read"})), "error", 403},
+		{hs(base.with("exp", testNow.Add(2*time.Hour).Unix())), "token", 0},
+	} {
+		c.send(`{"type":"token","id":1,"token":"` + tc.token + `"}`)
+		m, err := c.next(tc.answer)
+		if err != nil || m.Status != tc.status {
+			t.Errorf("%s: %+v, %v; want %s %d", tc.token[len(tc.token)-8:], m, err, tc.answer, tc.status)
+		}
+	}
+}

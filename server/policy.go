@@ -54,12 +54,15 @@ type Credentials struct {
 // that creates its document by using it (GET /docs/{id}, GET and POST
 // /docs/{id}/events, a WebSocket hello) is authorized for ActionCreate
 // too when the document does not exist yet (unless the policy is
-// AllowAll). A
-// WebSocket upgrade is not authorized (browsers cannot give it headers):
-// its hello is, with the hello's token (Authenticate, then Authorize for
-// ActionRead), and after it every message with the connection's
-// principal: steps for ActionEdit (ActionComment without steps), presence
-// and ping for ActionRead.
+// AllowAll). A WebSocket upgrade is not authorized (browsers cannot
+// give it headers): its hello is, with the hello's token (Authenticate,
+// then Authorize for ActionRead), and after it every message with the
+// connection's principal: steps for ActionEdit (ActionComment without
+// steps), presence and ping for ActionRead. A token message is
+// authenticated and authorized for ActionRead with its own token, which
+// must give the connection's principal ID; its principal then replaces
+// the connection's. A connection is closed when its principal expires
+// (Principal.Expires).
 //
 // Requests that no route takes (404, 405) and CORS preflights
 // (Config.AllowOrigins) are answered without it.
