@@ -84,6 +84,7 @@ export class CollabClient {
     this.plugins = options.plugins || []
     this.name = options.name || ""
     this.color = options.color || ""
+    this.token = options.token || "" // sent in hello (docs/auth.md)
     this.onState = options.onState || noop
     this.onStatus = options.onStatus || noop
     this.onPeers = options.onPeers || noop
@@ -186,6 +187,7 @@ export class CollabClient {
     ws.onopen = () => {
       let hello = { type: "hello", version: null, clientID: this.clientID, name: truncate(this.name, 64) }
       if (/^#[0-9a-fA-F]{6}$/.test(this.color)) hello.color = this.color
+      if (this.token) hello.token = this.token
       if (this.state && !this.resync) {
         hello.version = getVersion(this.state)
         hello.commentVersion = commentsKey.getState(this.state).version

@@ -18,6 +18,7 @@ import { addComment, commentIcon, commentTooltip } from "./comments.js"
 import { safeColor, peerName } from "./presence.js"
 import { loadIdentity, saveIdentity, isColor } from "./identity.js"
 import { docIDPattern } from "./docid.js"
+import { loadToken, roleOf, mayEdit } from "./token.js"
 import { h } from "./dom.js"
 
 const $ = id => document.getElementById(id)
@@ -95,6 +96,21 @@ function start() {
   document.title = id + " · pmauthority"
   $("docname").textContent = id
 
+  // With a token, a role below edit makes the page read-only (the
+  // server refuses such a connection's steps anyway).
+  let token = loadToken()
+  let readOnly = false
+  if (token) {
+    let role = roleOf(token, id)
+    readOnly = !mayEdit(role)
+    if (readOnly) {
+      let badge = h("span", { id: "role", class: "badge", title: "Your token does not allow editing this document" },
+        role == "comment" ? "comment only" : role == "read" ? "read-only" : "no access")
+      $("docname").after(badge)
+      document.body.classList.add("read-only")
+    }
+  }
+
   let identity = loadIdentity()
   let nameInput = $("name"), colorInput = $("color")
   nameInput.value = identity.name
@@ -113,13 +129,16 @@ function start() {
     ],
     name: identity.name,
     color: identity.color,
+    token,
     onState(state) {
       if (view) {
         view.updateState(state)
       } else {
         view = new EditorView($("editor"), {
           state,
-          dispatchTransaction: tr => client.dispatch(tr),
+          editable: () => !readOnly,
+          // The menu's commands too: no local change of a read-only doc.
+          dispatchTransaction: tr => { if (!(readOnly && tr.docChanged)) client.dispatch(tr) },
         })
         pma.view = view
         view.focus()

@@ -9,6 +9,7 @@ import { CollabClient, guardNodeSelection } from "../src/client.js"
 import { schema } from "../src/schema.js"
 import { commentsKey } from "../src/comments.js"
 import { presenceKey } from "../src/presence.js"
+import { roleOf, mayEdit } from "../src/token.js"
 
 // FakeSocket stands in for the browser's WebSocket: the test reads what
 // the client sent and plays the server.
@@ -429,4 +430,20 @@ test("guardNodeSelection keeps a node selection that would crash prosemirror-sta
   let plain = state.tr.insertText("c", 4)
   assert.equal(guardNodeSelection(state, plain).selectionSet, false)
   assert.ok(state.apply(plain).selection instanceof NodeSelection)
+})
+
+test("a token goes in hello", async () => {
+  let { hello } = await start({}, { token: "a.b.c" })
+  assert.equal(hello.token, "a.b.c")
+})
+
+test("roleOf reads the token's docs claim as the server does", () => {
+  let part = obj => Buffer.from(JSON.stringify(obj)).toString("base64url")
+  let token = part({ alg: "HS256" }) + "." + part({ sub: "a", docs: { "team-a.*": "edit", "team-a.secret": "read", handbook: "read", "hand*": "comment" } }) + ".sig"
+  assert.equal(roleOf(token, "team-a.notes"), "edit")
+  assert.equal(roleOf(token, "team-a.secret"), "edit")
+  assert.equal(roleOf(token, "handbook"), "comment")
+  assert.equal(roleOf(token, "other"), "")
+  assert.equal(roleOf("garbage", "x"), "")
+  assert.equal(mayEdit("edit") && mayEdit("admin") && !mayEdit("comment") && !mayEdit("read") && !mayEdit(""), true)
 })
