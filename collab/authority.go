@@ -54,6 +54,17 @@ type Config struct {
 	// MaxDocSize bounds a document's content size in positions (default
 	// 10,000,000).
 	MaxDocSize int
+	// MaxCommentBytes bounds the comments of one document: the sum of
+	// their texts (as JSON strings) plus 64 bytes per comment, which
+	// bounds their JSON in Get's answer (default 1 MiB). A comment create
+	// beyond it is refused with a *LimitError.
+	MaxCommentBytes int
+	// MaxCommentText bounds the text of one comment, in bytes (default
+	// 64 KiB).
+	MaxCommentText int
+	// MaxComments bounds the number of comments of one document (default
+	// 10,000).
+	MaxComments int
 	// Strict also checks documents against their schema as Node.check()
 	// does (content, marks, attributes), which the steps do not: a
 	// submission whose steps make the document invalid is refused with a
@@ -119,6 +130,10 @@ const (
 	// The limits' defaults are the one set of apply.Limits.
 	DefaultMaxSteps   = apply.DefaultMaxSteps
 	DefaultMaxDocSize = apply.DefaultMaxDocSize
+
+	DefaultMaxCommentBytes = 1 << 20
+	DefaultMaxCommentText  = 64 << 10
+	DefaultMaxComments     = 10_000
 )
 
 // Authority is the central authority of many collaboratively edited
@@ -165,8 +180,8 @@ type Authority struct {
 // store.Notifier, the Authority subscribes to it until Close and brings
 // its loaded documents up to date with the changes of other writers (see
 // Notifier in package store). When the store is a store.MetaSwapper,
-// every append of comments is conditional on the comments that the
-// Authority last read or wrote.
+// every append is conditional on the comment events that the Authority
+// last read or wrote.
 func New(cfg Config) (*Authority, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("collab: Config.Store is nil")
@@ -202,6 +217,15 @@ func New(cfg Config) (*Authority, error) {
 	}
 	if cfg.MaxDocSize <= 0 {
 		cfg.MaxDocSize = DefaultMaxDocSize
+	}
+	if cfg.MaxCommentBytes <= 0 {
+		cfg.MaxCommentBytes = DefaultMaxCommentBytes
+	}
+	if cfg.MaxCommentText <= 0 {
+		cfg.MaxCommentText = DefaultMaxCommentText
+	}
+	if cfg.MaxComments <= 0 {
+		cfg.MaxComments = DefaultMaxComments
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pmauthority/pmauthority/internal/jsonscan"
 	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/transform"
 )
 
@@ -72,16 +73,25 @@ func (e CommentEvent) AppendJSON(buf []byte) []byte {
 	return append(buf, '}')
 }
 
-// Limits on comments, which Config does not expose.
-const (
-	// maxCommentText is the longest comment text, in bytes.
-	maxCommentText = 64 << 10
-	// maxComments is the most comments a document may have.
-	maxComments = 10_000
-	// maxCommentEvents is how many comment events are kept (in memory and
-	// in the meta blob) for Events; older ones answer ErrHistoryGone.
-	maxCommentEvents = 1_000
-)
+// maxCommentEvents is how many comment events are kept (in memory and in
+// the stored comment base) for Events; older ones answer ErrHistoryGone.
+const maxCommentEvents = 1_000
+
+// commentOverhead is what a comment counts towards Config.MaxCommentBytes
+// besides its text: its JSON object's keys and numbers.
+const commentOverhead = 64
+
+// commentSize returns what c counts towards Config.MaxCommentBytes: its
+// text as a JSON string plus commentOverhead, a bound on its JSON in the
+// answer of Get.
+func commentSize(c Comment) int {
+	return len(model.AppendJSONString(nil, c.Text)) + commentOverhead
+}
+
+// commentLimits are the limits that apply checks: Config's.
+type commentLimits struct {
+	comments, bytes int
+}
 
 // commentEvent is a kept comment event: what happened to which id. Events
 // reads the text and range of a created comment from the comment itself.
@@ -95,7 +105,9 @@ type commentEvent struct {
 // that readers may keep what they were given.
 type commentLog struct {
 	comments []Comment
-	version  int64
+	// bytes is the sum of the comments' commentSize.
+	bytes   int
+	version int64
 	// events holds the last events: events[i] is event number
 	// version-len(events)+i+1.
 	events []commentEvent
@@ -128,6 +140,8 @@ func (l commentLog) mapThrough(maps []*transform.StepMap) (commentLog, bool) {
 		if from < to {
 			c.From, c.To = from, to
 			out = append(out, c)
+		} else {
+			l.bytes -= commentSize(c)
 		}
 	}
 	if !changed {
@@ -137,11 +151,6 @@ func (l commentLog) mapThrough(maps []*transform.StepMap) (commentLog, bool) {
 	return l, true
 }
 
-// equal reports whether l and m hold the same comments and events.
-func (l commentLog) equal(m commentLog) bool {
-	return l.version == m.version && slices.Equal(l.comments, m.comments) && slices.Equal(l.events, m.events)
-}
-
 // index returns the index of the comment id, or -1.
 func (l commentLog) index(id int64) int {
 	return slices.IndexFunc(l.comments, func(c Comment) bool { return c.ID == id })
@@ -149,34 +158,42 @@ func (l commentLog) index(id int64) int {
 
 // apply applies events submitted with a document whose content size is
 // size, and returns the new log and whether anything changed. A create
-// must fit the document and use a new id; deleting an unknown id changes
-// nothing (another client may have deleted it first).
-func (l commentLog) apply(events []CommentEvent, size int) (commentLog, bool, error) {
+// must fit the document and use a new id, and the comments must stay
+// within lim; deleting an unknown id changes nothing (another client may
+// have deleted it first). Events read back from the store are applied
+// with a negative size and no limits (zero): they were checked once.
+func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits) (commentLog, bool, error) {
 	if len(events) == 0 {
 		return l, false, nil
 	}
 	comments := slices.Clone(l.comments)
 	kept := slices.Clone(l.events)
-	version := l.version
+	version, bytes := l.version, l.bytes
 	for i, e := range events {
 		switch e.Type {
 		case CommentCreate:
-			if e.From < 0 || e.From >= e.To || e.To > size {
+			if size >= 0 && (e.From < 0 || e.From >= e.To || e.To > size) {
 				return l, false, invalidf("comment event %d: range %d-%d is not a non-empty range of the document (size %d)", i, e.From, e.To, size)
 			}
 			if slices.ContainsFunc(comments, func(c Comment) bool { return c.ID == e.ID }) {
 				return l, false, invalidf("comment event %d: comment %d exists", i, e.ID)
 			}
-			if len(comments) >= maxComments {
-				return l, false, &LimitError{What: "comments", Limit: maxComments, Value: len(comments) + 1}
+			if lim.comments > 0 && len(comments) >= lim.comments {
+				return l, false, &LimitError{What: "comments", Limit: lim.comments, Value: len(comments) + 1}
 			}
-			comments = append(comments, Comment{From: e.From, To: e.To, Text: e.Text, ID: e.ID})
+			c := Comment{From: e.From, To: e.To, Text: e.Text, ID: e.ID}
+			bytes += commentSize(c)
+			if lim.bytes > 0 && bytes > lim.bytes {
+				return l, false, &LimitError{What: "bytes of comments (--max-comment-bytes)", Limit: lim.bytes, Value: bytes}
+			}
+			comments = append(comments, c)
 			kept = append(kept, commentEvent{id: e.ID})
 		case CommentDelete:
 			j := slices.IndexFunc(comments, func(c Comment) bool { return c.ID == e.ID })
 			if j < 0 {
 				continue
 			}
+			bytes -= commentSize(comments[j])
 			comments = slices.Delete(comments, j, j+1)
 			kept = append(kept, commentEvent{id: e.ID, delete: true})
 		default:
@@ -190,7 +207,74 @@ func (l commentLog) apply(events []CommentEvent, size int) (commentLog, bool, er
 	if len(kept) > maxCommentEvents {
 		kept = slices.Clone(kept[len(kept)-maxCommentEvents:])
 	}
-	return commentLog{comments: comments, version: version, events: kept}, true, nil
+	return commentLog{comments: comments, bytes: bytes, version: version, events: kept}, true, nil
+}
+
+// replay returns l, the comments at version from, brought to version
+// from+len(maps) as Submit changed them: mapped through maps[i], the map
+// of the step that made version from+i+1, with the comment events of each
+// entry (encodeEntry's) applied after the steps up to its version.
+func (l commentLog) replay(from int64, maps []*transform.StepMap, entries []store.MetaEntry) (commentLog, error) {
+	at, to := from, from+int64(len(maps))
+	for _, e := range entries {
+		if e.Version < at || e.Version > to {
+			return l, fmt.Errorf("comment entry %d at version %d, outside [%d, %d]", e.Seq, e.Version, at, to)
+		}
+		l, _ = l.mapThrough(maps[at-from : e.Version-from])
+		at = e.Version
+		events, err := decodeEntry(e.JSON)
+		if err != nil {
+			return l, fmt.Errorf("comment entry %d: %w", e.Seq, err)
+		}
+		if l, _, err = l.apply(events, -1, commentLimits{}); err != nil {
+			return l, fmt.Errorf("comment entry %d: %w", e.Seq, err)
+		}
+	}
+	l, _ = l.mapThrough(maps[at-from:])
+	return l, nil
+}
+
+// encodeEntry returns the metadata entry that the store keeps for a
+// submission's comment events: [{"type":"create","id":..,"text":..,"from":..,"to":..},{"type":"delete","id":..}].
+func encodeEntry(events []CommentEvent) []byte {
+	buf := []byte{'['}
+	for i, e := range events {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = e.AppendJSON(buf)
+	}
+	return append(buf, ']')
+}
+
+// decodeEntry reads an entry written by encodeEntry.
+func decodeEntry(data []byte) ([]CommentEvent, error) {
+	d := jsonscan.NewDecoder(data)
+	if err := d.BeginArray(); err != nil {
+		return nil, err
+	}
+	var events []CommentEvent
+	for {
+		more, err := d.NextElem()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
+		e, err := decodeMetaEvent(d)
+		if err != nil {
+			return nil, err
+		}
+		if e.Type != CommentCreate && e.Type != CommentDelete {
+			return nil, fmt.Errorf("unknown comment event type %q", e.Type)
+		}
+		events = append(events, e)
+	}
+	if err := d.End(); err != nil {
+		return nil, err
+	}
+	return events, nil
 }
 
 // eventsAfter returns the events after version since (which must be kept):
@@ -242,8 +326,9 @@ func appendComments(buf []byte, comments []Comment) []byte {
 	return append(buf, ']')
 }
 
-// appendMeta appends the meta blob that the store keeps for the
-// document: {"comments":[..],"commentVersion":N,"events":[{"type":..,"id":..},..]}.
+// appendMeta appends the comment base that the store keeps for the
+// document (store.Head.Meta, store.Snapshot.Meta):
+// {"comments":[..],"commentVersion":N,"events":[{"type":..,"id":..},..]}.
 func (l commentLog) appendMeta(buf []byte) []byte {
 	buf = append(buf, `{"comments":`...)
 	buf = appendComments(buf, l.comments)
@@ -277,8 +362,8 @@ var (
 	commentKeys = jsonscan.NewKeys("from", "to", "text", "id", "type")
 )
 
-// decodeMeta reads a meta blob written by appendMeta. An empty blob is an
-// empty log.
+// decodeMeta reads a comment base written by appendMeta. An empty blob is
+// an empty log.
 func decodeMeta(data []byte) (commentLog, error) {
 	var l commentLog
 	if len(data) == 0 {
@@ -314,7 +399,9 @@ func decodeMeta(data []byte) (commentLog, error) {
 					return l, err
 				}
 				if k == 0 {
-					l.comments = append(l.comments, Comment{From: e.From, To: e.To, Text: e.Text, ID: e.ID})
+					c := Comment{From: e.From, To: e.To, Text: e.Text, ID: e.ID}
+					l.comments = append(l.comments, c)
+					l.bytes += commentSize(c)
 				} else {
 					l.events = append(l.events, commentEvent{id: e.ID, delete: e.Type == CommentDelete})
 				}

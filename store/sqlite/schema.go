@@ -52,6 +52,21 @@ var layouts = []string{
 		client_id BLOB,
 		time      INTEGER NOT NULL
 	);`,
+	// 3: the metadata as a base (docs.meta, at meta_version, with the
+	// entries up to meta_base folded in) and a log of entries after it.
+	// Before, docs.meta was replaced whole and referred to the latest
+	// version.
+	`ALTER TABLE docs ADD COLUMN meta_version INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE docs ADD COLUMN meta_base INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE docs ADD COLUMN meta_seq INTEGER NOT NULL DEFAULT 0;
+	UPDATE docs SET meta_version = version;
+	CREATE TABLE meta_log (
+		doc_id  TEXT NOT NULL,
+		seq     INTEGER NOT NULL,
+		version INTEGER NOT NULL,
+		json    BLOB,
+		PRIMARY KEY (doc_id, seq)
+	) WITHOUT ROWID;`,
 }
 
 // schemaVersion is the layout version this code reads and writes.

@@ -62,7 +62,7 @@ func TestReopen(t *testing.T) {
 	if err := s.Append(ctx, "d", 0, steps, []byte(`m3`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveSnapshot(ctx, "d", store.Snapshot{Version: 2, Doc: []byte(`{"doc":2}`)}, 2); err != nil {
+	if err := s.SaveSnapshot(ctx, "d", store.Snapshot{Version: 2, Doc: []byte(`{"doc":2}`), Meta: []byte(`m2`), MetaSeq: 1}, 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Create(ctx, "e", "other", []byte(`{}`), nil); err != nil {
@@ -80,8 +80,8 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Schema != "basic" || h.Version != 3 || string(h.Meta) != "m3" || h.Oldest != 1 ||
-		h.Snapshot.Version != 2 || string(h.Snapshot.Doc) != `{"doc":2}` {
+	if h.Schema != "basic" || h.Version != 3 || string(h.Meta) != "m2" || h.MetaVersion != 2 || h.MetaBase != 1 ||
+		h.MetaSeq != 1 || h.Oldest != 1 || h.Snapshot.Version != 2 || string(h.Snapshot.Doc) != `{"doc":2}` {
 		t.Errorf("reopened head %+v", h)
 	}
 	got, err := s.Steps(ctx, "d", 1, 3)
@@ -170,11 +170,11 @@ func TestBatch(t *testing.T) {
 
 	commits := s.w.commits.Load()
 	errs := run(
-		mk(ctx, s.appendOp("a", 0, step, nil)),
-		mk(ctx, s.appendOp("b", 7, step, nil)),       // conflict
-		mk(cancelled, s.appendOp("c", 0, step, nil)), // cancelled while queued
-		mk(ctx, s.appendOp("missing", 0, step, nil)),
-		mk(ctx, s.appendOp("d", 0, step, nil)),
+		mk(ctx, s.appendOp("a", 0, step, -1, nil)),
+		mk(ctx, s.appendOp("b", 7, step, -1, nil)),       // conflict
+		mk(cancelled, s.appendOp("c", 0, step, -1, nil)), // cancelled while queued
+		mk(ctx, s.appendOp("missing", 0, step, -1, nil)),
+		mk(ctx, s.appendOp("d", 0, step, -1, nil)),
 	)
 	if errs[0] != nil || !errors.Is(errs[1], store.ErrConflict) || !errors.Is(errs[2], context.Canceled) ||
 		!errors.Is(errs[3], store.ErrNotFound) || errs[4] != nil {
@@ -193,7 +193,7 @@ func TestBatch(t *testing.T) {
 		WHEN NEW.doc_id = 'e' AND NEW.version = 2 BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
 		t.Fatal(err)
 	}
-	errs = run(mk(ctx, s.appendOp("e", 0, make([]store.Step, 3), nil)), mk(ctx, s.appendOp("a", 1, step, nil)))
+	errs = run(mk(ctx, s.appendOp("e", 0, make([]store.Step, 3), -1, nil)), mk(ctx, s.appendOp("a", 1, step, -1, nil)))
 	if errs[0] == nil || errs[1] != nil {
 		t.Errorf("batch with a constraint failure: %v", errs)
 	}
@@ -208,10 +208,10 @@ func TestBatch(t *testing.T) {
 	// Delete in the same batch deletes them too, and the document created
 	// again has only its own.
 	errs = run(
-		mk(ctx, s.appendOp("e", 0, step, nil)),
+		mk(ctx, s.appendOp("e", 0, step, -1, nil)),
 		mk(ctx, deleteOp("e")),
 		mk(ctx, s.createOp("e", "basic", []byte(`{}`), nil)),
-		mk(ctx, s.appendOp("e", 0, []store.Step{{JSON: []byte(`"again"`)}}, nil)),
+		mk(ctx, s.appendOp("e", 0, []store.Step{{JSON: []byte(`"again"`)}}, -1, nil)),
 	)
 	for i, err := range errs {
 		if err != nil {
@@ -235,14 +235,14 @@ func TestBatch(t *testing.T) {
 	// An unexpected error rolls back the whole batch.
 	boom := errors.New("disk on fire")
 	errs = run(
-		mk(ctx, s.appendOp("a", 2, step, nil)),
+		mk(ctx, s.appendOp("a", 2, step, -1, nil)),
 		mk(ctx, func(w *writer) error {
-			if err := s.appendOp("b", 0, step, nil)(w); err != nil {
+			if err := s.appendOp("b", 0, step, -1, nil)(w); err != nil {
 				return err
 			}
 			return boom
 		}),
-		mk(ctx, s.appendOp("c", 0, step, nil)),
+		mk(ctx, s.appendOp("c", 0, step, -1, nil)),
 	)
 	for i, err := range errs {
 		if !errors.Is(err, boom) {
@@ -261,7 +261,7 @@ func TestBatch(t *testing.T) {
 	}
 	commits = s.w.commits.Load()
 	errs = run(
-		mk(ctx, s.appendOp("a", 2, step, nil)),
+		mk(ctx, s.appendOp("a", 2, step, -1, nil)),
 		mk(ctx, func(w *writer) error {
 			_, err := w.conn.ExecContext(ctx, "INSERT INTO fk VALUES ('nowhere')")
 			return err
