@@ -114,18 +114,24 @@ type commentLog struct {
 }
 
 // mapThrough returns the log with the comments mapped through maps (from
-// with assoc +1, to with assoc −1, dropped when the range collapses) and
-// whether anything changed. Like the demo it records no event for a
-// dropped comment: clients map their copies the same way.
-func (l commentLog) mapThrough(maps []*transform.StepMap) (commentLog, bool) {
+// with assoc +1, to with assoc −1, dropped when the range collapses).
+// Like the demo it records no event for a dropped comment: clients map
+// their copies the same way.
+func (l commentLog) mapThrough(maps []*transform.StepMap) commentLog {
 	if len(maps) == 0 || len(l.comments) == 0 {
-		return l, false
+		return l
 	}
-	mapping := transform.NewMapping(maps)
+	spans := make([]mapSpan, len(maps))
+	for i, m := range maps {
+		spans[i] = spanOf(m)
+	}
 	var out []Comment
 	changed := false
 	for i, c := range l.comments {
-		from, to := mapping.Map(c.From, 1), mapping.Map(c.To, -1)
+		from, to := c.From, c.To
+		for _, s := range spans {
+			from, to = s.mapPos(from, 1), s.mapPos(to, -1)
+		}
 		if from == c.From && to == c.To {
 			if changed {
 				out = append(out, c)
@@ -144,11 +150,43 @@ func (l commentLog) mapThrough(maps []*transform.StepMap) (commentLog, bool) {
 			l.bytes -= commentSize(c)
 		}
 	}
-	if !changed {
-		return l, false
+	if changed {
+		l.comments = out
 	}
-	l.comments = out
-	return l, true
+	return l
+}
+
+// mapSpan is a step map with the span of positions it changes: positions
+// before lo stay, positions after hi move by shift, and those between are
+// mapped by the map itself. Most positions of a document are outside the
+// few that a keystroke touches.
+type mapSpan struct {
+	m             *transform.StepMap
+	lo, hi, shift int
+	empty         bool
+}
+
+// spanOf returns m's mapSpan.
+func spanOf(m *transform.StepMap) mapSpan {
+	s := mapSpan{m: m, empty: true}
+	m.ForEach(func(oldStart, oldEnd, _, newEnd int) {
+		if s.empty {
+			s.lo, s.empty = oldStart, false
+		}
+		s.hi, s.shift = oldEnd, newEnd-oldEnd
+	})
+	return s
+}
+
+// mapPos returns pos mapped through s.m with assoc.
+func (s mapSpan) mapPos(pos, assoc int) int {
+	switch {
+	case s.empty || pos < s.lo:
+		return pos
+	case pos > s.hi:
+		return pos + s.shift
+	}
+	return s.m.Map(pos, assoc)
 }
 
 // index returns the index of the comment id, or -1.
@@ -220,7 +258,7 @@ func (l commentLog) replay(from int64, maps []*transform.StepMap, entries []stor
 		if e.Version < at || e.Version > to {
 			return l, fmt.Errorf("comment entry %d at version %d, outside [%d, %d]", e.Seq, e.Version, at, to)
 		}
-		l, _ = l.mapThrough(maps[at-from : e.Version-from])
+		l = l.mapThrough(maps[at-from : e.Version-from])
 		at = e.Version
 		events, err := decodeEntry(e.JSON)
 		if err != nil {
@@ -230,7 +268,7 @@ func (l commentLog) replay(from int64, maps []*transform.StepMap, entries []stor
 			return l, fmt.Errorf("comment entry %d: %w", e.Seq, err)
 		}
 	}
-	l, _ = l.mapThrough(maps[at-from:])
+	l = l.mapThrough(maps[at-from:])
 	return l, nil
 }
 

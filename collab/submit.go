@@ -261,7 +261,7 @@ func rebase(next applied, st docState, events []CommentEvent, lim commentLimits)
 	for i, r := range next.added {
 		maps[i] = r.Map
 	}
-	comments, _ := st.comments.mapThrough(maps)
+	comments := st.comments.mapThrough(maps)
 	comments, changed, err := comments.apply(events, next.node.Content.Size(), lim)
 	if err != nil {
 		return next, false, err
@@ -338,7 +338,7 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, k
 	next.node = node
 	next.version += int64(len(steps))
 	next.steps = appendHistory(st.steps, added, a.cfg.History)
-	next.comments, _ = st.comments.mapThrough(maps)
+	next.comments = st.comments.mapThrough(maps)
 	return applied{docState: next, decoded: decoded, added: added}, records, nil
 }
 
