@@ -128,6 +128,7 @@ type serveFlags struct {
 	limits                          server.Limits
 	timeouts                        server.Timeouts
 	workers                         int
+	maxCommentBytes                 int64
 	logRequests                     bool
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
@@ -160,6 +161,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Var(&maxBody, "max-body", "largest request `size` (bytes, or with KiB, MiB, GiB); 413 above")
 	fs.IntVar(&lim.MaxSteps, "max-steps", lim.MaxSteps, "most steps in one request; 413 above")
 	fs.IntVar(&lim.MaxDocSize, "max-doc-size", lim.MaxDocSize, "largest document content size in positions, as given and after every step; 413 above")
+	maxComments := sizeFlag(collab.DefaultMaxCommentBytes)
+	fs.Var(&maxComments, "max-comment-bytes", "largest `size` of one document's comments (their texts as JSON plus 64 bytes each, which bounds them in GET /docs/{id}); 413 for a comment beyond it")
 	fs.IntVar(&lim.MaxDepth, "max-depth", lim.MaxDepth, "deepest nesting of JSON arrays and objects in a request; 400 above")
 	maxHeader := sizeFlag(lim.MaxHeaderBytes)
 	fs.Var(&maxHeader, "max-header", "largest request header `size`; 431 above")
@@ -189,8 +192,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	lim.MaxBodyBytes, lim.MaxHeaderBytes = int64(maxBody), int(maxHeader)
+	f.maxCommentBytes = int64(maxComments)
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
-		"max-doc-size": int64(lim.MaxDocSize), "max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
+		"max-comment-bytes": f.maxCommentBytes,
+		"max-doc-size":      int64(lim.MaxDocSize), "max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
 		if v <= 0 {
 			return nil, fmt.Errorf("--%s must be positive", name)
 		}
@@ -268,16 +273,17 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		c.server.Web = web.Handler()
 	}
 	c.collab = collab.Config{
-		Schemas:       reg.Lookup,
-		DefaultSchema: reg.Default(),
-		AutoCreate:    true,
-		History:       f.history,
-		SnapshotEvery: f.snapshotEvery,
-		IdleUnload:    f.idleUnload,
-		MaxSteps:      f.limits.MaxSteps,
-		MaxDocSize:    f.limits.MaxDocSize,
-		Strict:        f.strict,
-		Logger:        c.logger,
+		Schemas:         reg.Lookup,
+		DefaultSchema:   reg.Default(),
+		AutoCreate:      true,
+		History:         f.history,
+		SnapshotEvery:   f.snapshotEvery,
+		IdleUnload:      f.idleUnload,
+		MaxSteps:        f.limits.MaxSteps,
+		MaxDocSize:      f.limits.MaxDocSize,
+		MaxCommentBytes: int(f.maxCommentBytes),
+		Strict:          f.strict,
+		Logger:          c.logger,
 	}
 	// server.New checks the rest (the origins); check before the store is
 	// opened, so that a bad flag leaves no data directory behind.
