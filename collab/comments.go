@@ -81,16 +81,39 @@ const maxCommentEvents = 1_000
 // besides its text: its JSON object's keys and numbers.
 const commentOverhead = 64
 
-// commentSize returns what c counts towards Config.MaxCommentBytes: its
-// text as a JSON string plus commentOverhead, a bound on its JSON in the
-// answer of Get.
-func commentSize(c Comment) int {
-	return len(model.AppendJSONString(nil, c.Text)) + commentOverhead
+// commentSize returns what a comment of text counts towards
+// Config.MaxCommentBytes: its text as a JSON string plus commentOverhead,
+// a bound on its JSON in the answer of Get.
+func commentSize(text string) int {
+	return len(model.AppendJSONString(nil, text)) + commentOverhead
 }
 
 // commentLimits are the limits that apply checks: Config's.
 type commentLimits struct {
 	comments, bytes int
+}
+
+// commentSpan is the range of a comment.
+type commentSpan struct{ from, to int }
+
+// commentNote is what a comment is besides its range.
+type commentNote struct {
+	id   int64
+	text string
+}
+
+// comment returns comment i.
+func (l commentLog) comment(i int) Comment {
+	return Comment{From: l.spans[i].from, To: l.spans[i].to, Text: l.notes[i].text, ID: l.notes[i].id}
+}
+
+// list returns the comments.
+func (l commentLog) list() []Comment {
+	out := make([]Comment, len(l.spans))
+	for i := range out {
+		out[i] = l.comment(i)
+	}
+	return out
 }
 
 // commentEvent is a kept comment event: what happened to which id. Events
@@ -103,8 +126,14 @@ type commentEvent struct {
 // commentLog is a document's comments and their recent events. It is a
 // value that is never modified in place: every change makes new slices, so
 // that readers may keep what they were given.
+//
+// The comments are two slices: spans[i] is the range of the comment
+// notes[i]. A step moves ranges only, so that mapping the comments
+// through it makes a new spans (which holds no pointers: neither the
+// copy nor the garbage collector looks into it) and keeps notes.
 type commentLog struct {
-	comments []Comment
+	spans []commentSpan
+	notes []commentNote
 	// bytes is the sum of the comments' commentSize.
 	bytes   int
 	version int64
@@ -118,40 +147,65 @@ type commentLog struct {
 // Like the demo it records no event for a dropped comment: clients map
 // their copies the same way.
 func (l commentLog) mapThrough(maps []*transform.StepMap) commentLog {
-	if len(maps) == 0 || len(l.comments) == 0 {
+	if len(maps) == 0 || len(l.spans) == 0 {
 		return l
 	}
-	spans := make([]mapSpan, len(maps))
-	for i, m := range maps {
-		spans[i] = spanOf(m)
-	}
-	var out []Comment
-	changed := false
-	for i, c := range l.comments {
-		from, to := c.From, c.To
-		for _, s := range spans {
-			from, to = s.mapPos(from, 1), s.mapPos(to, -1)
+	ms := make([]mapSpan, 0, len(maps))
+	for _, m := range maps {
+		if s, ok := spanOf(m); ok {
+			ms = append(ms, s)
 		}
-		if from == c.From && to == c.To {
-			if changed {
-				out = append(out, c)
+	}
+	if len(ms) == 0 {
+		return l
+	}
+	var out []commentSpan
+	dropped := false
+	for i, c := range l.spans {
+		from, to := c.from, c.to
+		for k := range ms {
+			s := &ms[k]
+			if from >= s.lo {
+				if from > s.hi {
+					from += s.shift
+				} else {
+					from = s.m.Map(from, 1)
+				}
 			}
-			continue
+			if to >= s.lo {
+				if to > s.hi {
+					to += s.shift
+				} else {
+					to = s.m.Map(to, -1)
+				}
+			}
 		}
-		if !changed {
-			changed = true
-			out = make([]Comment, i, len(l.comments))
-			copy(out, l.comments[:i])
+		if out == nil {
+			if from == c.from && to == c.to {
+				continue
+			}
+			out = make([]commentSpan, len(l.spans))
+			copy(out, l.spans[:i])
 		}
-		if from < to {
-			c.From, c.To = from, to
-			out = append(out, c)
-		} else {
-			l.bytes -= commentSize(c)
-		}
+		out[i] = commentSpan{from, to}
+		dropped = dropped || from >= to
 	}
-	if changed {
-		l.comments = out
+	if out == nil {
+		return l
+	}
+	l.spans = out
+	if dropped {
+		// Rare: the range of a comment collapsed. Drop it.
+		spans := make([]commentSpan, 0, len(out))
+		notes := make([]commentNote, 0, len(out))
+		for i, c := range out {
+			if c.from < c.to {
+				spans, notes = append(spans, c), append(notes, l.notes[i])
+			} else {
+				l.bytes -= commentSize(l.notes[i].text)
+			}
+		}
+		l.spans, l.notes = spans, notes
 	}
 	return l
 }
@@ -163,35 +217,23 @@ func (l commentLog) mapThrough(maps []*transform.StepMap) commentLog {
 type mapSpan struct {
 	m             *transform.StepMap
 	lo, hi, shift int
-	empty         bool
 }
 
-// spanOf returns m's mapSpan.
-func spanOf(m *transform.StepMap) mapSpan {
-	s := mapSpan{m: m, empty: true}
+// spanOf returns m's mapSpan, and false when m changes nothing.
+func spanOf(m *transform.StepMap) (mapSpan, bool) {
+	s, ok := mapSpan{m: m}, false
 	m.ForEach(func(oldStart, oldEnd, _, newEnd int) {
-		if s.empty {
-			s.lo, s.empty = oldStart, false
+		if !ok {
+			s.lo, ok = oldStart, true
 		}
 		s.hi, s.shift = oldEnd, newEnd-oldEnd
 	})
-	return s
-}
-
-// mapPos returns pos mapped through s.m with assoc.
-func (s mapSpan) mapPos(pos, assoc int) int {
-	switch {
-	case s.empty || pos < s.lo:
-		return pos
-	case pos > s.hi:
-		return pos + s.shift
-	}
-	return s.m.Map(pos, assoc)
+	return s, ok
 }
 
 // index returns the index of the comment id, or -1.
 func (l commentLog) index(id int64) int {
-	return slices.IndexFunc(l.comments, func(c Comment) bool { return c.ID == id })
+	return slices.IndexFunc(l.notes, func(n commentNote) bool { return n.id == id })
 }
 
 // apply applies events submitted with a document whose content size is
@@ -204,48 +246,47 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits) (c
 	if len(events) == 0 {
 		return l, false, nil
 	}
-	comments := slices.Clone(l.comments)
-	kept := slices.Clone(l.events)
-	version, bytes := l.version, l.bytes
+	next := l
+	next.spans, next.notes, next.events = slices.Clone(l.spans), slices.Clone(l.notes), slices.Clone(l.events)
 	for i, e := range events {
 		switch e.Type {
 		case CommentCreate:
 			if size >= 0 && (e.From < 0 || e.From >= e.To || e.To > size) {
 				return l, false, invalidf("comment event %d: range %d-%d is not a non-empty range of the document (size %d)", i, e.From, e.To, size)
 			}
-			if slices.ContainsFunc(comments, func(c Comment) bool { return c.ID == e.ID }) {
+			if next.index(e.ID) >= 0 {
 				return l, false, invalidf("comment event %d: comment %d exists", i, e.ID)
 			}
-			if lim.comments > 0 && len(comments) >= lim.comments {
-				return l, false, &LimitError{What: "comments", Limit: lim.comments, Value: len(comments) + 1}
+			if n := len(next.notes); lim.comments > 0 && n >= lim.comments {
+				return l, false, &LimitError{What: "comments", Limit: lim.comments, Value: n + 1}
 			}
-			c := Comment{From: e.From, To: e.To, Text: e.Text, ID: e.ID}
-			bytes += commentSize(c)
-			if lim.bytes > 0 && bytes > lim.bytes {
-				return l, false, &LimitError{What: "bytes of comments (--max-comment-bytes)", Limit: lim.bytes, Value: bytes}
+			next.bytes += commentSize(e.Text)
+			if lim.bytes > 0 && next.bytes > lim.bytes {
+				return l, false, &LimitError{What: "bytes of comments (--max-comment-bytes)", Limit: lim.bytes, Value: next.bytes}
 			}
-			comments = append(comments, c)
-			kept = append(kept, commentEvent{id: e.ID})
+			next.spans = append(next.spans, commentSpan{e.From, e.To})
+			next.notes = append(next.notes, commentNote{id: e.ID, text: e.Text})
+			next.events = append(next.events, commentEvent{id: e.ID})
 		case CommentDelete:
-			j := slices.IndexFunc(comments, func(c Comment) bool { return c.ID == e.ID })
+			j := next.index(e.ID)
 			if j < 0 {
 				continue
 			}
-			bytes -= commentSize(comments[j])
-			comments = slices.Delete(comments, j, j+1)
-			kept = append(kept, commentEvent{id: e.ID, delete: true})
+			next.bytes -= commentSize(next.notes[j].text)
+			next.spans, next.notes = slices.Delete(next.spans, j, j+1), slices.Delete(next.notes, j, j+1)
+			next.events = append(next.events, commentEvent{id: e.ID, delete: true})
 		default:
 			return l, false, invalidf("comment event %d: unknown type %q (want %q or %q)", i, e.Type, CommentCreate, CommentDelete)
 		}
-		version++
+		next.version++
 	}
-	if version == l.version {
+	if next.version == l.version {
 		return l, false, nil
 	}
-	if len(kept) > maxCommentEvents {
-		kept = slices.Clone(kept[len(kept)-maxCommentEvents:])
+	if len(next.events) > maxCommentEvents {
+		next.events = slices.Clone(next.events[len(next.events)-maxCommentEvents:])
 	}
-	return commentLog{comments: comments, bytes: bytes, version: version, events: kept}, true, nil
+	return next, true, nil
 }
 
 // replay returns l, the comments at version from, brought to version
@@ -324,10 +365,10 @@ func (l commentLog) eventsAfter(since int64) []CommentEvent {
 		return nil
 	}
 	var byID map[int64]int
-	if len(kept) > 4 && len(l.comments) > 16 {
-		byID = make(map[int64]int, len(l.comments))
-		for i, c := range l.comments {
-			byID[c.ID] = i
+	if len(kept) > 4 && len(l.notes) > 16 {
+		byID = make(map[int64]int, len(l.notes))
+		for i, n := range l.notes {
+			byID[n.id] = i
 		}
 	}
 	out := make([]CommentEvent, 0, len(kept))
@@ -345,7 +386,7 @@ func (l commentLog) eventsAfter(since int64) []CommentEvent {
 			i = l.index(e.id)
 		}
 		if i >= 0 {
-			c := l.comments[i]
+			c := l.comment(i)
 			out = append(out, CommentEvent{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text})
 		}
 	}
@@ -368,8 +409,14 @@ func appendComments(buf []byte, comments []Comment) []byte {
 // document (store.Head.Meta, store.Snapshot.Meta):
 // {"comments":[..],"commentVersion":N,"events":[{"type":..,"id":..},..]}.
 func (l commentLog) appendMeta(buf []byte) []byte {
-	buf = append(buf, `{"comments":`...)
-	buf = appendComments(buf, l.comments)
+	buf = append(buf, `{"comments":[`...)
+	for i := range l.spans {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = l.comment(i).AppendJSON(buf)
+	}
+	buf = append(buf, ']')
 	buf = append(buf, `,"commentVersion":`...)
 	buf = strconv.AppendInt(buf, l.version, 10)
 	buf = append(buf, `,"events":[`...)
@@ -437,9 +484,9 @@ func decodeMeta(data []byte) (commentLog, error) {
 					return l, err
 				}
 				if k == 0 {
-					c := Comment{From: e.From, To: e.To, Text: e.Text, ID: e.ID}
-					l.comments = append(l.comments, c)
-					l.bytes += commentSize(c)
+					l.spans = append(l.spans, commentSpan{e.From, e.To})
+					l.notes = append(l.notes, commentNote{id: e.ID, text: e.Text})
+					l.bytes += commentSize(e.Text)
 				} else {
 					l.events = append(l.events, commentEvent{id: e.ID, delete: e.Type == CommentDelete})
 				}

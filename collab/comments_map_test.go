@@ -29,13 +29,11 @@ func TestMapThroughSpans(t *testing.T) {
 		var l commentLog
 		for i := range 30 {
 			from := rng.IntN(25)
-			c := Comment{From: from, To: from + 1 + rng.IntN(5), ID: int64(i), Text: "x"}
-			l.comments = append(l.comments, c)
-			l.bytes += commentSize(c)
+			l, _, _ = l.apply([]CommentEvent{{Type: CommentCreate, ID: int64(i), From: from, To: from + 1 + rng.IntN(5), Text: "x"}}, -1, commentLimits{})
 		}
 		mapping := transform.NewMapping(maps)
 		var want []Comment
-		for _, c := range l.comments {
+		for _, c := range l.list() {
 			from, to := mapping.Map(c.From, 1), mapping.Map(c.To, -1)
 			if from < to {
 				c.From, c.To = from, to
@@ -43,10 +41,10 @@ func TestMapThroughSpans(t *testing.T) {
 			}
 		}
 		got := l.mapThrough(maps)
-		if !slices.Equal(got.comments, want) {
-			t.Fatalf("round %d, maps %v:\ngot  %v\nwant %v", round, maps, got.comments, want)
+		if !slices.Equal(got.list(), want) {
+			t.Fatalf("round %d, maps %v:\ngot  %v\nwant %v", round, maps, got.list(), want)
 		}
-		if n := len(l.comments) - len(want); got.bytes != l.bytes-n*commentSize(Comment{Text: "x"}) {
+		if n := len(l.notes) - len(want); got.bytes != l.bytes-n*commentSize("x") || len(got.spans) != len(got.notes) {
 			t.Fatalf("round %d: bytes %d after dropping %d of %d", round, got.bytes, n, l.bytes)
 		}
 	}
@@ -57,7 +55,8 @@ func TestMapThroughSpans(t *testing.T) {
 func BenchmarkMapThrough(b *testing.B) {
 	var l commentLog
 	for i := range 10_000 {
-		l.comments = append(l.comments, Comment{From: 2 + 2*i, To: 3 + 2*i, ID: int64(i), Text: fmt.Sprint(i)})
+		l.spans = append(l.spans, commentSpan{2 + 2*i, 3 + 2*i})
+		l.notes = append(l.notes, commentNote{id: int64(i), text: fmt.Sprint(i)})
 	}
 	maps := []*transform.StepMap{transform.NewStepMap([]int{1, 0, 1}, false)}
 	for b.Loop() {
