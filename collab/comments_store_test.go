@@ -286,3 +286,30 @@ func TestMaxCommentBytes(t *testing.T) {
 	mustSubmit(t, a, "d", collab.Submission{Version: r.Version, Comments: []collab.CommentEvent{{Type: collab.CommentDelete, ID: 1}}})
 	mustSubmit(t, a, "d", create(3))
 }
+
+// TestCommentsBaseBeforeSnapshot loads a document whose comment base is
+// older than its snapshot (a snapshot saved without comments, as another
+// writer's may be): the comments are mapped through the steps before the
+// snapshot too.
+func TestCommentsBaseBeforeSnapshot(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	a := newAuthority(t, mem, collab.Config{})
+	r := mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "hello world"))})
+	r = mustSubmit(t, a, "d", collab.Submission{Version: r.Version, Steps: steps(insert(1, ">>")), Comments: []collab.CommentEvent{
+		{Type: collab.CommentCreate, ID: 1, From: 3, To: 8, Text: "hello"}, {Type: collab.CommentCreate, ID: 2, From: 9, To: 14, Text: "world"}}})
+	r = mustSubmit(t, a, "d", collab.Submission{Version: r.Version, Steps: steps(del(1, 3), insert(4, "--"))})
+	s := mustGet(t, a, "d")
+	if err := mem.SaveSnapshot(ctx, "d", store.Snapshot{Version: s.Version, Doc: s.DocJSON}, -1); err != nil {
+		t.Fatal(err)
+	}
+	mustSubmit(t, a, "d", collab.Submission{Version: r.Version, Steps: steps(insert(1, "!"))})
+	if h, err := mem.Load(ctx, "d"); err != nil || h.MetaVersion != 0 || h.Snapshot.Version != 4 || h.Version != 5 {
+		t.Fatalf("head %+v, %v: want the comment base at 0, the snapshot at 4", h, err)
+	}
+	b := newAuthority(t, mem, collab.Config{})
+	sameComments(t, "base before the snapshot", a, b)
+	if got := mustGet(t, b, "d").Comments; len(got) != 2 || got[0].From != 2 || got[1].From != 10 {
+		t.Errorf("comments %+v", got)
+	}
+}

@@ -442,3 +442,50 @@ func execWriter(s *Store, q string) (err error) {
 	inWriter(s, func(w *writer) { _, err = w.conn.ExecContext(context.Background(), q) })
 	return err
 }
+
+// TestMigrateMeta opens a file of layout 2, where docs.meta was replaced
+// whole at every Append and referred to the latest version: it becomes
+// the metadata base at that version, and entries follow it.
+func TestMigrateMeta(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(layouts[:2:2],
+		`INSERT INTO docs VALUES ('d', 'basic', 2, 1, CAST('{"comments":[]}' AS BLOB), 1, 1)`,
+		`INSERT INTO snapshots VALUES ('d', 1, CAST('{"doc":1}' AS BLOB), 1)`,
+		`INSERT INTO steps VALUES ('d', 2, CAST('{"s":2}' AS BLOB), CAST('1' AS BLOB), 1)`,
+		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
+		"PRAGMA user_version = 2",
+	) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s := open(t, path, Options{})
+	h, err := s.Load(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(h.Meta) != `{"comments":[]}` || h.MetaVersion != 2 || h.MetaBase != 0 || h.MetaSeq != 0 || h.Version != 2 || h.Oldest != 1 {
+		t.Fatalf("migrated head %+v", h)
+	}
+	if err := s.Append(ctx, "d", 2, nil, []byte("e1")); err != nil {
+		t.Fatal(err)
+	}
+	closeStore(t, s)
+	s = open(t, path, Options{})
+	defer closeStore(t, s)
+	entries, err := s.MetaEntries(ctx, "d", 0, 1)
+	if err != nil || len(entries) != 1 || entries[0].Seq != 1 || entries[0].Version != 2 || string(entries[0].JSON) != "e1" {
+		t.Fatalf("entries after the migration: %+v, %v", entries, err)
+	}
+	var version int64
+	if err := s.rdb.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
+		t.Errorf("user_version %d, %v; want %d", version, err, schemaVersion)
+	}
+}
