@@ -102,16 +102,24 @@ type commentNote struct {
 	text string
 }
 
-// comment returns comment i.
-func (l commentLog) comment(i int) Comment {
-	return Comment{From: l.spans[i].from, To: l.spans[i].to, Text: l.notes[i].text, ID: l.notes[i].id}
+// maxPendingMaps is how many step maps a commentLog keeps before it maps
+// its ranges through them.
+const maxPendingMaps = 32
+
+// comment returns comment i and whether it still exists (its range did
+// not collapse).
+func (l commentLog) comment(i int) (Comment, bool) {
+	c := mapRange(l.spans[i], l.pending)
+	return Comment{From: c.from, To: c.to, Text: l.notes[i].text, ID: l.notes[i].id}, c.from < c.to
 }
 
 // list returns the comments.
 func (l commentLog) list() []Comment {
-	out := make([]Comment, len(l.spans))
-	for i := range out {
-		out[i] = l.comment(i)
+	out := make([]Comment, 0, len(l.spans))
+	for i := range l.spans {
+		if c, ok := l.comment(i); ok {
+			out = append(out, c)
+		}
 	}
 	return out
 }
@@ -128,13 +136,17 @@ type commentEvent struct {
 // that readers may keep what they were given.
 //
 // The comments are two slices: spans[i] is the range of the comment
-// notes[i]. A step moves ranges only, so that mapping the comments
-// through it makes a new spans (which holds no pointers: neither the
-// copy nor the garbage collector looks into it) and keeps notes.
+// notes[i] before the step maps in pending, which a keystroke only adds
+// to: the ranges are mapped through them (flush) once there are
+// maxPendingMaps, or when comment events need the current ranges, and
+// read through them meanwhile. spans holds no pointers: neither copying
+// it nor the garbage collector looks into it.
 type commentLog struct {
-	spans []commentSpan
-	notes []commentNote
-	// bytes is the sum of the comments' commentSize.
+	spans   []commentSpan
+	notes   []commentNote
+	pending []mapSpan
+	// bytes is the sum of the commentSize of notes (some of which may be
+	// collapsed by pending maps, and dropped by the next flush).
 	bytes   int
 	version int64
 	// events holds the last events: events[i] is event number
@@ -150,46 +162,40 @@ func (l commentLog) mapThrough(maps []*transform.StepMap) commentLog {
 	if len(maps) == 0 || len(l.spans) == 0 {
 		return l
 	}
-	ms := make([]mapSpan, 0, len(maps))
+	pending := slices.Clip(l.pending)
 	for _, m := range maps {
 		if s, ok := spanOf(m); ok {
-			ms = append(ms, s)
+			pending = append(pending, s)
 		}
 	}
-	if len(ms) == 0 {
+	l.pending = pending
+	if len(l.pending) >= maxPendingMaps {
+		return l.flush()
+	}
+	return l
+}
+
+// flush returns the log with the ranges mapped through the pending maps
+// and the collapsed comments dropped.
+func (l commentLog) flush() commentLog {
+	if len(l.pending) == 0 {
 		return l
 	}
 	var out []commentSpan
 	dropped := false
 	for i, c := range l.spans {
-		from, to := c.from, c.to
-		for k := range ms {
-			s := &ms[k]
-			if from >= s.lo {
-				if from > s.hi {
-					from += s.shift
-				} else {
-					from = s.m.Map(from, 1)
-				}
-			}
-			if to >= s.lo {
-				if to > s.hi {
-					to += s.shift
-				} else {
-					to = s.m.Map(to, -1)
-				}
-			}
-		}
+		m := mapRange(c, l.pending)
 		if out == nil {
-			if from == c.from && to == c.to {
+			if m == c {
 				continue
 			}
 			out = make([]commentSpan, len(l.spans))
 			copy(out, l.spans[:i])
 		}
-		out[i] = commentSpan{from, to}
-		dropped = dropped || from >= to
+		out[i] = m
+		dropped = dropped || m.from >= m.to
 	}
+	l.pending = nil
 	if out == nil {
 		return l
 	}
@@ -208,6 +214,29 @@ func (l commentLog) mapThrough(maps []*transform.StepMap) commentLog {
 		l.spans, l.notes = spans, notes
 	}
 	return l
+}
+
+// mapRange returns c mapped through maps.
+func mapRange(c commentSpan, maps []mapSpan) commentSpan {
+	from, to := c.from, c.to
+	for k := range maps {
+		s := &maps[k]
+		if from >= s.lo {
+			if from > s.hi {
+				from += s.shift
+			} else {
+				from = s.m.Map(from, 1)
+			}
+		}
+		if to >= s.lo {
+			if to > s.hi {
+				to += s.shift
+			} else {
+				to = s.m.Map(to, -1)
+			}
+		}
+	}
+	return commentSpan{from, to}
 }
 
 // mapSpan is a step map with the span of positions it changes: positions
@@ -246,8 +275,8 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits) (c
 	if len(events) == 0 {
 		return l, false, nil
 	}
-	next := l
-	next.spans, next.notes, next.events = slices.Clone(l.spans), slices.Clone(l.notes), slices.Clone(l.events)
+	next := l.flush()
+	next.spans, next.notes, next.events = slices.Clone(next.spans), slices.Clone(next.notes), slices.Clone(next.events)
 	for i, e := range events {
 		switch e.Type {
 		case CommentCreate:
@@ -386,8 +415,9 @@ func (l commentLog) eventsAfter(since int64) []CommentEvent {
 			i = l.index(e.id)
 		}
 		if i >= 0 {
-			c := l.comment(i)
-			out = append(out, CommentEvent{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text})
+			if c, ok := l.comment(i); ok {
+				out = append(out, CommentEvent{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text})
+			}
 		}
 	}
 	return out
@@ -409,14 +439,8 @@ func appendComments(buf []byte, comments []Comment) []byte {
 // document (store.Head.Meta, store.Snapshot.Meta):
 // {"comments":[..],"commentVersion":N,"events":[{"type":..,"id":..},..]}.
 func (l commentLog) appendMeta(buf []byte) []byte {
-	buf = append(buf, `{"comments":[`...)
-	for i := range l.spans {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = l.comment(i).AppendJSON(buf)
-	}
-	buf = append(buf, ']')
+	buf = append(buf, `{"comments":`...)
+	buf = appendComments(buf, l.list())
 	buf = append(buf, `,"commentVersion":`...)
 	buf = strconv.AppendInt(buf, l.version, 10)
 	buf = append(buf, `,"events":[`...)
