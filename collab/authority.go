@@ -166,9 +166,7 @@ type Authority struct {
 	commits *commitQueue // nil without Config.AfterCommit
 
 	// Notices of a store.Notifier (notify.go); unsubscribe is nil
-	// without one. shared is set with one: other writers may share the
-	// store.
-	shared      bool
+	// without one.
 	unsubscribe func()
 	notices     noticeQueue
 	noticeDone  chan struct{} // closed when the notice goroutine ended
