@@ -332,14 +332,14 @@ func (a *Authority) metaEntries(ctx context.Context, id string, from, to int64) 
 	}
 	entries, err := a.store.MetaEntries(ctx, id, from, to)
 	if err != nil {
-		return nil, storeFailed(err, "collab: load %q: comment entries after %d", id, from)
+		return nil, storeFailed(err, "collab: %q: comment entries after %d", id, from)
 	}
 	if int64(len(entries)) != to-from {
-		return nil, fmt.Errorf("collab: load %q: the store returned %d comment entries after %d, want %d", id, len(entries), from, to-from)
+		return nil, fmt.Errorf("collab: %q: the store returned %d comment entries after %d, want %d", id, len(entries), from, to-from)
 	}
 	for i, e := range entries {
 		if want := from + int64(i) + 1; e.Seq != want {
-			return nil, fmt.Errorf("collab: load %q: the store returned comment entry %d where %d was due", id, e.Seq, want)
+			return nil, fmt.Errorf("collab: %q: the store returned comment entry %d where %d was due", id, e.Seq, want)
 		}
 	}
 	return entries, nil
