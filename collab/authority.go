@@ -55,7 +55,7 @@ type Config struct {
 	// 10,000,000).
 	MaxDocSize int
 	// MaxCommentBytes bounds the comments of one document: the sum of
-	// their texts (as JSON strings) plus 64 bytes per comment, which
+	// their texts (as JSON strings) plus 80 bytes per comment, which
 	// bounds their JSON in Get's answer (default 1 MiB). A comment create
 	// beyond it is refused with a *LimitError.
 	MaxCommentBytes int

@@ -78,8 +78,10 @@ func (e CommentEvent) AppendJSON(buf []byte) []byte {
 const maxCommentEvents = 1_000
 
 // commentOverhead is what a comment counts towards Config.MaxCommentBytes
-// besides its text: its JSON object's keys and numbers.
-const commentOverhead = 64
+// besides its text: its JSON object's keys, numbers and the comma before
+// it (29 bytes, an id of up to 20 and positions of up to 10 digits each,
+// 1), so that the comments' JSON is no longer than their sum.
+const commentOverhead = 80
 
 // commentSize returns what a comment of text counts towards
 // Config.MaxCommentBytes: its text as a JSON string plus commentOverhead,

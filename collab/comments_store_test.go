@@ -263,7 +263,7 @@ func TestMaxCommentBytes(t *testing.T) {
 	ctx := context.Background()
 	a := newAuthority(t, nil, collab.Config{MaxCommentBytes: 1000})
 	r := mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "hello"))})
-	text := strings.Repeat("t", 400) // 402 bytes as JSON, 466 with the overhead
+	text := strings.Repeat("t", 400) // 402 bytes as JSON, 482 with the overhead
 	create := func(id int64) collab.Submission {
 		return collab.Submission{Version: r.Version, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: id, From: 1, To: 3, Text: text}}}
 	}
@@ -272,7 +272,7 @@ func TestMaxCommentBytes(t *testing.T) {
 	before := mustGet(t, a, "d")
 	_, err := a.Submit(ctx, "d", "", create(3))
 	var le *collab.LimitError
-	if !errors.As(err, &le) || le.Limit != 1000 || le.Value != 3*466 || !strings.Contains(err.Error(), "--max-comment-bytes") {
+	if !errors.As(err, &le) || le.Limit != 1000 || le.Value != 3*482 || !strings.Contains(err.Error(), "--max-comment-bytes") {
 		t.Fatalf("a create over the cap: %v, want a *LimitError naming --max-comment-bytes", err)
 	}
 	if after := mustGet(t, a, "d"); after.CommentVersion != before.CommentVersion || len(after.Comments) != 2 {
@@ -281,7 +281,7 @@ func TestMaxCommentBytes(t *testing.T) {
 	// Escaped characters count as their JSON.
 	esc := collab.Submission{Version: r.Version, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 4, From: 1, To: 3, Text: strings.Repeat("\x01", 11)}}}
 	if _, err := a.Submit(ctx, "d", "", esc); !errors.As(err, &le) {
-		t.Errorf("a create of 11 control characters (68 bytes as JSON) over the cap: %v", err)
+		t.Errorf("a create of 11 control characters (68 bytes as JSON, 148 with the overhead) over the cap: %v", err)
 	}
 	mustSubmit(t, a, "d", collab.Submission{Version: r.Version, Comments: []collab.CommentEvent{{Type: collab.CommentDelete, ID: 1}}})
 	mustSubmit(t, a, "d", create(3))

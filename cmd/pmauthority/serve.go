@@ -162,7 +162,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&lim.MaxSteps, "max-steps", lim.MaxSteps, "most steps in one request; 413 above")
 	fs.IntVar(&lim.MaxDocSize, "max-doc-size", lim.MaxDocSize, "largest document content size in positions, as given and after every step; 413 above")
 	maxComments := sizeFlag(collab.DefaultMaxCommentBytes)
-	fs.Var(&maxComments, "max-comment-bytes", "largest `size` of one document's comments (their texts as JSON plus 64 bytes each, which bounds them in GET /docs/{id}); 413 for a comment beyond it")
+	fs.Var(&maxComments, "max-comment-bytes", "largest `size` of one document's comments (their texts as JSON plus 80 bytes each, which bounds them in GET /docs/{id}); 413 for a comment beyond it")
 	fs.IntVar(&lim.MaxDepth, "max-depth", lim.MaxDepth, "deepest nesting of JSON arrays and objects in a request; 400 above")
 	maxHeader := sizeFlag(lim.MaxHeaderBytes)
 	fs.Var(&maxHeader, "max-header", "largest request header `size`; 431 above")

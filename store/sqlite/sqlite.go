@@ -228,8 +228,8 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 	s.readers.RLock()
 	defer s.readers.RUnlock()
 	err := s.rdb.QueryRowContext(ctx, `
-		SELECT d.schema, d.version, d.oldest, d.meta, d.meta_version, d.meta_base, d.meta_seq, s.version, s.doc
-		FROM docs d JOIN snapshots s ON s.doc_id = d.id
+		SELECT d.schema, d.version, d.oldest, b.meta, b.version, b.seq, d.meta_seq, s.version, s.doc
+		FROM docs d JOIN snapshots s ON s.doc_id = d.id JOIN meta_bases b ON b.doc_id = d.id
 		WHERE d.id = ? ORDER BY s.version DESC LIMIT 1`, id).
 		Scan(&h.Schema, &h.Version, &h.Oldest, &h.Meta, &h.MetaVersion, &h.MetaBase, &h.MetaSeq, &h.Snapshot.Version, &h.Snapshot.Doc)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -343,7 +343,8 @@ func (s *Store) metaEntries(ctx context.Context, id string, from, to int64) ([]s
 	}
 	defer tx.Rollback()
 	var base, seq int64
-	err = tx.QueryRowContext(ctx, "SELECT meta_base, meta_seq FROM docs WHERE id = ?", id).Scan(&base, &seq)
+	err = tx.QueryRowContext(ctx, `SELECT b.seq, d.meta_seq FROM docs d JOIN meta_bases b ON b.doc_id = d.id
+		WHERE d.id = ?`, id).Scan(&base, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}

@@ -52,6 +52,7 @@ type writer struct {
 	begin, commitTx, rollback     *sql.Stmt
 	savepoint, release, undo      *sql.Stmt
 	createDoc, createSnap         *sql.Stmt
+	createMeta                    *sql.Stmt
 	advance, docVersion           *sql.Stmt
 	putSnap, latestSnap, dropSnap *sql.Stmt
 	pruneSteps, setOldest         *sql.Stmt
@@ -60,7 +61,7 @@ type writer struct {
 	foldLog, clearLog             *sql.Stmt
 	insertMeta, metaState         *sql.Stmt
 	setMetaBase, dropMeta         *sql.Stmt
-	deleteMeta                    *sql.Stmt
+	deleteMeta, deleteBase        *sql.Stmt
 
 	// insertSteps[n-1] inserts n steps into the log, prepared on first
 	// use.
@@ -112,18 +113,21 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.savepoint, "SAVEPOINT op"},
 		{&w.release, "RELEASE op"},
 		{&w.undo, "ROLLBACK TO op"},
-		{&w.createDoc, `INSERT INTO docs (id, schema, version, oldest, meta, created, updated)
-			VALUES (?1, ?2, 0, 0, ?3, ?4, ?4) ON CONFLICT (id) DO NOTHING`},
+		{&w.createDoc, `INSERT INTO docs (id, schema, version, oldest, created, updated)
+			VALUES (?1, ?2, 0, 0, ?3, ?3) ON CONFLICT (id) DO NOTHING`},
+		{&w.createMeta, "INSERT INTO meta_bases (doc_id, version, seq, meta) VALUES (?, 0, 0, ?)"},
 		{&w.createSnap, "INSERT INTO snapshots (doc_id, version, doc, time) VALUES (?, 0, ?, ?)"},
 		// A negative ?6 appends whatever the metadata sequence number.
 		{&w.advance, `UPDATE docs SET version = ?1, updated = ?2, meta_seq = meta_seq + ?3
 			WHERE id = ?4 AND version = ?5 AND (?6 < 0 OR meta_seq = ?6) RETURNING meta_seq`},
 		{&w.docVersion, "SELECT version, oldest FROM docs WHERE id = ?"},
 		{&w.insertMeta, "INSERT INTO meta_log (doc_id, seq, version, json) VALUES (?, ?, ?, ?)"},
-		{&w.metaState, "SELECT meta_version, meta_base, meta_seq FROM docs WHERE id = ?"},
-		{&w.setMetaBase, "UPDATE docs SET meta = ?, meta_version = ?, meta_base = ? WHERE id = ?"},
+		{&w.metaState, `SELECT b.version, b.seq, d.meta_seq FROM meta_bases b JOIN docs d ON d.id = b.doc_id
+			WHERE b.doc_id = ?`},
+		{&w.setMetaBase, "UPDATE meta_bases SET meta = ?, version = ?, seq = ? WHERE doc_id = ?"},
 		{&w.dropMeta, "DELETE FROM meta_log WHERE doc_id = ? AND seq <= ?"},
 		{&w.deleteMeta, "DELETE FROM meta_log WHERE doc_id = ?"},
+		{&w.deleteBase, "DELETE FROM meta_bases WHERE doc_id = ?"},
 		{&w.putSnap, "INSERT OR REPLACE INTO snapshots (doc_id, version, doc, time) VALUES (?, ?, ?, ?)"},
 		{&w.latestSnap, "SELECT max(version) FROM snapshots WHERE doc_id = ?"},
 		{&w.dropSnap, "DELETE FROM snapshots WHERE doc_id = ? AND version < ?"},
@@ -550,11 +554,14 @@ func (s *Store) Create(ctx context.Context, id, schema string, doc, meta []byte)
 func (s *Store) createOp(id, schema string, doc, meta []byte) func(w *writer) error {
 	return func(w *writer) error {
 		now := s.now().UnixNano()
-		created, err := execOne(w.createDoc, id, schema, meta, now)
+		created, err := execOne(w.createDoc, id, schema, now)
 		if err != nil {
 			return err
 		} else if !created {
 			return store.ErrExists
+		}
+		if _, err := w.createMeta.Exec(id, meta); err != nil {
+			return err
 		}
 		_, err = w.createSnap.Exec(id, doc, now)
 		return err
@@ -702,7 +709,7 @@ func deleteOp(id string) func(w *writer) error {
 		} else if !deleted {
 			return store.ErrNotFound
 		}
-		for _, stmt := range []*sql.Stmt{w.deleteSteps, w.deleteLog, w.deleteSnaps, w.deleteMeta} {
+		for _, stmt := range []*sql.Stmt{w.deleteSteps, w.deleteLog, w.deleteSnaps, w.deleteMeta, w.deleteBase} {
 			if _, err := stmt.Exec(id); err != nil {
 				return err
 			}
