@@ -489,3 +489,39 @@ func TestMigrateMeta(t *testing.T) {
 		t.Errorf("user_version %d, %v; want %d", version, err, schemaVersion)
 	}
 }
+
+// TestAppendLeavesMetaBase checks that an Append does not rewrite the
+// metadata base: after a snapshot with a base of 1 MB, 20 Appends of a
+// small step write a few pages each to the write-ahead log, not the base
+// again each time.
+func TestAppendLeavesMetaBase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path, Options{})
+	defer closeStore(t, s)
+	if err := s.Create(ctx, "d", "basic", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	base := bytes.Repeat([]byte("m"), 1<<20)
+	if err := s.SaveSnapshot(ctx, "d", store.Snapshot{Version: 0, Doc: []byte(`{}`), Meta: base}, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.rdb.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	for v := range int64(20) {
+		if err := s.Append(ctx, "d", v, []store.Step{{JSON: []byte(`{"s":1}`)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > 1<<20 {
+		t.Errorf("20 Appends of one small step wrote %d bytes to the write-ahead log", fi.Size())
+	}
+	if h, err := s.Load(ctx, "d"); err != nil || !bytes.Equal(h.Meta, base) || h.Version != 20 {
+		t.Errorf("head: version %d, %d bytes of metadata base, %v", h.Version, len(h.Meta), err)
+	}
+}
