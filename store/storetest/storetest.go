@@ -116,6 +116,9 @@ func load(t *testing.T, s store.Store, id string) store.Head {
 	if h.Oldest > h.Snapshot.Version || h.Snapshot.Version > h.Version || h.Oldest < 0 {
 		t.Errorf("Load %q: want 0 ≤ Oldest %d ≤ Snapshot.Version %d ≤ Version %d", id, h.Oldest, h.Snapshot.Version, h.Version)
 	}
+	if h.Oldest > h.MetaVersion || h.MetaVersion > h.Version || h.MetaBase < 0 || h.MetaBase > h.MetaSeq {
+		t.Errorf("Load %q: want Oldest %d ≤ MetaVersion %d ≤ Version %d and 0 ≤ MetaBase %d ≤ MetaSeq %d", id, h.Oldest, h.MetaVersion, h.Version, h.MetaBase, h.MetaSeq)
+	}
 	return h
 }
 
