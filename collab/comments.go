@@ -104,28 +104,6 @@ type commentNote struct {
 	text string
 }
 
-// maxPendingMaps is how many step maps a commentLog keeps before it maps
-// its ranges through them.
-const maxPendingMaps = 32
-
-// comment returns comment i and whether it still exists (its range did
-// not collapse).
-func (l commentLog) comment(i int) (Comment, bool) {
-	c := mapRange(l.spans[i], l.pending)
-	return Comment{From: c.from, To: c.to, Text: l.notes[i].text, ID: l.notes[i].id}, c.from < c.to
-}
-
-// list returns the comments.
-func (l commentLog) list() []Comment {
-	out := make([]Comment, 0, len(l.spans))
-	for i := range l.spans {
-		if c, ok := l.comment(i); ok {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // commentEvent is a kept comment event: what happened to which id. Events
 // reads the text and range of a created comment from the comment itself.
 type commentEvent struct {
@@ -154,6 +132,28 @@ type commentLog struct {
 	// events holds the last events: events[i] is event number
 	// version-len(events)+i+1.
 	events []commentEvent
+}
+
+// maxPendingMaps is how many step maps a commentLog keeps before it maps
+// its ranges through them.
+const maxPendingMaps = 32
+
+// comment returns comment i and whether it still exists (its range did
+// not collapse).
+func (l commentLog) comment(i int) (Comment, bool) {
+	c := mapRange(l.spans[i], l.pending)
+	return Comment{From: c.from, To: c.to, Text: l.notes[i].text, ID: l.notes[i].id}, c.from < c.to
+}
+
+// list returns the comments.
+func (l commentLog) list() []Comment {
+	out := make([]Comment, 0, len(l.spans))
+	for i := range l.spans {
+		if c, ok := l.comment(i); ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // mapThrough returns the log with the comments mapped through maps (from
