@@ -74,6 +74,17 @@ type Config struct {
 	// submission and for a new document, like MaxDocSize: a LimitError
 	// refuses what would go over it.
 	MaxDocBytes int64
+	// MaxCommentBytes bounds the comments of one document: the sum of
+	// their texts (as JSON strings) plus 80 bytes per comment, which
+	// bounds their JSON in Get's answer (default 1 MiB). A comment create
+	// beyond it is refused with a *LimitError.
+	MaxCommentBytes int
+	// MaxCommentText bounds the text of one comment, in bytes (default
+	// 64 KiB).
+	MaxCommentText int
+	// MaxComments bounds the number of comments of one document (default
+	// 10,000).
+	MaxComments int
 	// Strict also checks documents against their schema as Node.check()
 	// does (content, marks, attributes), which the steps do not: a
 	// submission whose steps make the document invalid is refused with a
@@ -140,6 +151,10 @@ const (
 	DefaultMaxSteps    = apply.DefaultMaxSteps
 	DefaultMaxDocSize  = apply.DefaultMaxDocSize
 	DefaultMaxDocBytes = apply.DefaultMaxDocBytes
+
+	DefaultMaxCommentBytes = 1 << 20
+	DefaultMaxCommentText  = 64 << 10
+	DefaultMaxComments     = 10_000
 )
 
 // Authority is the central authority of many collaboratively edited
@@ -173,9 +188,7 @@ type Authority struct {
 	commits *commitQueue // nil without Config.AfterCommit
 
 	// Notices of a store.Notifier (notify.go); unsubscribe is nil
-	// without one. shared is set with one: other writers may share the
-	// store.
-	shared      bool
+	// without one.
 	unsubscribe func()
 	notices     noticeQueue
 	noticeDone  chan struct{} // closed when the notice goroutine ended
@@ -187,8 +200,8 @@ type Authority struct {
 // store.Notifier, the Authority subscribes to it until Close and brings
 // its loaded documents up to date with the changes of other writers (see
 // Notifier in package store). When the store is a store.MetaSwapper,
-// every append of comments is conditional on the comments that the
-// Authority last read or wrote.
+// every append is conditional on the comment events that the Authority
+// last read or wrote.
 func New(cfg Config) (*Authority, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("collab: Config.Store is nil")
@@ -232,6 +245,15 @@ func New(cfg Config) (*Authority, error) {
 		cfg.MaxMemory, cfg.MaxDocMemory = 0, 0
 	} else if cfg.MaxDocMemory <= 0 || cfg.MaxDocMemory > cfg.MaxMemory {
 		cfg.MaxDocMemory = cfg.MaxMemory / 2
+	}
+	if cfg.MaxCommentBytes <= 0 {
+		cfg.MaxCommentBytes = DefaultMaxCommentBytes
+	}
+	if cfg.MaxCommentText <= 0 {
+		cfg.MaxCommentText = DefaultMaxCommentText
+	}
+	if cfg.MaxComments <= 0 {
+		cfg.MaxComments = DefaultMaxComments
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

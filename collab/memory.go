@@ -65,11 +65,9 @@ func historyMem(steps []StepRecord) int64 {
 // commentsMem returns the estimated memory of a document's comments and
 // their events.
 func commentsMem(l commentLog) int64 {
-	n := int64(0)
-	for _, c := range l.comments {
-		n += commentMem + int64(len(c.Text))
-	}
-	return n + int64(len(l.events))*16
+	// l.bytes counts each comment's text as JSON plus its fixed share.
+	n := int64(l.bytes) + int64(len(l.notes))*commentMem
+	return n + int64(len(l.pending))*32 + int64(len(l.events))*16
 }
 
 // addHistory returns st with added appended to its history, keeping the

@@ -140,6 +140,7 @@ type serveFlags struct {
 	timeouts                        server.Timeouts
 	workers                         int
 	maxMemory, maxBodyMemory        int64 // 0: the defaults (planMemory)
+	maxCommentBytes                 int64
 	logRequests                     bool
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
@@ -175,6 +176,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&lim.MaxDocSize, "max-doc-size", lim.MaxDocSize, "largest document content size in positions, as given and after every step; 413 above")
 	maxDocBytes := sizeFlag(lim.MaxDocBytes)
 	fs.Var(&maxDocBytes, "max-doc-bytes", "largest document `size` in bytes of its JSON, as given and after every step (the apply endpoint, the collab API and WebSockets); 413 above")
+	maxComments := sizeFlag(collab.DefaultMaxCommentBytes)
+	fs.Var(&maxComments, "max-comment-bytes", "largest `size` of one document's comments (their texts as JSON plus 80 bytes each, which bounds them in GET /docs/{id}); 413 for a comment beyond it")
 	fs.IntVar(&lim.MaxDepth, "max-depth", lim.MaxDepth, "deepest nesting of JSON arrays and objects in a request; 400 above")
 	maxHeader := sizeFlag(lim.MaxHeaderBytes)
 	fs.Var(&maxHeader, "max-header", "largest request header `size`; 431 above")
@@ -209,8 +212,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	}
 	lim.MaxBodyBytes, lim.MaxHeaderBytes, lim.MaxDocBytes = int64(maxBody), int(maxHeader), int64(maxDocBytes)
 	f.maxMemory, f.maxBodyMemory = int64(maxMemory), int64(maxBodyMemory)
+	f.maxCommentBytes = int64(maxComments)
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
-		"max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes, "max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
+		"max-comment-bytes": f.maxCommentBytes, "max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes,
+		"max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
 		if v <= 0 {
 			return nil, fmt.Errorf("--%s must be positive", name)
 		}
@@ -297,18 +302,19 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		return nil, err
 	}
 	c.collab = collab.Config{
-		Schemas:       reg.Lookup,
-		DefaultSchema: reg.Default(),
-		AutoCreate:    true,
-		History:       f.history,
-		SnapshotEvery: f.snapshotEvery,
-		IdleUnload:    f.idleUnload,
-		MaxSteps:      f.limits.MaxSteps,
-		MaxDocSize:    f.limits.MaxDocSize,
-		MaxDocBytes:   f.limits.MaxDocBytes,
-		MaxMemory:     c.memory.maxMemory,
-		Strict:        f.strict,
-		Logger:        c.logger,
+		Schemas:         reg.Lookup,
+		DefaultSchema:   reg.Default(),
+		AutoCreate:      true,
+		History:         f.history,
+		SnapshotEvery:   f.snapshotEvery,
+		IdleUnload:      f.idleUnload,
+		MaxSteps:        f.limits.MaxSteps,
+		MaxDocSize:      f.limits.MaxDocSize,
+		MaxDocBytes:     f.limits.MaxDocBytes,
+		MaxMemory:       c.memory.maxMemory,
+		MaxCommentBytes: int(f.maxCommentBytes),
+		Strict:          f.strict,
+		Logger:          c.logger,
 	}
 	// server.New checks the rest (the origins); check before the store is
 	// opened, so that a bad flag leaves no data directory behind.
