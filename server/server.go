@@ -375,7 +375,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			"max_doc_size", l.MaxDocSize, "max_doc_bytes", l.MaxDocBytes, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes),
 		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
 			"idle", t.Idle, "shutdown", t.Shutdown),
-		"apply_workers", cap(s.workers), "max_body_memory", s.bodies.limit, "max_memory", s.collabMemory(), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())
+		"apply_workers", cap(s.workers), "max_body_memory", s.bodies.limit, "documents_memory", s.collabMemory(), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -11,20 +11,23 @@ import (
 	"strings"
 )
 
-// The memory budgets of serve: --max-memory for the loaded documents
-// (collab.Config.MaxMemory), --max-body-memory for request bodies
-// (server.Config.MaxBodyMemory), and the Go runtime's soft memory limit
-// above them both.
+// The memory budget of serve: --max-memory is what the whole process may
+// use, the Go runtime's soft memory limit. Within it the loaded documents
+// get half (collab.Config.MaxMemory, and a quarter for one document), the
+// request bodies being read or held --max-body-memory
+// (server.Config.MaxBodyMemory); the rest is for what is not budgeted:
+// the garbage the collector has yet to free, connections and their
+// buffers, the store's cache, the runtime.
 const (
 	// defaultMemoryShare is the share of the memory available to the
 	// process that --max-memory defaults to, in percent.
-	defaultMemoryShare = 50
-	// maxDefaultBodyMemory caps the default of --max-body-memory, a
-	// quarter of --max-memory.
+	defaultMemoryShare = 70
+	// docMemoryShare is the share of --max-memory the loaded documents
+	// may hold, in percent.
+	docMemoryShare = 50
+	// maxDefaultBodyMemory caps the default of --max-body-memory, an
+	// eighth of --max-memory.
 	maxDefaultBodyMemory = 256 << 20
-	// memoryHeadroom is what the Go soft limit leaves above the two
-	// budgets: connections, buffers, the store's cache, the runtime.
-	memoryHeadroom = 64 << 20
 )
 
 // memoryPlan is what serve runs with, from the flags and the memory
@@ -33,9 +36,10 @@ type memoryPlan struct {
 	available  int64  // the memory available to the process, 0 when unknown
 	source     string // where available comes from
 	maxMemory  int64  // --max-memory, or its default
+	docMemory  int64  // the loaded documents' budget, docMemoryShare of maxMemory
 	bodyMemory int64  // --max-body-memory, or its default
-	// goLimit is the soft limit for runtime/debug.SetMemoryLimit: the two
-	// budgets and memoryHeadroom, at most 90 % of the memory available.
+	// goLimit is the soft limit for runtime/debug.SetMemoryLimit:
+	// maxMemory, at most 90 % of the memory available.
 	goLimit int64
 }
 
@@ -50,10 +54,11 @@ func planMemory(root string, maxMemory, bodyMemory int64) memoryPlan {
 			p.maxMemory = 1 << 30
 		}
 	}
+	p.docMemory = p.maxMemory * docMemoryShare / 100
 	if p.bodyMemory == 0 {
-		p.bodyMemory = min(p.maxMemory/4, maxDefaultBodyMemory)
+		p.bodyMemory = min(p.maxMemory/8, maxDefaultBodyMemory)
 	}
-	p.goLimit = p.maxMemory + p.bodyMemory + memoryHeadroom
+	p.goLimit = p.maxMemory
 	if p.available > 0 {
 		p.goLimit = min(p.goLimit, p.available/10*9)
 	}
@@ -141,6 +146,6 @@ func (r *serveRun) setMemoryLimit() {
 	} else {
 		debug.SetMemoryLimit(goLimit)
 	}
-	r.logger.Info("memory budgets", "max_memory", p.maxMemory, "max_body_memory", p.bodyMemory,
+	r.logger.Info("memory budgets", "max_memory", p.maxMemory, "documents", p.docMemory, "max_body_memory", p.bodyMemory,
 		"available", p.available, "available_from", p.source, "go_memory_limit", goLimit)
 }

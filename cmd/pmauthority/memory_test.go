@@ -46,16 +46,16 @@ func TestPlanMemory(t *testing.T) {
 		want            memoryPlan
 	}{
 		{"v2 parent", v2, 0, 0, memoryPlan{available: 1 << 30, source: "/sys/fs/cgroup/app/memory.max",
-			maxMemory: 512 << 20, bodyMemory: 128 << 20, goLimit: 704 << 20}},
+			maxMemory: (1 << 30) * 70 / 100, docMemory: (1 << 30) * 70 / 100 * 50 / 100, bodyMemory: (1 << 30) * 70 / 100 / 8, goLimit: (1 << 30) * 70 / 100}},
 		{"v1", v1, 0, 0, memoryPlan{available: 512 << 20, source: "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-			maxMemory: 256 << 20, bodyMemory: 64 << 20, goLimit: 384 << 20}},
+			maxMemory: (512 << 20) * 70 / 100, docMemory: (512 << 20) * 70 / 100 * 50 / 100, bodyMemory: (512 << 20) * 70 / 100 / 8, goLimit: (512 << 20) * 70 / 100}},
 		{"meminfo", unlimited, 0, 0, memoryPlan{available: 16384000 << 10, source: "/proc/meminfo MemTotal",
-			maxMemory: 8192000 << 10, bodyMemory: 256 << 20, goLimit: 8192000<<10 + 320<<20}},
+			maxMemory: (16384000 << 10) * 70 / 100, docMemory: (16384000 << 10) * 70 / 100 * 50 / 100, bodyMemory: 256 << 20, goLimit: (16384000 << 10) * 70 / 100}},
 		{"flags", v2, 300 << 20, 0, memoryPlan{available: 1 << 30, source: "/sys/fs/cgroup/app/memory.max",
-			maxMemory: 300 << 20, bodyMemory: 75 << 20, goLimit: 439 << 20}},
+			maxMemory: 300 << 20, docMemory: 150 << 20, bodyMemory: (300 << 20) / 8, goLimit: 300 << 20}},
 		{"flags over the cgroup", v2, 2 << 30, 10 << 20, memoryPlan{available: 1 << 30, source: "/sys/fs/cgroup/app/memory.max",
-			maxMemory: 2 << 30, bodyMemory: 10 << 20, goLimit: (1 << 30) / 10 * 9}},
-		{"nothing known", t.TempDir(), 0, 0, memoryPlan{source: "unknown", maxMemory: 1 << 30, bodyMemory: 256 << 20, goLimit: 1<<30 + 320<<20}},
+			maxMemory: 2 << 30, docMemory: 1 << 30, bodyMemory: 10 << 20, goLimit: (1 << 30) / 10 * 9}},
+		{"nothing known", t.TempDir(), 0, 0, memoryPlan{source: "unknown", maxMemory: 1 << 30, docMemory: 1 << 29, bodyMemory: 128 << 20, goLimit: 1 << 30}},
 	} {
 		if got := planMemory(tc.root, tc.maxMemory, tc.body); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
@@ -71,8 +71,8 @@ func TestServeMemoryFlags(t *testing.T) {
 	t.Cleanup(func() { debug.SetMemoryLimit(before) })
 	t.Setenv("GOMEMLIMIT", "")
 	addr, stderr, stop := startServe(t, "--store", "memory", "--max-memory", "300MiB", "--max-body-memory", "1048576")
-	if got := debug.SetMemoryLimit(-1); got != 365<<20 {
-		t.Errorf("Go memory limit %d, want %d", got, 365<<20)
+	if got := debug.SetMemoryLimit(-1); got != 300<<20 {
+		t.Errorf("Go memory limit %d, want %d", got, 300<<20)
 	}
 	resp, err := http.Get("http://" + addr + "/healthz")
 	if err != nil {
@@ -84,9 +84,9 @@ func TestServeMemoryFlags(t *testing.T) {
 	}
 	logs := stderr.String()
 	for _, want := range []string{
-		"max_memory=314572800 max_body_memory=1048576", // the memory budgets line
-		"go_memory_limit=382730240",
-		"max_body_memory=1048576 max_memory=314572800", // the serving line
+		"max_memory=314572800 documents=157286400 max_body_memory=1048576", // the memory budgets line
+		"go_memory_limit=314572800",
+		"max_body_memory=1048576 documents_memory=157286400", // the serving line
 	} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log has no %q:\n%s", want, logs)

@@ -187,8 +187,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&tmo.Idle, "idle-timeout", tmo.Idle, "how long an idle kept-alive connection stays open")
 	fs.DurationVar(&tmo.Shutdown, "shutdown-timeout", tmo.Shutdown, "how long requests in flight may take to finish on shutdown")
 	maxMemory, maxBodyMemory := sizeFlag(0), sizeFlag(0)
-	fs.Var(&maxMemory, "max-memory", "memory budget (a `size`) of the loaded documents, estimated: beyond it idle documents are unloaded, then loads and submissions answer 503 (Retry-After), a document over half of it 413. Default: half of the cgroup's memory limit, else of the machine's memory")
-	fs.Var(&maxBodyMemory, "max-body-memory", "memory budget (a `size`) of the request bodies being read or held, all together; beyond it requests wait briefly, then answer 503 (Retry-After). Default: a quarter of --max-memory, at most 256MiB")
+	fs.Var(&maxMemory, "max-memory", "memory budget (a `size`) of the process, its Go soft memory limit; the loaded documents may hold half of it (estimated): beyond that idle documents are unloaded, then loads and submissions answer 503 (Retry-After), a document over a quarter of it 413. Default: 70% of the cgroup's memory limit, else of the machine's memory")
+	fs.Var(&maxBodyMemory, "max-body-memory", "memory budget (a `size`) of the request bodies being read or held, all together; beyond it requests wait briefly, then answer 503 (Retry-After). Default: an eighth of --max-memory, at most 256MiB")
 	fs.IntVar(&f.workers, "apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
 	fs.BoolVar(&f.logRequests, "log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
 	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
@@ -311,7 +311,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		MaxSteps:        f.limits.MaxSteps,
 		MaxDocSize:      f.limits.MaxDocSize,
 		MaxDocBytes:     f.limits.MaxDocBytes,
-		MaxMemory:       c.memory.maxMemory,
+		MaxMemory:       c.memory.docMemory,
 		MaxCommentBytes: int(f.maxCommentBytes),
 		Strict:          f.strict,
 		Logger:          c.logger,
