@@ -29,8 +29,8 @@ var (
 	ErrUnknownSchema = errors.New("unknown schema")
 	// ErrTooManySteps is a request with more than Limits.MaxSteps steps.
 	ErrTooManySteps = errors.New("too many steps")
-	// ErrDocTooLarge is a document whose content size, as given or after
-	// a step, is over Limits.MaxDocSize.
+	// ErrDocTooLarge is a document whose content size or JSON, as given
+	// or after a step, is over Limits.MaxDocSize or Limits.MaxDocBytes.
 	ErrDocTooLarge = errors.New("document too large")
 	// ErrInvalidDoc is a document that the schema rejects, as
 	// Node.fromJSON would throw.
@@ -80,8 +80,8 @@ func requestFailure(err error, format string, args ...any) *Failure {
 type Applier struct {
 	// Schemas resolves the request's "schema" (or its absence).
 	Schemas *Schemas
-	// Limits bound each request, as given: a zero MaxSteps or MaxDocSize
-	// means no limit, a zero MaxDepth means DefaultMaxDepth (WithDefaults fills
+	// Limits bound each request, as given: a zero MaxSteps, MaxDocSize or
+	// MaxDocBytes means no limit, a zero MaxDepth means DefaultMaxDepth (WithDefaults fills
 	// in the defaults). MaxBodyBytes and MaxHeaderBytes are the caller's
 	// to enforce: the request is already in memory.
 	Limits Limits
@@ -424,6 +424,9 @@ func (a *Applier) check(sc *scratch, data []byte, req *request) *Failure {
 	if lim := a.Limits.MaxDocSize; lim > 0 && req.doc.Content.Size() > lim {
 		return requestFailure(ErrDocTooLarge, "document too large: its content size is %d, over the limit of %d positions", req.doc.Content.Size(), lim)
 	}
+	if lim := a.Limits.MaxDocBytes; lim > 0 && int64(req.doc.JSONSize()) > lim {
+		return requestFailure(ErrDocTooLarge, "document too large: its JSON is %d bytes, over the limit of %d bytes", req.doc.JSONSize(), lim)
+	}
 	return nil
 }
 
@@ -443,7 +446,7 @@ func (a *Applier) run(ctx context.Context, sc *scratch, buf, data []byte, req *r
 			return nil
 		}
 	}
-	opts := StepOptions{MaxDocSize: a.Limits.MaxDocSize, Strict: a.Strict, Done: ctx.Done()}
+	opts := StepOptions{MaxDocSize: a.Limits.MaxDocSize, MaxDocBytes: a.Limits.MaxDocBytes, Strict: a.Strict, Done: ctx.Done()}
 	cur, err := Steps(req.doc, len(sc.steps), stepJSON, opts, visit)
 	if err != nil {
 		return nil, req.nSteps, stepFailure(ctx, err.(*StepError))
@@ -468,6 +471,10 @@ func stepFailure(ctx context.Context, e *StepError) *Failure {
 	case ErrTooDeep:
 		f.Message = tooDeepMessage(jsonscan.DefaultMaxDepth, e.Err)
 	case ErrDocTooLarge:
+		if e.Bytes {
+			f.Message = fmt.Sprintf("document too large: the step makes its JSON %d bytes, over the limit of %d bytes", e.Size, e.Limit)
+			break
+		}
 		f.Message = fmt.Sprintf("document too large: the step makes its content size %d, over the limit of %d positions", e.Size, e.Limit)
 	default:
 		f.Message = e.Err.Error()

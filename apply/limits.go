@@ -7,6 +7,7 @@ const (
 	DefaultMaxBodyBytes   = 8 << 20
 	DefaultMaxSteps       = 1000
 	DefaultMaxDocSize     = 10_000_000
+	DefaultMaxDocBytes    = 4 << 20
 	DefaultMaxDepth       = jsonscan.DefaultMaxDepth
 	DefaultMaxHeaderBytes = 64 << 10
 )
@@ -24,6 +25,13 @@ type Limits struct {
 	// from > to), so that a few steps could otherwise grow a document
 	// exponentially.
 	MaxDocSize int
+	// MaxDocBytes is the largest document accepted, in bytes of its JSON
+	// (Node.JSONSize), checked like MaxDocSize for the given document
+	// and after every step. It bounds what a document costs in memory
+	// and in the store, which the content size does not: a position may
+	// stand for a node with many attributes, or for several bytes of
+	// text.
+	MaxDocBytes int64
 	// MaxDepth is the deepest nesting of arrays and objects in a request.
 	// Steps are decoded with jsonscan's own limit (DefaultMaxDepth) as
 	// well, so a larger MaxDepth does not let deeper steps through.
@@ -38,6 +46,7 @@ func DefaultLimits() Limits {
 		MaxBodyBytes:   DefaultMaxBodyBytes,
 		MaxSteps:       DefaultMaxSteps,
 		MaxDocSize:     DefaultMaxDocSize,
+		MaxDocBytes:    DefaultMaxDocBytes,
 		MaxDepth:       DefaultMaxDepth,
 		MaxHeaderBytes: DefaultMaxHeaderBytes,
 	}
@@ -55,6 +64,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxDocSize <= 0 {
 		l.MaxDocSize = d.MaxDocSize
+	}
+	if l.MaxDocBytes <= 0 {
+		l.MaxDocBytes = d.MaxDocBytes
 	}
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = d.MaxDepth

@@ -1,6 +1,9 @@
 package apply
 
 import (
+	"errors"
+
+	"github.com/pmauthority/pmauthority/apply/reqtest"
 	"strings"
 	"testing"
 
@@ -10,14 +13,14 @@ import (
 
 func TestLimitsWithDefaults(t *testing.T) {
 	d := DefaultLimits()
-	want := Limits{MaxBodyBytes: 8 << 20, MaxSteps: 1000, MaxDocSize: 10_000_000, MaxDepth: 512, MaxHeaderBytes: 64 << 10}
+	want := Limits{MaxBodyBytes: 8 << 20, MaxSteps: 1000, MaxDocSize: 10_000_000, MaxDocBytes: 4 << 20, MaxDepth: 512, MaxHeaderBytes: 64 << 10}
 	if d != want {
 		t.Errorf("DefaultLimits() = %+v, want %+v", d, want)
 	}
 	if got := (Limits{}).WithDefaults(); got != d {
 		t.Errorf("zero Limits with defaults = %+v", got)
 	}
-	set := Limits{MaxBodyBytes: 1, MaxSteps: 2, MaxDocSize: 3, MaxDepth: 4, MaxHeaderBytes: 5}
+	set := Limits{MaxBodyBytes: 1, MaxSteps: 2, MaxDocSize: 3, MaxDocBytes: 6, MaxDepth: 4, MaxHeaderBytes: 5}
 	if got := set.WithDefaults(); got != set {
 		t.Errorf("WithDefaults changed set limits: %+v", got)
 	}
@@ -59,5 +62,32 @@ func TestApplierRegistry(t *testing.T) {
 	unnamed := testing.AllocsPerRun(100, func() { buf, _, _ = a.Apply(t.Context(), buf[:0], without) })
 	if named > unnamed {
 		t.Errorf("a request naming its schema allocates %v times, one without %v", named, unnamed)
+	}
+}
+
+// TestMaxDocBytes: replace steps with from > to, each doubling the
+// document, are refused at the first step whose result's JSON is over
+// MaxDocBytes, though their content size is within MaxDocSize; a given
+// document over it is refused too.
+func TestMaxDocBytes(t *testing.T) {
+	a := &Applier{Schemas: &Schemas{Default: "basic"}, Limits: DefaultLimits()}
+	// 23 steps make 8,388,608 characters: within MaxDocSize; the 22nd
+	// makes 4,194,304.
+	_, _, err := a.Apply(t.Context(), nil, reqtest.DoublingRequest(23))
+	var f *Failure
+	if !errors.As(err, &f) || f.Err != ErrDocTooLarge || f.Step != 21 ||
+		!strings.Contains(f.Message, "its JSON 4194389 bytes, over the limit of 4194304 bytes") {
+		t.Fatalf("the doubling steps: %v", err)
+	}
+	// One step fewer fits.
+	out, _, err := a.Apply(t.Context(), nil, reqtest.DoublingRequest(21))
+	if err != nil || len(out) != len(`{"doc":}`)+2097152+len(reqtest.DoublingDoc)-1 {
+		t.Fatalf("21 doubling steps: %d bytes, %v", len(out), err)
+	}
+	small := &Applier{Schemas: &Schemas{Default: "basic"}, Limits: Limits{MaxDocBytes: int64(len(reqtest.DoublingDoc)) - 1}}
+	_, f = answer(t, small, `{"doc":`+reqtest.DoublingDoc+`}`)
+	if f == nil || f.Err != ErrDocTooLarge || f.Step != -1 ||
+		f.Message != "document too large: its JSON is 86 bytes, over the limit of 85 bytes" {
+		t.Fatalf("a given document over the limit: %+v", f)
 	}
 }

@@ -14,6 +14,10 @@ type StepOptions struct {
 	// MaxDocSize is the largest document content size (in positions)
 	// allowed after a step; 0 means no limit.
 	MaxDocSize int
+	// MaxDocBytes is the largest document allowed after a step, in bytes
+	// of its JSON (Node.JSONSize, cached per node, so that a step costs
+	// only the measure of what it changed); 0 means no limit.
+	MaxDocBytes int64
 	// Strict checks the result as Node.check() does, which the steps do
 	// not: a result that fails the check fails at the first step after
 	// which the document fails it.
@@ -36,8 +40,12 @@ type StepError struct {
 	// ErrCanceled).
 	Err error
 	// Size and Limit are, with ErrDocTooLarge, the content size the step
-	// made and StepOptions.MaxDocSize.
+	// made and StepOptions.MaxDocSize, or, when Bytes is set, the length
+	// of the document's JSON and StepOptions.MaxDocBytes.
 	Size, Limit int
+	// Bytes tells that Size and Limit are bytes of JSON (MaxDocBytes)
+	// rather than positions (MaxDocSize).
+	Bytes bool
 }
 
 // Error returns "step i: " followed by why it failed.
@@ -45,6 +53,8 @@ func (e *StepError) Error() string {
 	switch {
 	case e.Err != nil:
 		return fmt.Sprintf("step %d: %v", e.Index, e.Err)
+	case e.Kind == ErrDocTooLarge && e.Bytes:
+		return fmt.Sprintf("step %d: document too large: its JSON is %d bytes, over the limit of %d bytes", e.Index, e.Size, e.Limit)
 	case e.Kind == ErrDocTooLarge:
 		return fmt.Sprintf("step %d: document too large: content size %d, over the limit of %d positions", e.Index, e.Size, e.Limit)
 	}
@@ -92,6 +102,9 @@ func Steps(doc *model.Node, n int, stepJSON func(i int) []byte, opts StepOptions
 		}
 		if lim := opts.MaxDocSize; lim > 0 && next.Content.Size() > lim {
 			return nil, &StepError{Index: i, Kind: ErrDocTooLarge, Size: next.Content.Size(), Limit: lim}
+		}
+		if lim := opts.MaxDocBytes; lim > 0 && int64(next.JSONSize()) > lim {
+			return nil, &StepError{Index: i, Kind: ErrDocTooLarge, Size: next.JSONSize(), Limit: int(lim), Bytes: true}
 		}
 		if visit != nil {
 			if err := visit(i, step, cur, next); err != nil {

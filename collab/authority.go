@@ -54,6 +54,37 @@ type Config struct {
 	// MaxDocSize bounds a document's content size in positions (default
 	// 10,000,000).
 	MaxDocSize int
+	// MaxMemory is the memory budget of the loaded documents, in bytes
+	// (0: none): the estimated memory of each (its nodes, its JSON, the
+	// history of steps, the comments) is accounted when it is loaded and
+	// whenever it changes. A load or a submission that would go over it
+	// first unloads idle documents (without requests, polls or
+	// WebSockets), least recently used first, as IdleUnload does, and is
+	// refused with an error matching ErrOverloaded (HTTP 503) when that
+	// is not enough. A stored document that needs more than MaxDocMemory
+	// is not loaded at all (a *LimitError, HTTP 413).
+	MaxMemory int64
+	// MaxDocMemory is the most memory one document may hold (default
+	// MaxMemory/2; ignored without MaxMemory): a submission that would
+	// take a document over it, or a load of a stored document over it
+	// (written under higher limits), is refused with a *LimitError.
+	MaxDocMemory int64
+	// MaxDocBytes bounds a document's JSON in bytes (default
+	// apply.DefaultMaxDocBytes, 4 MiB), checked after every step of a
+	// submission and for a new document, like MaxDocSize: a LimitError
+	// refuses what would go over it.
+	MaxDocBytes int64
+	// MaxCommentBytes bounds the comments of one document: the sum of
+	// their texts (as JSON strings) plus 80 bytes per comment, which
+	// bounds their JSON in Get's answer (default 1 MiB). A comment create
+	// beyond it is refused with a *LimitError.
+	MaxCommentBytes int
+	// MaxCommentText bounds the text of one comment, in bytes (default
+	// 64 KiB).
+	MaxCommentText int
+	// MaxComments bounds the number of comments of one document (default
+	// 10,000).
+	MaxComments int
 	// Strict also checks documents against their schema as Node.check()
 	// does (content, marks, attributes), which the steps do not: a
 	// submission whose steps make the document invalid is refused with a
@@ -117,8 +148,13 @@ const (
 	DefaultIdleUnload    = 10 * time.Minute
 	DefaultUsersWindow   = time.Minute
 	// The limits' defaults are the one set of apply.Limits.
-	DefaultMaxSteps   = apply.DefaultMaxSteps
-	DefaultMaxDocSize = apply.DefaultMaxDocSize
+	DefaultMaxSteps    = apply.DefaultMaxSteps
+	DefaultMaxDocSize  = apply.DefaultMaxDocSize
+	DefaultMaxDocBytes = apply.DefaultMaxDocBytes
+
+	DefaultMaxCommentBytes = 1 << 20
+	DefaultMaxCommentText  = 64 << 10
+	DefaultMaxComments     = 10_000
 )
 
 // Authority is the central authority of many collaboratively edited
@@ -134,10 +170,11 @@ type Authority struct {
 	swapper store.MetaSwapper
 	log     *slog.Logger
 
-	mu     sync.Mutex
-	docs   map[string]*document
-	closed bool
-	bg     sync.WaitGroup // background snapshots, added under mu while !closed
+	mu      sync.Mutex
+	docs    map[string]*document
+	memUsed int64 // the documents' memory estimates added up (memory.go)
+	closed  bool
+	bg      sync.WaitGroup // background snapshots, added under mu while !closed
 
 	done        chan struct{} // closed by Close
 	janitorDone chan struct{}
@@ -151,9 +188,7 @@ type Authority struct {
 	commits *commitQueue // nil without Config.AfterCommit
 
 	// Notices of a store.Notifier (notify.go); unsubscribe is nil
-	// without one. shared is set with one: other writers may share the
-	// store.
-	shared      bool
+	// without one.
 	unsubscribe func()
 	notices     noticeQueue
 	noticeDone  chan struct{} // closed when the notice goroutine ended
@@ -165,8 +200,8 @@ type Authority struct {
 // store.Notifier, the Authority subscribes to it until Close and brings
 // its loaded documents up to date with the changes of other writers (see
 // Notifier in package store). When the store is a store.MetaSwapper,
-// every append of comments is conditional on the comments that the
-// Authority last read or wrote.
+// every append is conditional on the comment events that the Authority
+// last read or wrote.
 func New(cfg Config) (*Authority, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("collab: Config.Store is nil")
@@ -202,6 +237,23 @@ func New(cfg Config) (*Authority, error) {
 	}
 	if cfg.MaxDocSize <= 0 {
 		cfg.MaxDocSize = DefaultMaxDocSize
+	}
+	if cfg.MaxDocBytes <= 0 {
+		cfg.MaxDocBytes = DefaultMaxDocBytes
+	}
+	if cfg.MaxMemory <= 0 {
+		cfg.MaxMemory, cfg.MaxDocMemory = 0, 0
+	} else if cfg.MaxDocMemory <= 0 || cfg.MaxDocMemory > cfg.MaxMemory {
+		cfg.MaxDocMemory = cfg.MaxMemory / 2
+	}
+	if cfg.MaxCommentBytes <= 0 {
+		cfg.MaxCommentBytes = DefaultMaxCommentBytes
+	}
+	if cfg.MaxCommentText <= 0 {
+		cfg.MaxCommentText = DefaultMaxCommentText
+	}
+	if cfg.MaxComments <= 0 {
+		cfg.MaxComments = DefaultMaxComments
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -312,41 +364,53 @@ func (a *Authority) janitor(interval time.Duration) {
 // last snapshot.
 func (a *Authority) unloadIdle() {
 	now := a.now()
+	idle := func(d *document, now time.Time) bool {
+		return d.refs == 0 && now.Sub(d.lastActive) >= a.cfg.IdleUnload
+	}
 	a.mu.Lock()
-	var idle []*document
+	var docs []*document
 	for _, d := range a.docs {
-		if d.loaded && d.refs == 0 && now.Sub(d.lastActive) >= a.cfg.IdleUnload {
-			idle = append(idle, d)
+		if d.loaded && idle(d, now) {
+			docs = append(docs, d)
 		}
 	}
 	a.mu.Unlock()
-	for _, d := range idle {
-		select {
-		case d.sem <- struct{}{}:
-		default:
-			continue // busy after all
-		}
-		if err := a.snapshot(context.Background(), d); err != nil {
-			// Keep it loaded: unloading would lose nothing (the steps are
-			// durable) but the next load would replay them all again.
-			a.log.Warn("collab: snapshot before unload failed", "doc", d.id, "err", err)
-			<-d.sem
-			continue
-		}
-		// Nothing changed since the snapshot: submissions need the
-		// semaphore, which this holds.
-		a.mu.Lock()
-		unloaded := a.docs[d.id] == d && d.refs == 0 && now.Sub(d.lastActive) >= a.cfg.IdleUnload
-		if unloaded {
-			delete(a.docs, d.id)
-		}
-		a.mu.Unlock()
-		version := d.state().version
-		<-d.sem
-		if unloaded && a.cfg.OnUnload != nil {
-			a.cfg.OnUnload(d.id, version)
-		}
+	for _, d := range docs {
+		a.unload(d, idle)
 	}
+}
+
+// unload unloads d, a loaded document, after snapshotting it when it moved
+// on since its last snapshot, if it is not busy and idle(d, now) holds
+// (checked under a.mu) once it is snapshot. It reports whether it
+// unloaded d.
+func (a *Authority) unload(d *document, idle func(d *document, now time.Time) bool) bool {
+	select {
+	case d.sem <- struct{}{}:
+	default:
+		return false // busy after all
+	}
+	if err := a.snapshot(context.Background(), d); err != nil {
+		// Keep it loaded: unloading would lose nothing (the steps are
+		// durable) but the next load would replay them all again.
+		a.log.Warn("collab: snapshot before unload failed", "doc", d.id, "err", err)
+		<-d.sem
+		return false
+	}
+	// Nothing changed since the snapshot: submissions need the
+	// semaphore, which this holds.
+	a.mu.Lock()
+	unloaded := a.docs[d.id] == d && idle(d, a.now())
+	if unloaded {
+		a.dropLocked(d)
+	}
+	a.mu.Unlock()
+	version := d.state().version
+	<-d.sem
+	if unloaded && a.cfg.OnUnload != nil {
+		a.cfg.OnUnload(d.id, version)
+	}
+	return unloaded
 }
 
 // acquire returns the document id, loading it (or creating it, with
@@ -394,11 +458,14 @@ func (a *Authority) load(ctx context.Context, d *document) {
 	// The load serves every request waiting for the document, not only
 	// the one that started it.
 	st, snapVer, err := a.open(context.WithoutCancel(ctx), d.id)
+	if err == nil {
+		err = a.admit(d, st.memSize())
+	}
 	a.mu.Lock()
 	if err != nil {
 		d.err = err
 		if a.docs[d.id] == d {
-			delete(a.docs, d.id)
+			a.dropLocked(d)
 		}
 	} else {
 		d.st, d.snapVer = st, snapVer
@@ -424,7 +491,7 @@ func (a *Authority) release(d *document) {
 func (a *Authority) remove(d *document) {
 	a.mu.Lock()
 	if a.docs[d.id] == d {
-		delete(a.docs, d.id)
+		a.dropLocked(d)
 	}
 	a.mu.Unlock()
 	d.mu.Lock()
@@ -557,6 +624,9 @@ func (a *Authority) initialDoc(schemaName string, doc *model.Node) (*model.Schem
 	}
 	if size := doc.Content.Size(); size > a.cfg.MaxDocSize {
 		return nil, nil, &LimitError{What: "document size", Limit: a.cfg.MaxDocSize, Value: size}
+	}
+	if size := doc.JSONSize(); int64(size) > a.cfg.MaxDocBytes {
+		return nil, nil, &LimitError{What: "document bytes (JSON)", Limit: int(a.cfg.MaxDocBytes), Value: size}
 	}
 	if a.cfg.Strict {
 		if err := doc.Check(); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pmauthority/pmauthority/internal/jsonscan"
 	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/transform"
 )
 
@@ -72,16 +73,36 @@ func (e CommentEvent) AppendJSON(buf []byte) []byte {
 	return append(buf, '}')
 }
 
-// Limits on comments, which Config does not expose.
-const (
-	// maxCommentText is the longest comment text, in bytes.
-	maxCommentText = 64 << 10
-	// maxComments is the most comments a document may have.
-	maxComments = 10_000
-	// maxCommentEvents is how many comment events are kept (in memory and
-	// in the meta blob) for Events; older ones answer ErrHistoryGone.
-	maxCommentEvents = 1_000
-)
+// maxCommentEvents is how many comment events are kept (in memory and in
+// the stored comment base) for Events; older ones answer ErrHistoryGone.
+const maxCommentEvents = 1_000
+
+// commentOverhead is what a comment counts towards Config.MaxCommentBytes
+// besides its text: its JSON object's keys, numbers and the comma before
+// it (29 bytes, an id of up to 20 and positions of up to 10 digits each,
+// 1), so that the comments' JSON is no longer than their sum.
+const commentOverhead = 80
+
+// commentSize returns what a comment of text counts towards
+// Config.MaxCommentBytes: its text as a JSON string plus commentOverhead,
+// a bound on its JSON in the answer of Get.
+func commentSize(text string) int {
+	return len(model.AppendJSONString(nil, text)) + commentOverhead
+}
+
+// commentLimits are the limits that apply checks: Config's.
+type commentLimits struct {
+	comments, bytes int
+}
+
+// commentSpan is the range of a comment.
+type commentSpan struct{ from, to int }
+
+// commentNote is what a comment is besides its range.
+type commentNote struct {
+	id   int64
+	text string
+}
 
 // commentEvent is a kept comment event: what happened to which id. Events
 // reads the text and range of a created comment from the comment itself.
@@ -93,104 +114,277 @@ type commentEvent struct {
 // commentLog is a document's comments and their recent events. It is a
 // value that is never modified in place: every change makes new slices, so
 // that readers may keep what they were given.
+//
+// The comments are two slices: spans[i] is the range of the comment
+// notes[i] before the step maps in pending, which a keystroke only adds
+// to: the ranges are mapped through them (flush) once there are
+// maxPendingMaps, or when comment events need the current ranges, and
+// read through them meanwhile. spans holds no pointers: neither copying
+// it nor the garbage collector looks into it.
 type commentLog struct {
-	comments []Comment
-	version  int64
+	spans   []commentSpan
+	notes   []commentNote
+	pending []mapSpan
+	// bytes is the sum of the commentSize of notes (some of which may be
+	// collapsed by pending maps, and dropped by the next flush).
+	bytes   int
+	version int64
 	// events holds the last events: events[i] is event number
 	// version-len(events)+i+1.
 	events []commentEvent
 }
 
-// mapThrough returns the log with the comments mapped through maps (from
-// with assoc +1, to with assoc −1, dropped when the range collapses) and
-// whether anything changed. Like the demo it records no event for a
-// dropped comment: clients map their copies the same way.
-func (l commentLog) mapThrough(maps []*transform.StepMap) (commentLog, bool) {
-	if len(maps) == 0 || len(l.comments) == 0 {
-		return l, false
-	}
-	mapping := transform.NewMapping(maps)
-	var out []Comment
-	changed := false
-	for i, c := range l.comments {
-		from, to := mapping.Map(c.From, 1), mapping.Map(c.To, -1)
-		if from == c.From && to == c.To {
-			if changed {
-				out = append(out, c)
-			}
-			continue
-		}
-		if !changed {
-			changed = true
-			out = make([]Comment, i, len(l.comments))
-			copy(out, l.comments[:i])
-		}
-		if from < to {
-			c.From, c.To = from, to
+// maxPendingMaps is how many step maps a commentLog keeps before it maps
+// its ranges through them.
+const maxPendingMaps = 32
+
+// comment returns comment i and whether it still exists (its range did
+// not collapse).
+func (l commentLog) comment(i int) (Comment, bool) {
+	c := mapRange(l.spans[i], l.pending)
+	return Comment{From: c.from, To: c.to, Text: l.notes[i].text, ID: l.notes[i].id}, c.from < c.to
+}
+
+// list returns the comments.
+func (l commentLog) list() []Comment {
+	out := make([]Comment, 0, len(l.spans))
+	for i := range l.spans {
+		if c, ok := l.comment(i); ok {
 			out = append(out, c)
 		}
 	}
-	if !changed {
-		return l, false
-	}
-	l.comments = out
-	return l, true
+	return out
 }
 
-// equal reports whether l and m hold the same comments and events.
-func (l commentLog) equal(m commentLog) bool {
-	return l.version == m.version && slices.Equal(l.comments, m.comments) && slices.Equal(l.events, m.events)
+// mapThrough returns the log with the comments mapped through maps (from
+// with assoc +1, to with assoc −1, dropped when the range collapses).
+// Like the demo it records no event for a dropped comment: clients map
+// their copies the same way.
+func (l commentLog) mapThrough(maps []*transform.StepMap) commentLog {
+	if len(maps) == 0 || len(l.spans) == 0 {
+		return l
+	}
+	pending := slices.Clip(l.pending)
+	for _, m := range maps {
+		if s, ok := spanOf(m); ok {
+			pending = append(pending, s)
+		}
+	}
+	l.pending = pending
+	if len(l.pending) >= maxPendingMaps {
+		return l.flush()
+	}
+	return l
+}
+
+// flush returns the log with the ranges mapped through the pending maps
+// and the collapsed comments dropped.
+func (l commentLog) flush() commentLog {
+	if len(l.pending) == 0 {
+		return l
+	}
+	var out []commentSpan
+	dropped := false
+	for i, c := range l.spans {
+		m := mapRange(c, l.pending)
+		if out == nil {
+			if m == c {
+				continue
+			}
+			out = make([]commentSpan, len(l.spans))
+			copy(out, l.spans[:i])
+		}
+		out[i] = m
+		dropped = dropped || m.from >= m.to
+	}
+	l.pending = nil
+	if out == nil {
+		return l
+	}
+	l.spans = out
+	if dropped {
+		// Rare: the range of a comment collapsed. Drop it.
+		spans := make([]commentSpan, 0, len(out))
+		notes := make([]commentNote, 0, len(out))
+		for i, c := range out {
+			if c.from < c.to {
+				spans, notes = append(spans, c), append(notes, l.notes[i])
+			} else {
+				l.bytes -= commentSize(l.notes[i].text)
+			}
+		}
+		l.spans, l.notes = spans, notes
+	}
+	return l
+}
+
+// mapRange returns c mapped through maps.
+func mapRange(c commentSpan, maps []mapSpan) commentSpan {
+	from, to := c.from, c.to
+	for k := range maps {
+		s := &maps[k]
+		if from >= s.lo {
+			if from > s.hi {
+				from += s.shift
+			} else {
+				from = s.m.Map(from, 1)
+			}
+		}
+		if to >= s.lo {
+			if to > s.hi {
+				to += s.shift
+			} else {
+				to = s.m.Map(to, -1)
+			}
+		}
+	}
+	return commentSpan{from, to}
+}
+
+// mapSpan is a step map with the span of positions it changes: positions
+// before lo stay, positions after hi move by shift, and those between are
+// mapped by the map itself. Most positions of a document are outside the
+// few that a keystroke touches.
+type mapSpan struct {
+	m             *transform.StepMap
+	lo, hi, shift int
+}
+
+// spanOf returns m's mapSpan, and false when m changes nothing.
+func spanOf(m *transform.StepMap) (mapSpan, bool) {
+	s, ok := mapSpan{m: m}, false
+	m.ForEach(func(oldStart, oldEnd, _, newEnd int) {
+		if !ok {
+			s.lo, ok = oldStart, true
+		}
+		s.hi, s.shift = oldEnd, newEnd-oldEnd
+	})
+	return s, ok
 }
 
 // index returns the index of the comment id, or -1.
 func (l commentLog) index(id int64) int {
-	return slices.IndexFunc(l.comments, func(c Comment) bool { return c.ID == id })
+	return slices.IndexFunc(l.notes, func(n commentNote) bool { return n.id == id })
 }
 
 // apply applies events submitted with a document whose content size is
 // size, and returns the new log and whether anything changed. A create
-// must fit the document and use a new id; deleting an unknown id changes
-// nothing (another client may have deleted it first).
-func (l commentLog) apply(events []CommentEvent, size int) (commentLog, bool, error) {
+// must fit the document and use a new id, and the comments must stay
+// within lim; deleting an unknown id changes nothing (another client may
+// have deleted it first). Events read back from the store are applied
+// with a negative size and no limits (zero): they were checked once.
+func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits) (commentLog, bool, error) {
 	if len(events) == 0 {
 		return l, false, nil
 	}
-	comments := slices.Clone(l.comments)
-	kept := slices.Clone(l.events)
-	version := l.version
+	next := l.flush()
+	next.spans, next.notes, next.events = slices.Clone(next.spans), slices.Clone(next.notes), slices.Clone(next.events)
 	for i, e := range events {
 		switch e.Type {
 		case CommentCreate:
-			if e.From < 0 || e.From >= e.To || e.To > size {
+			if size >= 0 && (e.From < 0 || e.From >= e.To || e.To > size) {
 				return l, false, invalidf("comment event %d: range %d-%d is not a non-empty range of the document (size %d)", i, e.From, e.To, size)
 			}
-			if slices.ContainsFunc(comments, func(c Comment) bool { return c.ID == e.ID }) {
+			if next.index(e.ID) >= 0 {
 				return l, false, invalidf("comment event %d: comment %d exists", i, e.ID)
 			}
-			if len(comments) >= maxComments {
-				return l, false, &LimitError{What: "comments", Limit: maxComments, Value: len(comments) + 1}
+			if n := len(next.notes); lim.comments > 0 && n >= lim.comments {
+				return l, false, &LimitError{What: "comments", Limit: lim.comments, Value: n + 1}
 			}
-			comments = append(comments, Comment{From: e.From, To: e.To, Text: e.Text, ID: e.ID})
-			kept = append(kept, commentEvent{id: e.ID})
+			next.bytes += commentSize(e.Text)
+			if lim.bytes > 0 && next.bytes > lim.bytes {
+				return l, false, &LimitError{What: "bytes of comments (--max-comment-bytes)", Limit: lim.bytes, Value: next.bytes}
+			}
+			next.spans = append(next.spans, commentSpan{e.From, e.To})
+			next.notes = append(next.notes, commentNote{id: e.ID, text: e.Text})
+			next.events = append(next.events, commentEvent{id: e.ID})
 		case CommentDelete:
-			j := slices.IndexFunc(comments, func(c Comment) bool { return c.ID == e.ID })
+			j := next.index(e.ID)
 			if j < 0 {
 				continue
 			}
-			comments = slices.Delete(comments, j, j+1)
-			kept = append(kept, commentEvent{id: e.ID, delete: true})
+			next.bytes -= commentSize(next.notes[j].text)
+			next.spans, next.notes = slices.Delete(next.spans, j, j+1), slices.Delete(next.notes, j, j+1)
+			next.events = append(next.events, commentEvent{id: e.ID, delete: true})
 		default:
 			return l, false, invalidf("comment event %d: unknown type %q (want %q or %q)", i, e.Type, CommentCreate, CommentDelete)
 		}
-		version++
+		next.version++
 	}
-	if version == l.version {
+	if next.version == l.version {
 		return l, false, nil
 	}
-	if len(kept) > maxCommentEvents {
-		kept = slices.Clone(kept[len(kept)-maxCommentEvents:])
+	if len(next.events) > maxCommentEvents {
+		next.events = slices.Clone(next.events[len(next.events)-maxCommentEvents:])
 	}
-	return commentLog{comments: comments, version: version, events: kept}, true, nil
+	return next, true, nil
+}
+
+// replay returns l, the comments at version from, brought to version
+// from+len(maps) as Submit changed them: mapped through maps[i], the map
+// of the step that made version from+i+1, with the comment events of each
+// entry (encodeEntry's) applied after the steps up to its version.
+func (l commentLog) replay(from int64, maps []*transform.StepMap, entries []store.MetaEntry) (commentLog, error) {
+	at, to := from, from+int64(len(maps))
+	for _, e := range entries {
+		if e.Version < at || e.Version > to {
+			return l, fmt.Errorf("comment entry %d at version %d, outside [%d, %d]", e.Seq, e.Version, at, to)
+		}
+		l = l.mapThrough(maps[at-from : e.Version-from])
+		at = e.Version
+		events, err := decodeEntry(e.JSON)
+		if err != nil {
+			return l, fmt.Errorf("comment entry %d: %w", e.Seq, err)
+		}
+		if l, _, err = l.apply(events, -1, commentLimits{}); err != nil {
+			return l, fmt.Errorf("comment entry %d: %w", e.Seq, err)
+		}
+	}
+	l = l.mapThrough(maps[at-from:])
+	return l, nil
+}
+
+// encodeEntry returns the metadata entry that the store keeps for a
+// submission's comment events: [{"type":"create","id":..,"text":..,"from":..,"to":..},{"type":"delete","id":..}].
+func encodeEntry(events []CommentEvent) []byte {
+	buf := []byte{'['}
+	for i, e := range events {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = e.AppendJSON(buf)
+	}
+	return append(buf, ']')
+}
+
+// decodeEntry reads an entry written by encodeEntry.
+func decodeEntry(data []byte) ([]CommentEvent, error) {
+	d := jsonscan.NewDecoder(data)
+	if err := d.BeginArray(); err != nil {
+		return nil, err
+	}
+	var events []CommentEvent
+	for {
+		more, err := d.NextElem()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
+		e, err := decodeMetaEvent(d)
+		if err != nil {
+			return nil, err
+		}
+		if e.Type != CommentCreate && e.Type != CommentDelete {
+			return nil, fmt.Errorf("unknown comment event type %q", e.Type)
+		}
+		events = append(events, e)
+	}
+	if err := d.End(); err != nil {
+		return nil, err
+	}
+	return events, nil
 }
 
 // eventsAfter returns the events after version since (which must be kept):
@@ -202,10 +396,10 @@ func (l commentLog) eventsAfter(since int64) []CommentEvent {
 		return nil
 	}
 	var byID map[int64]int
-	if len(kept) > 4 && len(l.comments) > 16 {
-		byID = make(map[int64]int, len(l.comments))
-		for i, c := range l.comments {
-			byID[c.ID] = i
+	if len(kept) > 4 && len(l.notes) > 16 {
+		byID = make(map[int64]int, len(l.notes))
+		for i, n := range l.notes {
+			byID[n.id] = i
 		}
 	}
 	out := make([]CommentEvent, 0, len(kept))
@@ -223,8 +417,9 @@ func (l commentLog) eventsAfter(since int64) []CommentEvent {
 			i = l.index(e.id)
 		}
 		if i >= 0 {
-			c := l.comments[i]
-			out = append(out, CommentEvent{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text})
+			if c, ok := l.comment(i); ok {
+				out = append(out, CommentEvent{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text})
+			}
 		}
 	}
 	return out
@@ -242,11 +437,12 @@ func appendComments(buf []byte, comments []Comment) []byte {
 	return append(buf, ']')
 }
 
-// appendMeta appends the meta blob that the store keeps for the
-// document: {"comments":[..],"commentVersion":N,"events":[{"type":..,"id":..},..]}.
+// appendMeta appends the comment base that the store keeps for the
+// document (store.Head.Meta, store.Snapshot.Meta):
+// {"comments":[..],"commentVersion":N,"events":[{"type":..,"id":..},..]}.
 func (l commentLog) appendMeta(buf []byte) []byte {
 	buf = append(buf, `{"comments":`...)
-	buf = appendComments(buf, l.comments)
+	buf = appendComments(buf, l.list())
 	buf = append(buf, `,"commentVersion":`...)
 	buf = strconv.AppendInt(buf, l.version, 10)
 	buf = append(buf, `,"events":[`...)
@@ -277,8 +473,8 @@ var (
 	commentKeys = jsonscan.NewKeys("from", "to", "text", "id", "type")
 )
 
-// decodeMeta reads a meta blob written by appendMeta. An empty blob is an
-// empty log.
+// decodeMeta reads a comment base written by appendMeta. An empty blob is
+// an empty log.
 func decodeMeta(data []byte) (commentLog, error) {
 	var l commentLog
 	if len(data) == 0 {
@@ -314,7 +510,9 @@ func decodeMeta(data []byte) (commentLog, error) {
 					return l, err
 				}
 				if k == 0 {
-					l.comments = append(l.comments, Comment{From: e.From, To: e.To, Text: e.Text, ID: e.ID})
+					l.spans = append(l.spans, commentSpan{e.From, e.To})
+					l.notes = append(l.notes, commentNote{id: e.ID, text: e.Text})
+					l.bytes += commentSize(e.Text)
 				} else {
 					l.events = append(l.events, commentEvent{id: e.ID, delete: e.Type == CommentDelete})
 				}

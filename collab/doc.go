@@ -12,7 +12,10 @@
 // the steps and comment events after a version, and, like the demo, also
 // answers waiting clients when the number of users changes. Comments are
 // ranges of the document mapped through every step, as the demo keeps
-// them.
+// them. The store keeps them as a base (written with each snapshot) and
+// one metadata entry per submission that created or deleted some: a step
+// stores nothing of them, and a load maps the base through the steps
+// after it, whatever the number of comments.
 //
 // An embedding program attaches through Config's hooks: OnLoad gives the
 // content of a document asked for before it exists, BeforeSubmit vetoes

@@ -31,6 +31,7 @@ type document struct {
 	loaded     bool
 	refs       int // requests using the document, waiters included
 	lastActive time.Time
+	mem        int64 // the memory accounted for the document (memory.go)
 
 	sem    chan struct{} // a one-slot semaphore held by writers
 	snapMu sync.Mutex    // serializes snapshots
@@ -42,7 +43,11 @@ type document struct {
 	deleted  bool
 	snapping bool  // a background snapshot is running
 	snapVer  int64 // version of the latest snapshot in the store
-	users    map[string]*userEntry
+	// snapMeta is the comment entry that the latest snapshot of this
+	// Authority folded into the store's comment base, and snapMetaBytes
+	// the docState.metaBytes of that snapshot (both 0 after a reload).
+	snapMeta, snapMetaBytes int64
+	users                   map[string]*userEntry
 	// nextPrune is when the first user not waiting expires (zero when no
 	// user can expire).
 	nextPrune time.Time
@@ -75,11 +80,24 @@ type docState struct {
 	// steps holds the last steps: steps[i] made version
 	// version-len(steps)+i+1.
 	steps    []StepRecord
+	histMem  int64 // historyMem(steps)
 	comments commentLog
-	// metaSeq is the store's sequence number of the metadata that
-	// comments were read from or written as (store.Head.MetaSeq).
+	// metaSeq is the number of the store's latest comment entry that
+	// comments include (store.Head.MetaSeq).
 	metaSeq int64
+	// metaBase is the store's comment base when the document was loaded
+	// (store.Head.MetaBase), and metaBytes counts the bytes of the
+	// entries after it, read or written since.
+	metaBase, metaBytes int64
 }
+
+// Snapshots for comments: one is due once the store holds this many
+// comment entries, or this many bytes of them (Config.MaxCommentBytes
+// when larger), after its comment base, so that a load replays few.
+const (
+	commentSnapshotEntries = 100
+	commentSnapshotBytes   = 1 << 20
+)
 
 func newDocument(a *Authority, id string) *document {
 	return &document{
@@ -147,6 +165,7 @@ func (d *document) awaitAppend(ctx context.Context, version int64) (bool, error)
 // publish makes st the document's state and wakes the waiters. It is
 // called with sem held, once st is durable.
 func (d *document) publish(st docState) {
+	est := st.memSize()
 	d.mu.Lock()
 	if d.deleted {
 		d.mu.Unlock()
@@ -159,6 +178,7 @@ func (d *document) publish(st docState) {
 	close(d.wake)
 	d.wake = make(chan struct{})
 	d.mu.Unlock()
+	d.auth.account(d, est)
 }
 
 // state returns the current state.
@@ -234,6 +254,10 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	if !ok {
 		return st, 0, fmt.Errorf("collab: load %q: unknown schema %q", id, head.Schema)
 	}
+	if limit := a.maxDocMemory(); limit > 0 && int64(len(head.Snapshot.Doc)) > limit {
+		// Its nodes would take more than its JSON.
+		return st, 0, fmt.Errorf("collab: load %q: snapshot at version %d: %w", id, head.Snapshot.Version, a.docMemoryError(int64(len(head.Snapshot.Doc))))
+	}
 	node, err := schema.NodeFromJSON(head.Snapshot.Doc)
 	if err != nil {
 		return st, 0, fmt.Errorf("collab: load %q: snapshot at version %d: %w", id, head.Snapshot.Version, err)
@@ -242,10 +266,14 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	if err != nil {
 		return st, 0, fmt.Errorf("collab: load %q: meta: %w", id, err)
 	}
-	// The steps to read: those after the snapshot, to replay, and the last
-	// History ones still kept, for Events.
+	if head.MetaVersion < head.Oldest || head.MetaVersion > head.Version {
+		return st, 0, fmt.Errorf("collab: load %q: the comments refer to version %d, outside [%d, %d]", id, head.MetaVersion, head.Oldest, head.Version)
+	}
+	// The steps to read: those after the snapshot, to replay, those after
+	// the comments' version, to map them, and the last History ones still
+	// kept, for Events.
 	histFrom := max(head.Oldest, head.Version-int64(a.cfg.History))
-	from := min(head.Snapshot.Version, histFrom)
+	from := min(head.Snapshot.Version, histFrom, head.MetaVersion)
 	var steps []store.Step
 	if from < head.Version {
 		steps, err = a.store.Steps(ctx, id, from, head.Version)
@@ -266,7 +294,26 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	// The steps after the snapshot are replayed; the last History ones
 	// are kept for Events.
 	replayFrom := head.Snapshot.Version - from
-	if node, err = replaySteps(node, steps[replayFrom:], all[replayFrom:]); err != nil {
+	if node, err = a.replaySteps(node, steps[replayFrom:], all[replayFrom:]); err != nil {
+		return st, 0, fmt.Errorf("collab: load %q: %w", id, err)
+	}
+	// The comments are brought from their version to the latest one.
+	maps := make([]*transform.StepMap, head.Version-head.MetaVersion)
+	for i := range maps {
+		k := head.MetaVersion - from + int64(i)   // the index of the step in steps and all
+		if maps[i] = all[k].Map; maps[i] == nil { // a step at or before the snapshot
+			step, err := transform.StepFromJSON(schema, steps[k].JSON)
+			if err != nil {
+				return st, 0, fmt.Errorf("collab: load %q: step %d: %w", id, steps[k].Version, err)
+			}
+			maps[i] = step.GetMap()
+		}
+	}
+	entries, err := a.metaEntries(ctx, id, head.MetaBase, head.MetaSeq)
+	if err != nil {
+		return st, 0, err
+	}
+	if comments, err = comments.replay(head.MetaVersion, maps, entries); err != nil {
 		return st, 0, fmt.Errorf("collab: load %q: %w", id, err)
 	}
 	records := all[histFrom-from:]
@@ -279,25 +326,54 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 		node:       node,
 		version:    head.Version,
 		steps:      records,
+		histMem:    historyMem(records),
 		comments:   comments,
 		metaSeq:    head.MetaSeq,
+		metaBase:   head.MetaBase,
+		metaBytes:  entryBytes(entries),
 	}, head.Snapshot.Version, nil
+}
+
+// metaEntries reads the comment entries of id with from < Seq ≤ to.
+func (a *Authority) metaEntries(ctx context.Context, id string, from, to int64) ([]store.MetaEntry, error) {
+	if to <= from {
+		return nil, nil
+	}
+	entries, err := a.store.MetaEntries(ctx, id, from, to)
+	if err != nil {
+		return nil, storeFailed(err, "collab: %q: comment entries after %d", id, from)
+	}
+	if int64(len(entries)) != to-from {
+		return nil, fmt.Errorf("collab: %q: the store returned %d comment entries after %d, want %d", id, len(entries), from, to-from)
+	}
+	for i, e := range entries {
+		if want := from + int64(i) + 1; e.Seq != want {
+			return nil, fmt.Errorf("collab: %q: the store returned comment entry %d where %d was due", id, e.Seq, want)
+		}
+	}
+	return entries, nil
+}
+
+// entryBytes returns the bytes of entries' JSON.
+func entryBytes(entries []store.MetaEntry) int64 {
+	var n int64
+	for _, e := range entries {
+		n += int64(len(e.JSON))
+	}
+	return n
 }
 
 // catchUp brings d up to date with the store's head, which other writers
 // sharing the store may have moved on: after a notice (notify.go), and
 // after an Append that failed with ErrConflict or whose outcome is
-// unknown. It reads and applies the steps that memory lacks and adopts
-// the head's comments. At the same version it adopts the head's comments
-// when they changed: with a store.MetaSwapper, when the head's MetaSeq is
-// not the one memory has (the store arbitrates the metadata, and the
-// comment version it holds never goes back); with another store, when they
-// are newer, or as new but different (the store's last word is then what
-// every writer keeps). A document that the store no longer has is removed
-// (its waiters answer ErrNotFound). When the steps cannot be read (pruned)
-// or replayed, or the store is behind memory (the document was deleted and
-// created again), d is reloaded from the store instead. It is called with
-// sem held; failures are logged, and d stays as it was.
+// unknown. It reads and applies the steps and the comment entries that
+// memory lacks (the store orders both; with a store.MetaSwapper no
+// writer appends on entries it has not seen). A document that the store
+// no longer has is removed (its waiters answer ErrNotFound). When the
+// steps or entries cannot be read (pruned) or replayed, or the store is
+// behind memory (the document was deleted and created again), d is
+// reloaded from the store instead. It is called with sem held; failures
+// are logged, and d stays as it was.
 func (a *Authority) catchUp(ctx context.Context, d *document) {
 	head, err := a.store.Load(ctx, d.id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -309,27 +385,17 @@ func (a *Authority) catchUp(ctx context.Context, d *document) {
 		return
 	}
 	st := d.state()
-	switch {
-	case head.Version == st.version:
-		if a.swapper == nil || head.MetaSeq != st.metaSeq {
-			comments, err := decodeMeta(head.Meta)
-			if err != nil {
-				a.log.Warn("collab: catching up with the store failed", "doc", d.id, "err", fmt.Errorf("meta: %w", err))
-				return
-			}
-			if a.swapper != nil || comments.version > st.comments.version ||
-				comments.version == st.comments.version && !comments.equal(st.comments) {
-				st.comments, st.metaSeq = comments, head.MetaSeq
-				d.publish(st)
-			}
-		}
-		a.noteSnapshot(d, head.Snapshot.Version)
+	if head.Version == st.version && head.MetaSeq == st.metaSeq {
+		a.noteSnapshot(d, head)
 		return
-	case head.Version > st.version:
+	}
+	// Without a store.MetaSwapper, another writer's comment entries may
+	// have been numbered as memory numbered its own: reload them.
+	if head.Version >= st.version && (a.swapper != nil || head.MetaSeq == st.metaSeq) {
 		next, err := a.replay(ctx, d.id, st, head)
 		if err == nil {
 			d.publish(next)
-			a.noteSnapshot(d, head.Snapshot.Version)
+			a.noteSnapshot(d, head)
 			a.maybeSnapshot(d)
 			return
 		}
@@ -350,28 +416,33 @@ func (a *Authority) catchUp(ctx context.Context, d *document) {
 	}
 	d.publish(st)
 	d.mu.Lock()
-	d.snapVer = snapVer
+	d.snapVer, d.snapMeta, d.snapMetaBytes = snapVer, 0, 0
 	d.mu.Unlock()
 	a.maybeSnapshot(d)
 }
 
-// replay returns st brought to head by the steps after st.version read
-// from the store, with the head's comments: with a store.MetaSwapper
-// always, with another store unless they are older than st's.
+// replay returns st brought to head by the steps and the comment entries
+// after st's read from the store.
 func (a *Authority) replay(ctx context.Context, id string, st docState, head store.Head) (docState, error) {
 	if head.Schema != st.schemaName {
 		return st, fmt.Errorf("the schema changed from %q to %q", st.schemaName, head.Schema)
 	}
-	comments, err := decodeMeta(head.Meta)
-	if err != nil {
-		return st, fmt.Errorf("meta: %w", err)
+	if head.MetaSeq < st.metaSeq {
+		return st, fmt.Errorf("the store has %d comment entries, memory %d", head.MetaSeq, st.metaSeq)
 	}
-	stored, err := a.store.Steps(ctx, id, st.version, head.Version)
-	if err != nil {
-		return st, fmt.Errorf("steps after %d: %w", st.version, err)
+	var stored []store.Step
+	if head.Version > st.version {
+		var err error
+		if stored, err = a.store.Steps(ctx, id, st.version, head.Version); err != nil {
+			return st, fmt.Errorf("steps after %d: %w", st.version, err)
+		}
 	}
 	if int64(len(stored)) != head.Version-st.version {
 		return st, fmt.Errorf("the store returned %d steps after version %d, want %d", len(stored), st.version, head.Version-st.version)
+	}
+	entries, err := a.metaEntries(ctx, id, st.metaSeq, head.MetaSeq)
+	if err != nil {
+		return st, err
 	}
 	added := make([]StepRecord, len(stored))
 	for i, s := range stored {
@@ -380,46 +451,54 @@ func (a *Authority) replay(ctx context.Context, id string, st docState, head sto
 		}
 		added[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID}
 	}
-	node, err := replaySteps(st.node, stored, added)
+	node, err := a.replaySteps(st.node, stored, added)
+	if err != nil {
+		return st, err
+	}
+	maps := make([]*transform.StepMap, len(added))
+	for i, r := range added {
+		maps[i] = r.Map
+	}
+	comments, err := st.comments.replay(st.version, maps, entries)
 	if err != nil {
 		return st, err
 	}
 	st.node = node
 	st.version = head.Version
-	st.steps = appendHistory(st.steps, added, a.cfg.History)
-	st.metaSeq = head.MetaSeq
-	if a.swapper != nil || comments.version >= st.comments.version {
-		st.comments = comments
-	} else {
-		// A store that does not arbitrate the metadata let another
-		// writer's steps carry comments older than ours: keep ours,
-		// mapped, so that the comment version never goes back; the next
-		// comment event of either writer makes them agree again.
-		maps := make([]*transform.StepMap, len(added))
-		for i, r := range added {
-			maps[i] = r.Map
-		}
-		st.comments, _ = st.comments.mapThrough(maps)
-		a.log.Warn("collab: another writer's comments are older than ours: kept ours", "doc", id,
-			"commentVersion", st.comments.version, "store", comments.version)
+	if len(added) > 0 {
+		st = st.addHistory(added, a.cfg.History)
 	}
+	st.comments = comments
+	st.metaSeq = head.MetaSeq
+	st.metaBytes += entryBytes(entries)
 	return st, nil
 }
 
-// noteSnapshot records that the store holds a snapshot of d at version.
-func (a *Authority) noteSnapshot(d *document, version int64) {
+// noteSnapshot records the snapshot and the comment base of head, which
+// another writer may have saved.
+func (a *Authority) noteSnapshot(d *document, head store.Head) {
 	d.mu.Lock()
-	d.snapVer = max(d.snapVer, version)
+	d.snapVer = max(d.snapVer, head.Snapshot.Version)
+	d.snapMeta = max(d.snapMeta, head.MetaBase)
 	d.mu.Unlock()
 }
 
-// snapshot saves a snapshot of d when it moved on since the latest one.
+// commentsDue reports whether d's comment entries after the store's
+// comment base call for a snapshot. It is called with d.mu held.
+func (a *Authority) commentsDue(d *document) bool {
+	st := d.st
+	return st.metaSeq-max(st.metaBase, d.snapMeta) >= commentSnapshotEntries ||
+		st.metaBytes-d.snapMetaBytes >= max(commentSnapshotBytes, int64(a.cfg.MaxCommentBytes))
+}
+
+// snapshot saves a snapshot of d, with its comments as the store's
+// comment base, when it moved on since the latest one.
 func (a *Authority) snapshot(ctx context.Context, d *document) error {
 	d.snapMu.Lock()
 	defer d.snapMu.Unlock()
 	d.mu.Lock()
 	st, js := d.st, d.docJSON
-	skip := d.deleted || st.version <= d.snapVer
+	skip := d.deleted || st.version <= d.snapVer && st.metaSeq <= max(st.metaBase, d.snapMeta)
 	d.mu.Unlock()
 	if skip {
 		return nil
@@ -427,12 +506,15 @@ func (a *Authority) snapshot(ctx context.Context, d *document) error {
 	if js == nil {
 		js = st.node.AppendJSON(nil)
 	}
-	snap := store.Snapshot{Version: st.version, Doc: js}
+	snap := store.Snapshot{Version: st.version, Doc: js, Meta: st.comments.appendMeta(nil), MetaSeq: st.metaSeq}
 	if err := a.store.SaveSnapshot(ctx, d.id, snap, a.cfg.KeepSteps); err != nil {
 		return err
 	}
 	d.mu.Lock()
 	d.snapVer = max(d.snapVer, st.version)
+	if st.metaSeq >= d.snapMeta {
+		d.snapMeta, d.snapMetaBytes = st.metaSeq, st.metaBytes
+	}
 	if d.docJSON == nil && d.st.node == st.node {
 		d.docJSON = js
 	}
@@ -441,10 +523,11 @@ func (a *Authority) snapshot(ctx context.Context, d *document) error {
 }
 
 // maybeSnapshot starts a background snapshot of d when it is
-// SnapshotEvery steps past the latest one and none is running.
+// SnapshotEvery steps past the latest one, or its comment entries are due
+// (commentsDue), and none is running.
 func (a *Authority) maybeSnapshot(d *document) {
 	d.mu.Lock()
-	start := !d.snapping && !d.deleted && d.st.version-d.snapVer >= int64(a.cfg.SnapshotEvery)
+	start := !d.snapping && !d.deleted && (d.st.version-d.snapVer >= int64(a.cfg.SnapshotEvery) || a.commentsDue(d))
 	if start {
 		d.snapping = true
 	}
@@ -475,15 +558,20 @@ func (a *Authority) maybeSnapshot(d *document) {
 
 // replaySteps applies steps read from the store to node with the one step
 // loop (apply.Steps), without a submission's limits (they were accepted
-// once), and sets the Map and Size of recs[i] for each steps[i]. Its error
+// once) but within MaxDocMemory (a document's JSON is less than its nodes
+// take), and sets the Map and Size of recs[i] for each steps[i]. Its error
 // names the version of the step that failed.
-func replaySteps(node *model.Node, steps []store.Step, recs []StepRecord) (*model.Node, error) {
-	node, err := apply.Steps(node, len(steps), func(i int) []byte { return steps[i].JSON }, apply.StepOptions{},
+func (a *Authority) replaySteps(node *model.Node, steps []store.Step, recs []StepRecord) (*model.Node, error) {
+	opts := apply.StepOptions{MaxDocBytes: a.maxDocMemory()}
+	node, err := apply.Steps(node, len(steps), func(i int) []byte { return steps[i].JSON }, opts,
 		func(i int, step transform.Step, _, after *model.Node) error {
 			recs[i].Map, recs[i].Size = step.GetMap(), after.Content.Size()
 			return nil
 		})
 	var se *apply.StepError
+	if errors.As(err, &se) && se.Kind == apply.ErrDocTooLarge {
+		return nil, fmt.Errorf("replaying step %d: %w", steps[se.Index].Version, a.docMemoryError(int64(se.Size)))
+	}
 	if errors.As(err, &se) {
 		return nil, fmt.Errorf("replaying step %d: %w", steps[se.Index].Version, se.Err)
 	}

@@ -104,7 +104,8 @@ func invalidf(format string, args ...any) error {
 // Config (HTTP 413). Nothing was changed.
 type LimitError struct {
 	// What names the limit: "steps", "comment events", "document size",
-	// "comment text" or "comments".
+	// "document bytes (JSON)", "bytes in the text of comment event N",
+	// "comments" or "bytes of comments (--max-comment-bytes)".
 	What string
 	// Limit is the configured maximum.
 	Limit int

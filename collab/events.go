@@ -59,7 +59,7 @@ func (a *Authority) Get(ctx context.Context, id, user string) (State, error) {
 		Doc:            st.node,
 		DocJSON:        js,
 		Version:        st.version,
-		Comments:       slices.Clip(st.comments.comments),
+		Comments:       st.comments.list(),
 		CommentVersion: st.comments.version,
 		Users:          users,
 		Schema:         st.schemaName,

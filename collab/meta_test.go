@@ -272,3 +272,27 @@ func TestTwoAuthoritiesComments(t *testing.T) {
 		t.Errorf("the writers made %d comments, deleted %d, reached version %d: too few to test anything", len(created), len(deleted), final.Version)
 	}
 }
+
+// TestMetaConflictSameComment has two writers create a comment with one
+// id at one version: the second's append conflicts on the metadata, and
+// applied again on the first's comments the create is refused.
+func TestMetaConflictSameComment(t *testing.T) {
+	mem := memstore.New()
+	hand := newManualSwapper(mem)
+	a := newAuthority(t, hand, collab.Config{}) // told of nothing
+	b := newAuthority(t, mem, collab.Config{})
+	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "hello")), ClientID: collab.ClientID("1")})
+	mustGet(t, b, "d")
+	create := func(text string) collab.Submission {
+		return collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 7, From: 1, To: 3, Text: text}}}
+	}
+	mustSubmit(t, b, "d", create("b's"))
+	_, err := a.Submit(context.Background(), "d", "", create("a's"))
+	if !errors.Is(err, collab.ErrInvalidRequest) || hand.conflicts.Load() != 1 {
+		t.Fatalf("the second create of comment 7: %v after %d conflicting appends, want ErrInvalidRequest after 1", err, hand.conflicts.Load())
+	}
+	waitSame(t, a, b, "d")
+	if c := mustGet(t, a, "d").Comments; len(c) != 1 || c[0].Text != "b's" {
+		t.Errorf("comments %+v, want b's alone", c)
+	}
+}

@@ -38,7 +38,6 @@ func (a *Authority) follow() {
 	if !ok {
 		return
 	}
-	a.shared = true
 	ctx, cancel := context.WithCancel(context.Background())
 	a.noticeStop = cancel
 	a.noticeDone = make(chan struct{})

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -239,29 +241,38 @@ func TestCatchUp(t *testing.T) {
 		t.Fatalf("after a MetaOnly notice: %+v, %v", ev, err)
 	}
 
-	// Comment events of two writers at one version replace each other in
-	// the store: both keep the store's.
+	// Comment events of two writers at one version (b's store does not
+	// arbitrate them) are both kept, in the store's order.
 	mustSubmit(t, a, "d", collab.Submission{Version: 3, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 5, From: 1, To: 2, Text: "a"}}})
 	mustSubmit(t, b, "d", collab.Submission{Version: 3, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 6, From: 1, To: 2, Text: "b"}}})
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if c := mustGet(t, a, "d").Comments; len(c) == 1 && c[0].ID == 6 {
+		if c := mustGet(t, a, "d").Comments; len(c) == 2 && c[0].ID == 5 && c[1].ID == 6 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("a kept its comments %v over the store's", mustGet(t, a, "d").Comments)
+			t.Fatalf("a has the comments %v, want 5 and 6", mustGet(t, a, "d").Comments)
 		}
 	}
 	hand.send(store.Notice{ID: "d", Version: 3, MetaOnly: true})
-	sameState(t, a, b, "d")
+	waitSame(t, a, b, "d")
 
 	// Steps pruned from the store: b reloads from the snapshot.
 	mustSubmit(t, a, "d", collab.Submission{Version: 3, Steps: steps(insert(1, "1"), insert(1, "2"))})
 	s := mustGet(t, a, "d")
-	if err := mem.SaveSnapshot(ctx, "d", store.Snapshot{Version: s.Version, Doc: s.DocJSON}, 0); err != nil {
+	head, err := mem.Load(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var comments []string
+	for _, c := range s.Comments {
+		comments = append(comments, string(c.AppendJSON(nil)))
+	}
+	meta := fmt.Appendf(nil, `{"comments":[%s],"commentVersion":%d,"events":[]}`, strings.Join(comments, ","), s.CommentVersion)
+	if err := mem.SaveSnapshot(ctx, "d", store.Snapshot{Version: s.Version, Doc: s.DocJSON, Meta: meta, MetaSeq: head.MetaSeq}, 0); err != nil {
 		t.Fatal(err)
 	}
 	hand.send(store.Notice{ID: "d", Version: s.Version})
-	if ev, err := waitEvents(t, b, "d", 3, 3); !errors.Is(err, collab.ErrHistoryGone) {
+	if ev, err := waitEvents(t, b, "d", 3, s.CommentVersion); !errors.Is(err, collab.ErrHistoryGone) {
 		t.Fatalf("events after a reload past pruned steps: %+v, %v, want ErrHistoryGone", ev, err)
 	}
 	sameState(t, a, b, "d")
@@ -346,11 +357,12 @@ func TestTwoAuthoritiesConcurrent(t *testing.T) {
 	sameSteps(t, e0.Steps, e1.Steps)
 }
 
-// TestCatchUpOlderComments has a writer append steps with comments older
-// than the other's, which a store that is not a store.MetaSwapper allows
-// (manualNotifier hides memstore's AppendIf): the other keeps its own, so that its comment version never goes back, until
-// the next comment event makes them agree.
-func TestCatchUpOlderComments(t *testing.T) {
+// TestCatchUpUnarbitrated has two writers over a store that is not a
+// store.MetaSwapper (manualNotifier hides memstore's AppendIf) make
+// comment events each without knowing the other's: the store keeps both
+// in its order, and each writer adopts the store's comments when it
+// catches up.
+func TestCatchUpUnarbitrated(t *testing.T) {
 	mem := memstore.New()
 	handA, handB := &manualNotifier{Store: mem}, &manualNotifier{Store: mem}
 	a := newAuthority(t, handA, collab.Config{})
@@ -358,7 +370,7 @@ func TestCatchUpOlderComments(t *testing.T) {
 	mustGet(t, a, "d")
 	mustGet(t, b, "d")
 	mustSubmit(t, b, "d", collab.Submission{Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 1, From: 1, To: 2}}})
-	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "ab"))}) // with a's comments: none
+	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "ab"))}) // a knows no comments
 	handB.send(store.Notice{ID: "d", Version: 1})
 	ev, err := waitEvents(t, b, "d", 0, 1)
 	if err != nil || len(ev.Steps) != 1 || ev.CommentVersion != 1 {
@@ -369,12 +381,14 @@ func TestCatchUpOlderComments(t *testing.T) {
 	}
 	mustSubmit(t, a, "d", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 2, From: 1, To: 3}}})
 	handB.send(store.Notice{ID: "d", Version: 1, MetaOnly: true})
+	handA.send(store.Notice{ID: "d", Version: 1, MetaOnly: true})
+	want := []collab.Comment{{ID: 1, From: 3, To: 4}, {ID: 2, From: 1, To: 3}}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if c := mustGet(t, b, "d").Comments; len(c) == 1 && c[0].ID == 2 {
+		if equalComments(mustGet(t, a, "d").Comments, want) && equalComments(mustGet(t, b, "d").Comments, want) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("b kept %v", mustGet(t, b, "d").Comments)
+			t.Fatalf("a has %v, b %v, want %v", mustGet(t, a, "d").Comments, mustGet(t, b, "d").Comments, want)
 		}
 	}
 	sameState(t, a, b, "d")

@@ -69,8 +69,8 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		return Result{}, &LimitError{What: "comment events", Limit: a.cfg.MaxSteps, Value: n}
 	}
 	for i, e := range s.Comments {
-		if len(e.Text) > maxCommentText {
-			return Result{}, &LimitError{What: fmt.Sprintf("bytes in the text of comment event %d", i), Limit: maxCommentText, Value: len(e.Text)}
+		if len(e.Text) > a.cfg.MaxCommentText {
+			return Result{}, &LimitError{What: fmt.Sprintf("bytes in the text of comment event %d", i), Limit: a.cfg.MaxCommentText, Value: len(e.Text)}
 		}
 	}
 	var clientID ClientID
@@ -119,7 +119,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 	if err != nil {
 		return Result{}, err
 	}
-	comments, changed, err := next.comments.apply(s.Comments, next.node.Content.Size())
+	comments, changed, err := next.comments.apply(s.Comments, next.node.Content.Size(), a.commentLimits())
 	if err != nil {
 		return Result{}, err
 	}
@@ -149,12 +149,24 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		}
 	}
 
+	// Room for the document as it will be. The estimate of what it is
+	// is restored unless the submission is published (which accounts it).
+	if err := a.admit(d, next.memSize()); err != nil {
+		return Result{}, err
+	}
+	published := false
+	defer func() {
+		if !published {
+			a.account(d, d.state().memSize())
+		}
+	}()
+
 	// The append must not be abandoned halfway because the client went
 	// away: its outcome would be unknown.
 	call := d.startAppend(st.version, next.version)
 	defer d.endAppend(call)
 	for try := 1; ; try++ {
-		err := a.appendNext(context.WithoutCancel(ctx), id, st, &next, records, changed)
+		err := a.appendNext(context.WithoutCancel(ctx), id, st, &next, records, s.Comments, changed)
 		if err == nil {
 			break
 		}
@@ -177,7 +189,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 			// Only the metadata moved on (the comments of another
 			// writer): the same submission on the latest comments.
 			st = cur
-			if next, changed, err = rebase(next, st, s.Comments); err != nil {
+			if next, changed, err = rebase(next, st, s.Comments, a.commentLimits()); err != nil {
 				return Result{}, err
 			}
 			if len(records) == 0 && !changed {
@@ -191,6 +203,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		return Result{}, storeFailed(err, "collab: append to %q", id)
 	}
 	d.publish(next.docState)
+	published = true
 	a.maybeSnapshot(d)
 	if a.commits != nil {
 		c := Commit{
@@ -217,27 +230,38 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 // it gives up with ErrConflict.
 const maxMetaTries = 8
 
-// appendNext appends records, made on st, to the store, with next's
-// comments as the metadata when they changed (changed, or the steps
-// moved comments) or other writers may share the store. With a
-// store.MetaSwapper the append is conditional on st's metadata, and
-// next.metaSeq is updated when it succeeds.
-func (a *Authority) appendNext(ctx context.Context, id string, st docState, next *applied, records []store.Step, changed bool) error {
-	if !changed && !next.commentsChanged && !a.shared {
-		return a.store.Append(ctx, id, st.version, records, nil)
+// appendNext appends records, made on st, to the store, with the
+// comment events as a metadata entry when they changed the comments. The
+// store keeps no more than that: the comments moved by the steps are
+// mapped again when the document is loaded (commentLog.replay), so that a
+// step costs the same whatever the comments. With a store.MetaSwapper the
+// append is conditional on st's metadata entries. next.metaSeq counts the
+// entry when it succeeds.
+func (a *Authority) appendNext(ctx context.Context, id string, st docState, next *applied, records []store.Step, events []CommentEvent, changed bool) error {
+	var meta []byte
+	if changed {
+		meta = encodeEntry(events)
 	}
-	// With other writers the store's metadata may be another's, whose
-	// comments refer to an older version: the comments always go with
-	// the steps, so that those of the head refer to it.
-	meta := next.comments.appendMeta(nil)
-	if a.swapper == nil {
-		return a.store.Append(ctx, id, st.version, records, meta)
+	var err error
+	if a.swapper != nil {
+		err = a.swapper.AppendIf(ctx, id, st.version, records, st.metaSeq, meta)
+	} else {
+		err = a.store.Append(ctx, id, st.version, records, meta)
 	}
-	if err := a.swapper.AppendIf(ctx, id, st.version, records, st.metaSeq, meta); err != nil {
+	if err != nil {
 		return err
 	}
-	next.metaSeq = st.metaSeq + 1
+	next.metaSeq = st.metaSeq
+	if changed {
+		next.metaSeq++
+		next.metaBytes = st.metaBytes + int64(len(meta))
+	}
 	return nil
+}
+
+// commentLimits returns the limits on comments of a.cfg.
+func (a *Authority) commentLimits() commentLimits {
+	return commentLimits{comments: a.cfg.MaxComments, bytes: a.cfg.MaxCommentBytes}
 }
 
 // rebase returns next, a submission's state made on a state at the
@@ -245,26 +269,25 @@ func (a *Authority) appendNext(ctx context.Context, id string, st docState, next
 // remade on st: st's comments mapped through the submission's steps, with
 // its comment events applied. It also returns whether the events changed
 // anything.
-func rebase(next applied, st docState, events []CommentEvent) (applied, bool, error) {
+func rebase(next applied, st docState, events []CommentEvent, lim commentLimits) (applied, bool, error) {
 	maps := make([]*transform.StepMap, len(next.added))
 	for i, r := range next.added {
 		maps[i] = r.Map
 	}
-	comments, moved := st.comments.mapThrough(maps)
-	comments, changed, err := comments.apply(events, next.node.Content.Size())
+	comments := st.comments.mapThrough(maps)
+	comments, changed, err := comments.apply(events, next.node.Content.Size(), lim)
 	if err != nil {
 		return next, false, err
 	}
-	next.comments, next.commentsChanged, next.metaSeq = comments, moved, st.metaSeq
+	next.comments, next.metaSeq, next.metaBytes = comments, st.metaSeq, st.metaBytes
 	return next, changed, nil
 }
 
 // applied is a state after a submission's steps.
 type applied struct {
 	docState
-	commentsChanged bool             // the steps moved or dropped comments
-	decoded         []transform.Step // the steps, when asked for
-	added           []StepRecord     // the steps as Events shows them
+	decoded []transform.Step // the steps, when asked for
+	added   []StepRecord     // the steps as Events shows them
 }
 
 // applySteps decodes and applies steps to st and returns the new state
@@ -288,7 +311,7 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, k
 	if keep {
 		decoded = make([]transform.Step, len(steps))
 	}
-	opts := apply.StepOptions{MaxDocSize: a.cfg.MaxDocSize, Strict: a.cfg.Strict}
+	opts := apply.StepOptions{MaxDocSize: a.cfg.MaxDocSize, MaxDocBytes: a.cfg.MaxDocBytes, Strict: a.cfg.Strict}
 	node, err := apply.Steps(st.node, len(steps), func(i int) []byte { return steps[i] }, opts,
 		func(i int, step transform.Step, _, after *model.Node) error {
 			if keep {
@@ -303,7 +326,11 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, k
 	if err != nil {
 		var se *apply.StepError
 		if errors.As(err, &se) && se.Kind == apply.ErrDocTooLarge {
-			return applied{}, nil, &LimitError{What: "document size", Limit: se.Limit, Value: se.Size}
+			what := "document size"
+			if se.Bytes {
+				what = "document bytes (JSON)"
+			}
+			return applied{}, nil, &LimitError{What: what, Limit: se.Limit, Value: se.Size}
 		}
 		if errors.As(err, &se) {
 			return applied{}, nil, &transform.StepError{Index: se.Index, Err: se.Err}
@@ -327,10 +354,9 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, k
 	next := st
 	next.node = node
 	next.version += int64(len(steps))
-	next.steps = appendHistory(st.steps, added, a.cfg.History)
-	var changed bool
-	next.comments, changed = st.comments.mapThrough(maps)
-	return applied{docState: next, commentsChanged: changed, decoded: decoded, added: added}, records, nil
+	next = next.addHistory(added, a.cfg.History)
+	next.comments = st.comments.mapThrough(maps)
+	return applied{docState: next, decoded: decoded, added: added}, records, nil
 }
 
 // jsonScratch holds buffers that a submission's steps are encoded into.

@@ -441,6 +441,9 @@ func checkFuzzInput(t *testing.T, s *Schema, in []byte) {
 		// Reading the output again may fail, as in JS (a number out of
 		// range is written as null), but must not change it.
 		out := n.AppendJSON(nil)
+		if got := n.JSONSize(); got != len(out) {
+			t.Fatalf("JSONSize of %s = %d, want %d", out, got, len(out))
+		}
 		if n2, err := s.NodeFromJSON(out); err == nil && !bytes.Equal(n2.AppendJSON(nil), out) {
 			t.Fatalf("round trip of %s changes it", out)
 		}

@@ -24,6 +24,9 @@ type Node struct {
 
 	// resolved caches recent Resolve results (allocated on first use).
 	resolved atomic.Pointer[resolveCache]
+	// jsonSize caches JSONSize (0 until computed); memSize caches
+	// MemSize, and is stored before jsonSize.
+	jsonSize, memSize atomic.Int64
 }
 
 // newNode is JS `new Node(type, attrs, content, marks)`: no checks, the

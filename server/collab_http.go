@@ -69,18 +69,25 @@ func (s *Server) user(r *http.Request) string {
 	return host
 }
 
-// listDocs answers GET /docs.
+// listDocs answers GET /docs: with a policy that is a ReadFilter, only
+// the documents that the request's principal may read.
 func (s *Server) listDocs(x *exchange, r *http.Request, _ string) {
 	docs, err := s.collab.List(r.Context())
 	if err != nil {
 		s.fail(x, err)
 		return
 	}
+	filter, _ := s.policy.(ReadFilter)
 	buf := append(x.out[:0], '[')
-	for i, d := range docs {
-		if i > 0 {
+	n := 0
+	for _, d := range docs {
+		if filter != nil && !filter.MayRead(x.principal, d.ID) {
+			continue
+		}
+		if n > 0 {
 			buf = append(buf, ',')
 		}
+		n++
 		buf = append(buf, `{"id":`...)
 		buf = model.AppendJSONString(buf, d.ID)
 		buf = append(buf, `,"users":`...)

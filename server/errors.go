@@ -40,6 +40,11 @@ func (e *notFoundError) Error() string { return "not found: no route for " + e.p
 // seconds: a full disk or a lost database connection may take a while.
 const retryAfterStorage = "1"
 
+// retryAfterMemory is the Retry-After of a 503 for the memory budget (the
+// authority's or the request bodies'), in seconds: documents become idle,
+// and bodies are released, as requests end.
+const retryAfterMemory = "2"
+
 // wwwAuthenticate is the WWW-Authenticate header of a 401.
 var wwwAuthenticate = []string{`Bearer error="invalid_token"`}
 
@@ -69,8 +74,8 @@ type errAnswer struct {
 //	415  a Content-Type that is not JSON
 //	422  *transform.StepError, apply's failed steps and invalid
 //	     documents, other *collab.RefusedError
-//	503  collab.ErrUnavailable (with Retry-After), collab.ErrClosed,
-//	     a canceled request
+//	503  collab.ErrUnavailable, collab.ErrOverloaded (the memory budget)
+//	     (both with Retry-After), collab.ErrClosed, a canceled request
 //	500  anything else (a bug; logged)
 //
 // The messages of 409, 410 and "Invalid version N" are the collab demo
@@ -115,6 +120,8 @@ func answerOf(err error) errAnswer {
 		return errAnswer{status: http.StatusBadRequest, step: -1, msg: err.Error()}
 	case errors.Is(err, collab.ErrClosed):
 		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: "shutting down"}
+	case errors.Is(err, collab.ErrOverloaded):
+		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: err.Error()}
 	case errors.Is(err, collab.ErrUnavailable):
 		// The cause (the store's error) goes to the log, not to clients.
 		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: "storage unavailable: try again later", logCause: true}
@@ -156,6 +163,8 @@ func (s *Server) fail(x *exchange, err error) {
 		h["Www-Authenticate"] = wwwAuthenticate
 	case errors.Is(err, collab.ErrUnavailable):
 		h.Set("Retry-After", retryAfterStorage)
+	case errors.Is(err, collab.ErrOverloaded):
+		h.Set("Retry-After", retryAfterMemory)
 	}
 	s.writeError(x, a.status, a.step, a.msg)
 	if a.logCause {

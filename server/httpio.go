@@ -27,6 +27,9 @@ type exchange struct {
 	steps  int
 	err    string
 	waited time.Duration // of a long poll: the time spent waiting for news
+	// reserved is the bytes of the body budget (Config.MaxBodyMemory)
+	// that the request holds, released when it ends.
+	reserved int64
 
 	principal Principal // as the policy authenticated the request
 }
@@ -106,7 +109,9 @@ func (s *Server) readJSONBody(x *exchange, r *http.Request) ([]byte, error) {
 }
 
 // readBody reads the request body into x.body, up to the limit (413
-// above); a body that cannot be read is a 400.
+// above); a body that cannot be read is a 400. It first reserves the
+// body's size in the budget of request bodies (503 when there is no room
+// in time), which the request holds until it ends.
 func (s *Server) readBody(x *exchange, r *http.Request) ([]byte, error) {
 	limit := s.limits.MaxBodyBytes
 	tooLarge := func() ([]byte, error) {
@@ -120,6 +125,14 @@ func (s *Server) readBody(x *exchange, r *http.Request) ([]byte, error) {
 	if n > limit {
 		return tooLarge()
 	}
+	reserve := n
+	if n < 0 {
+		reserve = limit
+	}
+	if !s.bodies.reserve(r.Context(), reserve) {
+		return nil, &bodyMemoryError{limit: s.bodies.limit}
+	}
+	x.reserved += reserve
 	buf := x.body[:0]
 	if n >= 0 && n <= preallocBody {
 		// The common case: the whole body in one read into a buffer of
@@ -152,6 +165,11 @@ func (s *Server) readBody(x *exchange, r *http.Request) ([]byte, error) {
 			return tooLarge()
 		}
 		if err == io.EOF {
+			if held := int64(cap(buf)); n < 0 && held < reserve {
+				// The body's real size, now known.
+				s.bodies.release(reserve - held)
+				x.reserved -= reserve - held
+			}
 			return buf, nil
 		}
 		if err != nil {

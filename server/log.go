@@ -20,6 +20,8 @@ func (s *Server) logged(next http.Handler) http.Handler {
 		x.start = time.Now()
 		defer func() {
 			s.active.Add(-1)
+			s.bodies.release(x.reserved)
+			x.reserved = 0
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)

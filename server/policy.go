@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 )
@@ -17,6 +18,12 @@ type Principal struct {
 	ID string
 	// Name is a display name (may be empty).
 	Name string
+	// Expires is when the principal's credentials expire (zero: never).
+	Expires time.Time
+	// Data is the policy's own record of the principal, such as its
+	// verified claims, for its Authorize (nil for none). It must be
+	// comparable: a pointer, typically.
+	Data any
 }
 
 // Credentials are what a request or a WebSocket connection presents to
@@ -43,12 +50,19 @@ type Credentials struct {
 // any other error with 500 (logged). Nothing changes on a refusal.
 //
 // A POST /docs/{id}/events is authorized for ActionComment before its body
-// is read, and for ActionEdit too once it is seen to carry steps. A
-// WebSocket upgrade is not authorized (browsers cannot give it headers):
-// its hello is, with the hello's token (Authenticate, then Authorize for
-// ActionRead), and after it every message with the connection's
-// principal: steps for ActionEdit (ActionComment without steps), presence
-// and ping for ActionRead.
+// is read, and for ActionEdit too once it is seen to carry steps. A route
+// that creates its document by using it (GET /docs/{id}, GET and POST
+// /docs/{id}/events, a WebSocket hello) is authorized for ActionCreate
+// too when the document does not exist yet (unless the policy is
+// AllowAll). A WebSocket upgrade is not authorized (browsers cannot
+// give it headers): its hello is, with the hello's token (Authenticate,
+// then Authorize for ActionRead), and after it every message with the
+// connection's principal: steps for ActionEdit (ActionComment without
+// steps), presence and ping for ActionRead. A token message is
+// authenticated and authorized for ActionRead with its own token, which
+// must give the connection's principal ID; its principal then replaces
+// the connection's. A connection is closed when its principal expires
+// (Principal.Expires).
 //
 // Requests that no route takes (404, 405) and CORS preflights
 // (Config.AllowOrigins) are answered without it.
@@ -70,6 +84,13 @@ func (allowAll) Authenticate(context.Context, Credentials) (Principal, error) {
 }
 
 func (allowAll) Authorize(context.Context, Principal, string, Action) error { return nil }
+
+// ReadFilter is implemented by a Policy that tells, without a context,
+// whether a principal may read a document: GET /docs then lists only the
+// documents that the principal may read.
+type ReadFilter interface {
+	MayRead(p Principal, docID string) bool
+}
 
 // ErrUnauthenticated is wrapped by a policy's errors for missing or
 // invalid credentials (HTTP 401 with WWW-Authenticate: Bearer

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -57,6 +58,9 @@ type route struct {
 	// changes: the route changes state, so it takes only JSON from its
 	// own origin or an allowed one (checkCSRF).
 	changes bool
+	// creates: using the route creates its document when it does not
+	// exist, which is authorized for ActionCreate too (authorizeCreate).
+	creates bool
 }
 
 // routeTable returns the routes of s, in the order their methods are
@@ -74,11 +78,11 @@ func (s *Server) routeTable() []route {
 		rs = append(rs,
 			route{Route: Route{"GET", "/docs", ActionRead}, handle: s.listDocs, slash: true},
 			route{Route: Route{"HEAD", "/docs", ActionRead}, handle: s.listDocs, slash: true},
-			route{Route: Route{"GET", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true},
+			route{Route: Route{"GET", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true, creates: true},
 			route{Route: Route{"HEAD", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true},
-			route{Route: Route{"GET", "/docs/{id}/events", ActionRead}, handle: s.pollEvents, slash: true},
+			route{Route: Route{"GET", "/docs/{id}/events", ActionRead}, handle: s.pollEvents, slash: true, creates: true},
 			// ActionEdit too once the body shows steps (submitEvents).
-			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true},
+			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true, creates: true},
 			route{Route: Route{"GET", "/docs/{id}/ws", ActionRead}, handle: s.serveWS, slash: true, atHello: true},
 		)
 	}
@@ -197,9 +201,29 @@ func (s *Server) admitted(rt route) http.Handler {
 				x.principal = p
 				r = r.WithContext(withPrincipal(r.Context(), p))
 			}
+			if rt.creates {
+				if err := s.authorizeCreate(r.Context(), p, id); err != nil {
+					s.fail(x, err)
+					return
+				}
+			}
 		}
 		rt.handle(x, r, id)
 	})
+}
+
+// authorizeCreate authorizes p for ActionCreate on document id when it
+// does not exist yet, so that using it would create it (with AllowAll
+// it does not look).
+func (s *Server) authorizeCreate(ctx context.Context, p Principal, id string) error {
+	if s.policy == AllowAll {
+		return nil
+	}
+	ok, err := s.collab.Exists(ctx, id)
+	if err != nil || ok {
+		return err
+	}
+	return s.policy.Authorize(ctx, p, id, ActionCreate)
 }
 
 // noRoute answers a path that no route takes: Config.Web's answer under

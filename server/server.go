@@ -46,6 +46,15 @@ type Config struct {
 	// finishes sooner than if all shared the CPUs. Small requests, whose
 	// cost is mostly HTTP, never wait.
 	ApplyWorkers int
+	// MaxBodyMemory bounds the bytes of request bodies that the requests
+	// in flight read or hold, all together (0 means
+	// DefaultMaxBodyMemory): a request of the apply endpoint or the
+	// collab API reserves its Content-Length (Limits.MaxBodyBytes when it
+	// has none, until its body is read) before reading its body, and
+	// waits briefly when the budget is full; then it is answered 503
+	// with Retry-After. ApplyWorkers bounds the CPU, this the memory of
+	// the requests waiting for a worker.
+	MaxBodyMemory int64
 	// SlowRequest is the duration from which a request is logged as slow
 	// (0 means DefaultSlowRequest, negative never). A long poll's wait
 	// does not count.
@@ -99,8 +108,9 @@ type Config struct {
 
 // Limits bound what one request may ask for: the one Limits type of
 // pmauthority (apply.Limits). Every limit answers with a JSON error naming
-// it, and changes nothing: MaxBodyBytes, MaxSteps and MaxDocSize with 413,
-// MaxDepth with 400, MaxHeaderBytes with 431 (answered by net/http).
+// it, and changes nothing: MaxBodyBytes, MaxSteps, MaxDocSize and
+// MaxDocBytes with 413, MaxDepth with 400, MaxHeaderBytes with 431
+// (answered by net/http).
 type Limits = apply.Limits
 
 // The default limits (DESIGN.md, "Limits").
@@ -108,6 +118,7 @@ const (
 	DefaultMaxBodyBytes   = apply.DefaultMaxBodyBytes
 	DefaultMaxSteps       = apply.DefaultMaxSteps
 	DefaultMaxDocSize     = apply.DefaultMaxDocSize
+	DefaultMaxDocBytes    = apply.DefaultMaxDocBytes
 	DefaultMaxDepth       = apply.DefaultMaxDepth
 	DefaultMaxHeaderBytes = apply.DefaultMaxHeaderBytes
 )
@@ -189,6 +200,7 @@ type Server struct {
 	schemasJSON []byte // the answer of GET /v1/schemas
 
 	workers   chan struct{} // a token per large request being applied
+	bodies    *bodyBudget   // Config.MaxBodyMemory
 	exchanges sync.Pool     // of *exchange
 	active    atomic.Int64  // requests in the handler
 
@@ -259,6 +271,11 @@ func New(cfg Config) (*Server, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	s.workers = make(chan struct{}, workers)
+	maxBodies := cfg.MaxBodyMemory
+	if maxBodies <= 0 {
+		maxBodies = DefaultMaxBodyMemory
+	}
+	s.bodies = newBodyBudget(maxBodies, bodyMemoryWait)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -268,9 +285,10 @@ func New(cfg Config) (*Server, error) {
 	s.app = apply.Applier{
 		Schemas: &apply.Schemas{Registry: reg},
 		Limits: apply.Limits{
-			MaxSteps:   s.limits.MaxSteps,
-			MaxDocSize: s.limits.MaxDocSize,
-			MaxDepth:   s.limits.MaxDepth,
+			MaxSteps:    s.limits.MaxSteps,
+			MaxDocSize:  s.limits.MaxDocSize,
+			MaxDocBytes: s.limits.MaxDocBytes,
+			MaxDepth:    s.limits.MaxDepth,
 		},
 		Strict: cfg.Strict,
 	}
@@ -354,10 +372,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		"addr", ln.Addr().String(),
 		"schemas", s.schemaNames, "default_schema", s.defName,
 		slog.Group("limits", "max_body_bytes", l.MaxBodyBytes, "max_steps", l.MaxSteps,
-			"max_doc_size", l.MaxDocSize, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes),
+			"max_doc_size", l.MaxDocSize, "max_doc_bytes", l.MaxDocBytes, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes),
 		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
 			"idle", t.Idle, "shutdown", t.Shutdown),
-		"apply_workers", cap(s.workers), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())
+		"apply_workers", cap(s.workers), "max_body_memory", s.bodies.limit, "documents_memory", s.collabMemory(), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -130,6 +130,9 @@ func (c *wsConn) serve() {
 			c.s.log.Error("panic serving a WebSocket", "doc", c.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 		hello.Stop()
+		if c.expiry != nil {
+			c.expiry.Stop()
+		}
 		if h := c.hub.Load(); h != nil {
 			h.leave(c)
 			c.s.releaseHub(h)
@@ -172,7 +175,8 @@ func (c *wsConn) serve() {
 
 // handle answers one message. Every message passes the policy point
 // with the connection's principal (anonymous before the hello): the hello
-// (hello), steps (submit), presence and ping for ActionRead.
+// (hello), steps (submit), presence and ping for ActionRead; a token
+// message with its own token (refreshToken).
 func (c *wsConn) handle(data []byte) {
 	var m wsMessage
 	if problem := m.decode(data, c.s.limits.MaxDepth); problem != "" {
@@ -198,7 +202,7 @@ func (c *wsConn) handle(data []byte) {
 			return
 		}
 		c.send(appendPong(make([]byte, 0, 32+len(id)), id))
-	case "steps", "presence":
+	case "steps", "presence", "token":
 		switch {
 		case h == nil:
 			c.refuse(`"hello" must come first`)
@@ -206,10 +210,58 @@ func (c *wsConn) handle(data []byte) {
 			// The hello failed: the connection is being closed.
 		case m.typ == "steps":
 			c.submit(h, &m, data)
+		case m.typ == "token":
+			c.refreshToken(&m)
 		default:
 			c.presence(h, &m)
 		}
 	}
+}
+
+// refreshToken answers a token message: its token replaces the
+// connection's once the policy point authenticates it as the same
+// principal and authorizes it for ActionRead, and the connection then
+// expires with it. A refused token changes nothing: the connection goes
+// on with the hello's principal (and expires with it).
+func (c *wsConn) refreshToken(m *wsMessage) {
+	id, problem := m.id()
+	if problem == "" {
+		var token string
+		if token, problem = m.token(); problem == "" && token == "" {
+			problem = `missing "token"`
+		}
+		if problem == "" {
+			p, err := c.s.admit(c.s.polls, Credentials{Token: token}, c.id, ActionRead)
+			if err == nil && p.ID != c.principal.ID {
+				err = &httpError{http.StatusForbidden, "the token is for another principal than the connection's: reconnect with it"}
+			}
+			if err != nil {
+				c.sendRefusal(id, err)
+				return
+			}
+			c.principal = p
+			c.armExpiry()
+			c.send(appendTokenAccepted(make([]byte, 0, 32+len(id)), id))
+			return
+		}
+	}
+	c.sendError(id, http.StatusBadRequest, -1, "invalid token message: "+problem)
+}
+
+// armExpiry closes the connection when its principal expires (not when
+// Principal.Expires is zero): an error 401, then close 4401.
+func (c *wsConn) armExpiry() {
+	if c.expiry != nil {
+		c.expiry.Stop()
+		c.expiry = nil
+	}
+	if c.principal.Expires.IsZero() {
+		return
+	}
+	c.expiry = time.AfterFunc(time.Until(c.principal.Expires), func() {
+		c.sendError(nil, http.StatusUnauthorized, -1, "token expired")
+		c.closeAfterQueue(wsCloseTokenExpired, "token expired")
+	})
 }
 
 // authorize passes the policy point for a on the connection's document
@@ -225,8 +277,10 @@ func (c *wsConn) refuse(msg string) {
 }
 
 // hello reads the hello, passes the policy point with its token
-// (Authenticate, then Authorize for ActionRead) and joins the document's
-// hub. A refusal is an error (401, 403) and close 1008.
+// (Authenticate, then Authorize for ActionRead, and ActionCreate when the
+// document does not exist yet) and joins the document's hub. A refusal is an error (401, 403) and close 1008. When the
+// principal expires (Principal.Expires), the connection gets an error 401
+// and is closed with 4401.
 func (c *wsConn) hello(m *wsMessage) {
 	version, hasVersion, problem := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
 	if problem != "" {
@@ -258,11 +312,15 @@ func (c *wsConn) hello(m *wsMessage) {
 	upgrade := c.upgrade
 	c.upgrade = nil // an idle connection keeps no request
 	p, err := c.s.admit(c.s.polls, Credentials{Token: token, Request: upgrade}, c.id, ActionRead)
+	if err == nil {
+		err = c.s.authorizeCreate(c.s.polls, p, c.id)
+	}
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	c.principal = p
+	c.armExpiry()
 	c.clientID, c.ident = id, ident
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)

@@ -26,6 +26,7 @@ type wsConn struct {
 	// Read and written by the reader goroutine only.
 	upgrade   *http.Request // the upgrade request, until the hello
 	principal Principal     // as the hello's policy check authenticated it
+	expiry    *time.Timer   // closes the connection when the principal expires
 
 	// Set by the hello, before the connection joins its hub.
 	hub      atomic.Pointer[wsHub]

@@ -38,6 +38,7 @@ const (
 const (
 	wsCloseTooSlow        websocket.StatusCode = 4008
 	wsCloseInvalidVersion websocket.StatusCode = 4400
+	wsCloseTokenExpired   websocket.StatusCode = 4401
 )
 
 // wsHubs holds the WebSocket connections of a Server and one hub per

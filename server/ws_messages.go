@@ -89,11 +89,13 @@ func (m *wsMessage) decode(data []byte, maxDepth int) string {
 		m.typ = "presence"
 	case string(raw) == `"ping"`:
 		m.typ = "ping"
+	case string(raw) == `"token"`:
+		m.typ = "token"
 	default:
 		if len(raw) > 64 {
 			raw = append(raw[:64:64], "…"...)
 		}
-		return "unknown message type " + string(raw) + ": want hello, steps, presence or ping"
+		return "unknown message type " + string(raw) + ": want hello, steps, presence, ping or token"
 	}
 	return ""
 }
@@ -135,8 +137,8 @@ func (m *wsMessage) integer(key int, name string, limit int64, clamp bool) (n in
 	return int64(f), true, ""
 }
 
-// token returns a hello's "token" ("" when absent or null), or the
-// problem with it.
+// token returns the "token" of a hello or a token message ("" when
+// absent or null), or the problem with it.
 func (m *wsMessage) token() (string, string) {
 	raw := m.raw[wsKeyToken]
 	if raw == nil || string(raw) == "null" {
@@ -349,6 +351,14 @@ func appendClients(buf []byte, conns []*wsConn, skip *wsConn) []byte {
 		buf = append(buf, '}')
 	}
 	return append(buf, ']')
+}
+
+// appendTokenAccepted appends {"type":"token","id":…} (the answer to a
+// token message).
+func appendTokenAccepted(buf, id []byte) []byte {
+	buf = append(buf, `{"type":"token","id":`...)
+	buf = appendRawOrNull(buf, id)
+	return append(buf, '}')
 }
 
 // appendRawOrNull appends the JSON text raw, or null when it is nil.

@@ -1,6 +1,8 @@
 // Package store keeps pmauthority's documents durable: for each document
 // its step log (one row per version), periodic snapshots of the document,
-// and a small metadata blob owned by the collab package (comments). It is
+// and its metadata (the collab package's comments): a base blob with a log
+// of small entries after it, so that a change of the metadata writes only
+// what changed and a step writes nothing of it. It is
 // a narrow interface with several backends that pass one shared test suite
 // (store/storetest): an in-memory one for tests (store/memstore) and SQLite
 // as the embedded default (store/sqlite).
@@ -28,8 +30,8 @@ var (
 	// version is not the document's latest version, and by AppendIf when
 	// the metadata is no longer the one it was asked to replace.
 	ErrConflict = errors.New("store: version conflict")
-	// ErrCompacted is returned by Steps when some of the asked steps were
-	// pruned.
+	// ErrCompacted is returned by Steps and MetaEntries when some of the
+	// asked steps or entries were pruned.
 	ErrCompacted = errors.New("store: steps compacted")
 	// ErrClosed is returned by every method after Close.
 	ErrClosed = errors.New("store: closed")
@@ -49,10 +51,29 @@ type Step struct {
 	Time time.Time
 }
 
-// Snapshot is a document's JSON at a version.
+// Snapshot is a document's JSON at a version, and optionally its
+// metadata there.
 type Snapshot struct {
 	Version int64
 	Doc     []byte
+	// Meta, when not nil, is the metadata at Version with the entries up
+	// to MetaSeq folded in: SaveSnapshot makes it the metadata base
+	// (Head.Meta), unless the base is newer (its MetaBase or MetaVersion
+	// is greater). Load returns no Meta here: the base is Head.Meta.
+	Meta    []byte
+	MetaSeq int64
+}
+
+// MetaEntry is one entry of a document's metadata log: a change of the
+// metadata, made after the steps of the Append that added it.
+type MetaEntry struct {
+	// Seq numbers the entries of a document: the first after Create is 1.
+	Seq int64
+	// Version is the document's version after the Append that added the
+	// entry: the entry applies after step Version and before the next.
+	Version int64
+	// JSON is the entry as given to Append.
+	JSON []byte
 }
 
 // Head is what Load returns: everything needed to rebuild a document,
@@ -62,11 +83,19 @@ type Head struct {
 	Schema string
 	// Version is the document's latest version.
 	Version int64
-	// Meta is the metadata blob of the latest Create or Append.
+	// Meta is the metadata base: the metadata at MetaVersion with the
+	// entries up to MetaBase folded in, as given to Create or to the
+	// latest SaveSnapshot that replaced it.
 	Meta []byte
-	// MetaSeq counts the replacements of Meta: 0 after Create, one more
-	// after every Append or AppendIf with metadata. Only a MetaSwapper
-	// keeps it; other stores leave it 0.
+	// MetaVersion is the version that Meta refers to (Oldest ≤
+	// MetaVersion ≤ Version): the steps after it are kept, so that Meta
+	// can be brought to Version.
+	MetaVersion int64
+	// MetaBase is the number of the last entry folded into Meta; the
+	// entries after it are kept (MetaEntries).
+	MetaBase int64
+	// MetaSeq is the number of the latest metadata entry: 0 after Create,
+	// one more after every Append or AppendIf with metadata.
 	MetaSeq int64
 	// Snapshot is the latest snapshot (Version ≤ Head.Version).
 	Snapshot Snapshot
@@ -97,12 +126,20 @@ type Store interface {
 	Load(ctx context.Context, id string) (Head, error)
 
 	// Append adds steps to a document whose latest version is base: they
-	// get versions base+1 … base+len(steps). It replaces the document's
-	// metadata with meta (nil keeps it). It fails with ErrConflict,
-	// changing nothing, when the latest version is not base. Appending no
-	// steps with meta at the current version only replaces the metadata.
-	// Backends commit concurrent Appends of many documents together.
+	// get versions base+1 … base+len(steps). A non-nil meta is added to
+	// the metadata log after them, as entry Head.MetaSeq+1 at version
+	// base+len(steps). It fails with ErrConflict, changing nothing, when
+	// the latest version is not base. Appending no steps with meta at the
+	// current version only adds the entry. Backends commit concurrent
+	// Appends of many documents together.
 	Append(ctx context.Context, id string, base int64, steps []Step, meta []byte) error
+
+	// MetaEntries returns the metadata entries with from < Seq ≤ to in
+	// order. It fails with ErrCompacted when some of them were folded
+	// into the base and dropped (from < Head.MetaBase), and with
+	// ErrNotFound for an unknown document. Asking beyond the latest entry
+	// returns what exists.
+	MetaEntries(ctx context.Context, id string, from, to int64) ([]MetaEntry, error)
 
 	// Steps returns the steps with from < Version ≤ to in order. It fails
 	// with ErrCompacted when some of them were pruned, and with ErrNotFound
@@ -111,15 +148,23 @@ type Store interface {
 	Steps(ctx context.Context, id string, from, to int64) ([]Step, error)
 
 	// SaveSnapshot records a snapshot; its version must be between the
-	// latest snapshot's and the document's latest version. Steps at or
-	// before it that are older than keep steps before the latest version
-	// (Version ≤ latest−keep) are pruned; keep < 0 prunes nothing.
+	// latest snapshot's and the document's latest version, and its
+	// MetaSeq at most the latest entry's. With snap.Meta it replaces the
+	// metadata base (Head.Meta, MetaVersion = snap.Version, MetaBase =
+	// snap.MetaSeq) and drops the entries up to snap.MetaSeq, unless the
+	// base is newer (MetaBase > snap.MetaSeq or MetaVersion >
+	// snap.Version). The caller guarantees that the entries after
+	// snap.MetaSeq have versions ≥ snap.Version (it read the snapshot
+	// from one state of the store). Steps at or before the snapshot and
+	// the metadata base that are older than keep steps before the latest
+	// version (Version ≤ latest−keep) are pruned; keep < 0 prunes
+	// nothing.
 	SaveSnapshot(ctx context.Context, id string, snap Snapshot, keep int64) error
 
 	// List returns every stored document, ordered by id.
 	List(ctx context.Context) ([]DocInfo, error)
 
-	// Delete removes a document with its steps and snapshots
+	// Delete removes a document with its steps, snapshots and metadata
 	// (ErrNotFound when there is none).
 	Delete(ctx context.Context, id string) error
 
@@ -137,23 +182,23 @@ type Notice struct {
 	// Version is the document's version after the change: 0 after a
 	// Create, -1 when the document was deleted.
 	Version int64
-	// MetaOnly is set for an Append of no steps (the metadata alone
-	// changed, at the same version): a subscriber cannot tell from the
+	// MetaOnly is set for an Append of no steps (a metadata entry alone
+	// was added, at the same version): a subscriber cannot tell from the
 	// version whether it has the latest metadata, and reads the head.
 	MetaOnly bool
 }
 
 // MetaSwapper is implemented by stores that several writers share: the
-// version arbitrates their steps, and MetaSeq their metadata, so that a
-// writer that replaces the metadata cannot overwrite another's
-// replacement that it has not seen. A store that only one writer uses
+// version arbitrates their steps, and MetaSeq their metadata entries, so
+// that a writer cannot add an entry (or steps) made on metadata that
+// lacks another writer's entry. A store that only one writer uses
 // (SQLite embedded in one process) need not implement it.
 //
 // A SQL backend keeps the sequence number in the document's row and
 // implements AppendIf with one conditional UPDATE in the transaction
-// that inserts the steps:
+// that inserts the steps and the entry:
 //
-//	UPDATE docs SET version = $base + $n, meta = $meta, meta_seq = meta_seq + 1
+//	UPDATE docs SET version = $base + $n, meta_seq = meta_seq + $m
 //	WHERE id = $id AND version = $base AND meta_seq = $seq
 //
 // where no row updated (and the document exists) is ErrConflict and rolls
@@ -161,8 +206,8 @@ type Notice struct {
 type MetaSwapper interface {
 	// AppendIf is Append when the document's latest version is base and
 	// its Head.MetaSeq is metaSeq, and fails with ErrConflict, changing
-	// nothing, otherwise. Replacing the metadata (meta not nil) makes
-	// MetaSeq metaSeq+1; a nil meta keeps the metadata and MetaSeq.
+	// nothing, otherwise. An entry (meta not nil) makes MetaSeq
+	// metaSeq+1; a nil meta keeps MetaSeq.
 	AppendIf(ctx context.Context, id string, base int64, steps []Step, metaSeq int64, meta []byte) error
 }
 

@@ -86,7 +86,9 @@ func FuzzApplyStep(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			result.AppendJSON(nil)
+			if out := result.AppendJSON(nil); result.JSONSize() != len(out) {
+				t.Fatalf("JSONSize of %s = %d, want %d", out, result.JSONSize(), len(out))
+			}
 			if mapped := st.Map(st.GetMap()); mapped != nil {
 				_, _ = mapped.Apply(result)
 			}

@@ -103,15 +103,20 @@ func newServer(t *testing.T) *server.Server {
 	return srv
 }
 
+// browserOut returns the directory of the screenshots: $PMA_BROWSER_OUT,
+// default web/test/out.
+func browserOut() string {
+	if out := os.Getenv("PMA_BROWSER_OUT"); out != "" {
+		return out
+	}
+	return filepath.Join("test", "out")
+}
+
 // runBrowser runs the browser test script against url, its screenshots
 // going to the directory sub of $PMA_BROWSER_OUT (default web/test/out).
 func runBrowser(t *testing.T, node, script, url, sub string) {
 	t.Helper()
-	out := os.Getenv("PMA_BROWSER_OUT")
-	if out == "" {
-		out = filepath.Join("test", "out")
-	}
-	out = filepath.Join(out, sub)
+	out := filepath.Join(browserOut(), sub)
 	run, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(run, node, script, "--url", url, "--out", out, "--chromium", chromiumPath)

@@ -141,3 +141,26 @@ func splitSteps(data []byte) [][]byte {
 	}
 	return steps
 }
+
+// DoublingDoc is the basic document that DoublingSteps apply to: one
+// paragraph holding "x".
+const DoublingDoc = `{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"x"}]}]}`
+
+// DoublingSteps returns the JSON of n replace steps with from > to, which
+// prosemirror-transform accepts and which duplicate the content between
+// to and from: applied to DoublingDoc, each doubles the paragraph's text
+// (step i replaces from 2^i+1 to 1, leaving 2^(i+1) characters), so that
+// 24 of them, about 1 KB, make a text of 16 M characters.
+func DoublingSteps(n int) [][]byte {
+	steps := make([][]byte, n)
+	for i := range steps {
+		steps[i] = fmt.Appendf(nil, `{"stepType":"replace","from":%d,"to":1}`, 1<<i+1)
+	}
+	return steps
+}
+
+// DoublingRequest returns the apply request of n DoublingSteps on
+// DoublingDoc (basic schema).
+func DoublingRequest(n int) []byte {
+	return fmt.Appendf(nil, `{"schema":"basic","doc":%s,"steps":[%s]}`, DoublingDoc, bytes.Join(DoublingSteps(n), []byte(",")))
+}

@@ -3,6 +3,7 @@
 //
 //	pmauthority apply [--schema NAME|FILE] [--jsonl]   apply steps read from stdin
 //	pmauthority serve [flags]                          run the HTTP server
+//	pmauthority token --secret-file F --sub ID [flags] mint an HS256 token
 package main
 
 import (
@@ -16,6 +17,7 @@ const usage = `usage: pmauthority <command> [flags]
 commands:
   apply   apply {"doc": …, "steps": […]} read on stdin, write {"doc": …}
   serve   run the HTTP server (stateless apply endpoint)
+  token   mint an HS256 token for serve --jwt-secret-file (development)
 
 Run "pmauthority <command> -h" for the flags of a command.
 `
@@ -34,6 +36,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runApply(args[1:], stdin, stdout, stderr)
 	case "serve":
 		return runServe(args[1:], stderr)
+	case "token":
+		return runToken(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -58,7 +58,18 @@ Errors are JSON {"error": {"step"?: i, "message": "…"}}: 400 malformed or
 invalid request ("Invalid version N": a version ahead of the document's), 404,
 405, 409 "Version not current", 410 "History no longer available", 413 over a
 limit, 415 not JSON, 422 a step fails or the document is invalid for the
-schema (--strict also checks documents as Node.check() does).
+schema (--strict also checks documents as Node.check() does), 503 with
+Retry-After over --max-memory or --max-body-memory (try again later).
+
+Without auth flags the server is open to anyone who reaches it, so it
+listens only on a loopback --addr (unless --insecure-no-auth). With
+--jwt-secret-file, --jwt-public-key, --jwks-url or --auth-webhook every
+request needs a token (Authorization: Bearer, or the WebSocket hello's
+"token") whose "docs" claim grants a role on the document: read, comment,
+edit or admin (docs/auth.md; pmauthority token mints HS256 ones). 401: no
+valid token (missing, malformed, bad signature, expired, not yet valid);
+403: a valid token without the role. /healthz and the demo pages stay open,
+and so does the apply endpoint unless --auth-apply.
 
 Pages of other origins may use the API (WebSockets, CORS) only when their
 host matches an --allow-origin pattern. Requests for a Host the server is
@@ -128,9 +139,12 @@ type serveFlags struct {
 	limits                          server.Limits
 	timeouts                        server.Timeouts
 	workers                         int
+	maxMemory, maxBodyMemory        int64 // 0: the defaults (planMemory)
+	maxCommentBytes                 int64
 	logRequests                     bool
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
+	auth                            authFlags
 }
 
 // parseServeFlags parses and checks the arguments of `pmauthority serve`.
@@ -160,6 +174,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Var(&maxBody, "max-body", "largest request `size` (bytes, or with KiB, MiB, GiB); 413 above")
 	fs.IntVar(&lim.MaxSteps, "max-steps", lim.MaxSteps, "most steps in one request; 413 above")
 	fs.IntVar(&lim.MaxDocSize, "max-doc-size", lim.MaxDocSize, "largest document content size in positions, as given and after every step; 413 above")
+	maxDocBytes := sizeFlag(lim.MaxDocBytes)
+	fs.Var(&maxDocBytes, "max-doc-bytes", "largest document `size` in bytes of its JSON, as given and after every step (the apply endpoint, the collab API and WebSockets); 413 above")
+	maxComments := sizeFlag(collab.DefaultMaxCommentBytes)
+	fs.Var(&maxComments, "max-comment-bytes", "largest `size` of one document's comments (their texts as JSON plus 80 bytes each, which bounds them in GET /docs/{id}); 413 for a comment beyond it")
 	fs.IntVar(&lim.MaxDepth, "max-depth", lim.MaxDepth, "deepest nesting of JSON arrays and objects in a request; 400 above")
 	maxHeader := sizeFlag(lim.MaxHeaderBytes)
 	fs.Var(&maxHeader, "max-header", "largest request header `size`; 431 above")
@@ -168,10 +186,14 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
 	fs.DurationVar(&tmo.Idle, "idle-timeout", tmo.Idle, "how long an idle kept-alive connection stays open")
 	fs.DurationVar(&tmo.Shutdown, "shutdown-timeout", tmo.Shutdown, "how long requests in flight may take to finish on shutdown")
+	maxMemory, maxBodyMemory := sizeFlag(0), sizeFlag(0)
+	fs.Var(&maxMemory, "max-memory", "memory budget (a `size`) of the process, its Go soft memory limit; the loaded documents may hold half of it (estimated): beyond that idle documents are unloaded, then loads and submissions answer 503 (Retry-After), a document over a quarter of it 413. Default: 70% of the cgroup's memory limit, else of the machine's memory")
+	fs.Var(&maxBodyMemory, "max-body-memory", "memory budget (a `size`) of the request bodies being read or held, all together; beyond it requests wait briefly, then answer 503 (Retry-After). Default: an eighth of --max-memory, at most 256MiB")
 	fs.IntVar(&f.workers, "apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
 	fs.BoolVar(&f.logRequests, "log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
 	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
+	f.auth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage)
 		fs.PrintDefaults()
@@ -188,9 +210,12 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	lim.MaxBodyBytes, lim.MaxHeaderBytes = int64(maxBody), int(maxHeader)
+	lim.MaxBodyBytes, lim.MaxHeaderBytes, lim.MaxDocBytes = int64(maxBody), int(maxHeader), int64(maxDocBytes)
+	f.maxMemory, f.maxBodyMemory = int64(maxMemory), int64(maxBodyMemory)
+	f.maxCommentBytes = int64(maxComments)
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
-		"max-doc-size": int64(lim.MaxDocSize), "max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
+		"max-comment-bytes": f.maxCommentBytes, "max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes,
+		"max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
 		if v <= 0 {
 			return nil, fmt.Errorf("--%s must be positive", name)
 		}
@@ -219,6 +244,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if f.logSlow <= 0 {
 		f.logSlow = -1
 	}
+	if err := f.auth.check(f.addr); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -228,6 +256,7 @@ type serveConfigs struct {
 	storeKind, data string
 	syncMode        string // full or normal
 	logger          *slog.Logger
+	memory          memoryPlan
 	server          server.Config // without Collab
 	collab          collab.Config // without Store
 }
@@ -248,6 +277,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		data:      f.data,
 		syncMode:  f.syncMode,
 		logger:    slog.New(handler),
+		memory:    planMemory("/", f.maxMemory, f.maxBodyMemory),
 	}
 	c.server = server.Config{
 		Schemas:       f.named.schemas,
@@ -256,6 +286,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		Timeouts:      f.timeouts,
 		Logger:        c.logger,
 		ApplyWorkers:  f.workers,
+		MaxBodyMemory: c.memory.bodyMemory,
 		LogRequests:   f.logRequests,
 		SlowRequest:   f.logSlow,
 		PollTimeout:   f.pollTimeout,
@@ -267,17 +298,23 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 	if f.webPages {
 		c.server.Web = web.Handler()
 	}
+	if c.server.Policy, err = f.auth.policy(c.logger); err != nil {
+		return nil, err
+	}
 	c.collab = collab.Config{
-		Schemas:       reg.Lookup,
-		DefaultSchema: reg.Default(),
-		AutoCreate:    true,
-		History:       f.history,
-		SnapshotEvery: f.snapshotEvery,
-		IdleUnload:    f.idleUnload,
-		MaxSteps:      f.limits.MaxSteps,
-		MaxDocSize:    f.limits.MaxDocSize,
-		Strict:        f.strict,
-		Logger:        c.logger,
+		Schemas:         reg.Lookup,
+		DefaultSchema:   reg.Default(),
+		AutoCreate:      true,
+		History:         f.history,
+		SnapshotEvery:   f.snapshotEvery,
+		IdleUnload:      f.idleUnload,
+		MaxSteps:        f.limits.MaxSteps,
+		MaxDocSize:      f.limits.MaxDocSize,
+		MaxDocBytes:     f.limits.MaxDocBytes,
+		MaxMemory:       c.memory.docMemory,
+		MaxCommentBytes: int(f.maxCommentBytes),
+		Strict:          f.strict,
+		Logger:          c.logger,
 	}
 	// server.New checks the rest (the origins); check before the store is
 	// opened, so that a bad flag leaves no data directory behind.
@@ -290,6 +327,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 // serveRun is a server ready to run: its store, authority and server.
 type serveRun struct {
 	logger    *slog.Logger
+	memory    memoryPlan
 	store     store.Store
 	storeKind string
 	where     string // the store's path, or "memory"
@@ -320,13 +358,14 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 		st.Close()
 		return nil, 2, err
 	}
-	return &serveRun{logger: c.logger, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv}, 0, nil
+	return &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv}, 0, nil
 }
 
 // serve serves on ln until ctx is done, then closes the authority and the
 // store, and returns the exit status.
 func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer, ready func(addr string)) int {
 	r.logger.Info("store opened", "store", r.storeKind, "path", r.where, "sync", r.syncMode)
+	r.setMemoryLimit()
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

@@ -102,6 +102,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--schema", "x=" + good, "--schema", "x=" + good}, 2, `"x" given twice`},
 		{[]string{"--max-body", "8XB"}, 2, "want a size in bytes"},
 		{[]string{"--max-steps", "0"}, 2, "--max-steps must be positive"},
+		{[]string{"--max-comment-bytes", "0"}, 2, "--max-comment-bytes must be positive"},
 		{[]string{"--log-format", "xml"}, 2, "--log-format must be text or json"},
 		{[]string{"extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"--store", "postgres"}, 2, `--store must be sqlite or memory, not "postgres"`},
@@ -111,7 +112,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--poll-timeout", "0s"}, 2, "--poll-timeout must be positive"},
 		{[]string{"--idle-unload", "-1s"}, 2, "--idle-unload must not be negative"},
 		{[]string{"--addr", "127.0.0.1:0", "--data", good}, 1, "good.json"}, // a file, not a directory
-		{[]string{"--addr", "256.0.0.1:bad"}, 1, "pmauthority serve:"},
+		{[]string{"--addr", "256.0.0.1:bad", "--insecure-no-auth"}, 1, "pmauthority serve:"},
 		{[]string{"-h"}, 0, "--data"},
 		{[]string{"-h"}, 0, "GET  /docs/{id}/events"},
 		{[]string{"-h"}, 0, "--poll-timeout"},
@@ -123,6 +124,27 @@ func TestServeFlags(t *testing.T) {
 		stderr := &testutil.LogBuffer{}
 		if code := serve(context.Background(), tc.args, stderr, nil); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("serve %q: exit %d, want %d; stderr lacks %q:\n%s", tc.args, code, tc.code, tc.want, stderr)
+		}
+	}
+}
+
+// TestServeMaxCommentBytes: --max-comment-bytes reaches the authority's
+// configuration, 1 MiB by default.
+func TestServeMaxCommentBytes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{{nil, 1 << 20}, {[]string{"--max-comment-bytes", "2KiB"}, 2048}} {
+		f, err := parseServeFlags(tc.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.configs(io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.collab.MaxCommentBytes != tc.want {
+			t.Errorf("serve %q: MaxCommentBytes %d, want %d", tc.args, c.collab.MaxCommentBytes, tc.want)
 		}
 	}
 }

@@ -29,16 +29,20 @@ type Store struct {
 	notes notifier
 }
 
-// doc is one document: steps holds versions oldest+1 … version in order.
+// doc is one document: steps holds versions oldest+1 … version in order,
+// entries the metadata entries metaBase+1 … metaSeq.
 type doc struct {
-	schema  string
-	version int64
-	oldest  int64
-	meta    []byte
-	metaSeq int64
-	snap    store.Snapshot
-	steps   []store.Step
-	updated time.Time
+	schema      string
+	version     int64
+	oldest      int64
+	meta        []byte // the metadata base
+	metaVersion int64
+	metaBase    int64
+	metaSeq     int64
+	entries     []store.MetaEntry
+	snap        store.Snapshot
+	steps       []store.Step
+	updated     time.Time
 }
 
 // New returns an empty store.
@@ -104,12 +108,14 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 		return store.Head{}, fmt.Errorf("store: load %q: %w", id, err)
 	}
 	return store.Head{
-		Schema:   d.schema,
-		Version:  d.version,
-		Meta:     clone(d.meta),
-		MetaSeq:  d.metaSeq,
-		Snapshot: store.Snapshot{Version: d.snap.Version, Doc: clone(d.snap.Doc)},
-		Oldest:   d.oldest,
+		Schema:      d.schema,
+		Version:     d.version,
+		Meta:        clone(d.meta),
+		MetaVersion: d.metaVersion,
+		MetaBase:    d.metaBase,
+		MetaSeq:     d.metaSeq,
+		Snapshot:    store.Snapshot{Version: d.snap.Version, Doc: clone(d.snap.Doc)},
+		Oldest:      d.oldest,
 	}, nil
 }
 
@@ -158,8 +164,8 @@ func (s *Store) append(ctx context.Context, id string, base int64, steps []store
 	}
 	d.version += int64(len(steps))
 	if meta != nil {
-		d.meta = clone(meta)
 		d.metaSeq++
+		d.entries = append(d.entries, store.MetaEntry{Seq: d.metaSeq, Version: d.version, JSON: clone(meta)})
 	}
 	d.updated = now
 	s.notes.queue(store.Notice{ID: id, Version: d.version, MetaOnly: len(steps) == 0})
@@ -192,6 +198,31 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 	return out, nil
 }
 
+// MetaEntries implements store.Store.
+func (s *Store) MetaEntries(ctx context.Context, id string, from, to int64) ([]store.MetaEntry, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: metadata entries of %q: %w", id, err)
+	}
+	from = max(from, 0)
+	to = min(to, d.metaSeq)
+	if to <= from {
+		return nil, nil
+	}
+	if from < d.metaBase {
+		return nil, fmt.Errorf("store: metadata entries of %q after %d (base %d): %w", id, from, d.metaBase, store.ErrCompacted)
+	}
+	// d.entries[0] is entry d.metaBase+1.
+	out := make([]store.MetaEntry, 0, to-from)
+	for _, e := range d.entries[from-d.metaBase : to-d.metaBase] {
+		e.JSON = clone(e.JSON)
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // SaveSnapshot implements store.Store.
 func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot, keep int64) error {
 	s.mu.Lock()
@@ -203,9 +234,18 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 	if snap.Version < d.snap.Version || snap.Version > d.version {
 		return fmt.Errorf("store: snapshot of %q at %d: outside [%d, %d]", id, snap.Version, d.snap.Version, d.version)
 	}
+	if snap.Meta != nil && (snap.MetaSeq < 0 || snap.MetaSeq > d.metaSeq) {
+		return fmt.Errorf("store: snapshot of %q at %d: metadata entry %d outside [0, %d]", id, snap.Version, snap.MetaSeq, d.metaSeq)
+	}
 	d.snap = store.Snapshot{Version: snap.Version, Doc: clone(snap.Doc)}
+	if snap.Meta != nil && snap.MetaSeq >= d.metaBase && snap.Version >= d.metaVersion {
+		d.meta, d.metaVersion = clone(snap.Meta), snap.Version
+		// Copy the kept entries so that the dropped ones can be collected.
+		d.entries = slices.Clone(d.entries[snap.MetaSeq-d.metaBase:])
+		d.metaBase = snap.MetaSeq
+	}
 	if keep >= 0 {
-		if cut := min(snap.Version, d.version-keep); cut > d.oldest {
+		if cut := min(snap.Version, d.version-keep, d.metaVersion); cut > d.oldest {
 			// Copy the kept steps so that the pruned ones can be collected.
 			d.steps = slices.Clone(d.steps[cut-d.oldest:])
 			d.oldest = cut

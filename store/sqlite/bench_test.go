@@ -116,7 +116,7 @@ func BenchmarkCommit(b *testing.B) {
 			cpu := cpuTime(b)
 			for v := int64(0); v < int64(b.N); v += int64(bc.batch) {
 				for i := range batch {
-					batch[i] = &op{ctx: context.Background(), run: s.appendOp(ids[i], v/int64(bc.batch)*int64(bc.steps), steps, nil)}
+					batch[i] = &op{ctx: context.Background(), run: s.appendOp(ids[i], v/int64(bc.batch)*int64(bc.steps), steps, -1, nil)}
 				}
 				inWriter(s, func(w *writer) {
 					w.commit(batch, errs)

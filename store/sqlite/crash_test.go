@@ -146,8 +146,18 @@ func crashRound(t *testing.T, mode Sync) {
 		if h.Version < acked[id] {
 			t.Errorf("%s: version %d after the crash, %d acknowledged", id, h.Version, acked[id])
 		}
-		if !bytes.Equal(h.Meta, crashMeta(h.Version)) {
-			t.Errorf("%s: meta %s at version %d", id, h.Meta, h.Version)
+		// Every append adds an entry: the latest is the head's, unless
+		// the base holds them all.
+		meta, at := h.Meta, h.MetaVersion
+		if h.MetaSeq > h.MetaBase {
+			entries, err := s.MetaEntries(ctx, id, h.MetaBase, h.MetaSeq)
+			if err != nil || int64(len(entries)) != h.MetaSeq-h.MetaBase {
+				t.Fatalf("%s: MetaEntries(%d, %d): %d entries, %v", id, h.MetaBase, h.MetaSeq, len(entries), err)
+			}
+			meta, at = entries[len(entries)-1].JSON, entries[len(entries)-1].Version
+		}
+		if !bytes.Equal(meta, crashMeta(h.Version)) || at != h.Version {
+			t.Errorf("%s: meta %s at version %d, head at %d", id, meta, at, h.Version)
 		}
 		if !bytes.Equal(h.Snapshot.Doc, crashSnap(h.Snapshot.Version)) {
 			t.Errorf("%s: snapshot at %d holds %.40s", id, h.Snapshot.Version, h.Snapshot.Doc)
@@ -199,7 +209,7 @@ func crashChild(arg string) {
 	for d := range crashDocs {
 		id := fmt.Sprint("d", d)
 		go func() {
-			for v := int64(0); ; {
+			for v, appends := int64(0), int64(0); ; {
 				n := 1 + v%3
 				steps := make([]store.Step, n)
 				for i := range steps {
@@ -210,11 +220,12 @@ func crashChild(arg string) {
 					os.Exit(1)
 				}
 				v += n
+				appends++
 				mu.Lock()
 				fmt.Printf("ack %s %d\n", id, v)
 				mu.Unlock()
 				if v%20 < n {
-					if err := s.SaveSnapshot(ctx, id, store.Snapshot{Version: v, Doc: crashSnap(v)}, 15); err != nil {
+					if err := s.SaveSnapshot(ctx, id, store.Snapshot{Version: v, Doc: crashSnap(v), Meta: crashMeta(v), MetaSeq: appends}, 15); err != nil {
 						fmt.Fprintln(os.Stderr, err)
 						os.Exit(1)
 					}

@@ -78,7 +78,7 @@ func TestDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load on a full disk: %v", err)
 	}
-	if after.Version != before.Version || string(after.Meta) != string(before.Meta) || after.Snapshot.Version != before.Snapshot.Version {
+	if after.Version != before.Version || after.MetaSeq != before.MetaSeq || string(after.Meta) != string(before.Meta) || after.Snapshot.Version != before.Snapshot.Version {
 		t.Fatalf("head after the failed writes %+v, want %+v", after, before)
 	}
 	if _, err := s.Load(ctx, "e"); !errors.Is(err, store.ErrNotFound) {
@@ -98,8 +98,11 @@ func TestDiskFull(t *testing.T) {
 	s = open(t, path, Options{})
 	defer closeStore(t, s)
 	h, err := s.Load(ctx, "d")
-	if err != nil || h.Version != 5 || string(h.Meta) != "m5" {
+	if err != nil || h.Version != 5 || h.MetaSeq != before.MetaSeq+1 {
 		t.Fatalf("reopened head %+v, %v", h, err)
+	}
+	if entries, err := s.MetaEntries(ctx, "d", h.MetaSeq-1, h.MetaSeq); err != nil || len(entries) != 1 || string(entries[0].JSON) != "m5" {
+		t.Fatalf("reopened metadata entries %+v, %v", entries, err)
 	}
 	got, err := s.Steps(ctx, "d", 2, 5)
 	if err != nil || len(got) != 3 {

@@ -52,6 +52,28 @@ var layouts = []string{
 		client_id BLOB,
 		time      INTEGER NOT NULL
 	);`,
+	// 3: the metadata as a base (meta_bases: the metadata at a version
+	// with the entries up to seq folded in) and a log of entries after
+	// it, numbered by docs.meta_seq. Before, docs.meta was replaced whole
+	// and referred to the latest version. The base has a table of its
+	// own so that an Append, which updates the document's row, does not
+	// rewrite it.
+	`ALTER TABLE docs ADD COLUMN meta_seq INTEGER NOT NULL DEFAULT 0;
+	CREATE TABLE meta_bases (
+		doc_id  TEXT PRIMARY KEY,
+		version INTEGER NOT NULL,
+		seq     INTEGER NOT NULL,
+		meta    BLOB
+	);
+	INSERT INTO meta_bases (doc_id, version, seq, meta) SELECT id, version, 0, meta FROM docs;
+	ALTER TABLE docs DROP COLUMN meta;
+	CREATE TABLE meta_log (
+		doc_id  TEXT NOT NULL,
+		seq     INTEGER NOT NULL,
+		version INTEGER NOT NULL,
+		json    BLOB,
+		PRIMARY KEY (doc_id, seq)
+	);`,
 }
 
 // schemaVersion is the layout version this code reads and writes.

@@ -83,7 +83,10 @@ type Store struct {
 	readers sync.RWMutex
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.MetaSwapper = (*Store)(nil)
+)
 
 // Open opens the store in the SQLite file at path, creating the file and
 // its parent directories when they do not exist.
@@ -225,10 +228,10 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 	s.readers.RLock()
 	defer s.readers.RUnlock()
 	err := s.rdb.QueryRowContext(ctx, `
-		SELECT d.schema, d.version, d.oldest, d.meta, s.version, s.doc
-		FROM docs d JOIN snapshots s ON s.doc_id = d.id
+		SELECT d.schema, d.version, d.oldest, b.meta, b.version, b.seq, d.meta_seq, s.version, s.doc
+		FROM docs d JOIN snapshots s ON s.doc_id = d.id JOIN meta_bases b ON b.doc_id = d.id
 		WHERE d.id = ? ORDER BY s.version DESC LIMIT 1`, id).
-		Scan(&h.Schema, &h.Version, &h.Oldest, &h.Meta, &h.Snapshot.Version, &h.Snapshot.Doc)
+		Scan(&h.Schema, &h.Version, &h.Oldest, &h.Meta, &h.MetaVersion, &h.MetaBase, &h.MetaSeq, &h.Snapshot.Version, &h.Snapshot.Doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -316,6 +319,68 @@ func appendSteps(ctx context.Context, steps []store.Step, tx *sql.Tx, q, id stri
 		from++
 	}
 	return steps, rows.Err()
+}
+
+// MetaEntries implements store.Store.
+func (s *Store) MetaEntries(ctx context.Context, id string, from, to int64) ([]store.MetaEntry, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	entries, err := s.metaEntries(ctx, id, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("store: metadata entries of %q after %d: %w", id, from, s.readErr(err))
+	}
+	return entries, nil
+}
+
+func (s *Store) metaEntries(ctx context.Context, id string, from, to int64) ([]store.MetaEntry, error) {
+	s.readers.RLock()
+	defer s.readers.RUnlock()
+	// A transaction, so that both queries see the same state.
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var base, seq int64
+	err = tx.QueryRowContext(ctx, `SELECT b.seq, d.meta_seq FROM docs d JOIN meta_bases b ON b.doc_id = d.id
+		WHERE d.id = ?`, id).Scan(&base, &seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	from, to = max(from, 0), min(to, seq)
+	if to <= from {
+		return nil, nil
+	}
+	if from < base {
+		return nil, fmt.Errorf("the base holds those up to %d: %w", base, store.ErrCompacted)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT seq, version, json FROM meta_log WHERE doc_id = ? AND seq > ? AND seq <= ? ORDER BY seq", id, from, to)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	entries := make([]store.MetaEntry, 0, to-from)
+	for rows.Next() {
+		var e store.MetaEntry
+		if err := rows.Scan(&e.Seq, &e.Version, &e.JSON); err != nil {
+			return nil, err
+		}
+		if e.Seq != from+int64(len(entries))+1 {
+			return nil, fmt.Errorf("metadata entry %d is missing", from+int64(len(entries))+1)
+		}
+		entries = append(entries, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if int64(len(entries)) != to-from {
+		return nil, fmt.Errorf("metadata entries %d to %d are missing", from+int64(len(entries))+1, to)
+	}
+	return entries, nil
 }
 
 // List implements store.Store.

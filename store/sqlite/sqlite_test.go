@@ -62,7 +62,7 @@ func TestReopen(t *testing.T) {
 	if err := s.Append(ctx, "d", 0, steps, []byte(`m3`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveSnapshot(ctx, "d", store.Snapshot{Version: 2, Doc: []byte(`{"doc":2}`)}, 2); err != nil {
+	if err := s.SaveSnapshot(ctx, "d", store.Snapshot{Version: 2, Doc: []byte(`{"doc":2}`), Meta: []byte(`m2`), MetaSeq: 1}, 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Create(ctx, "e", "other", []byte(`{}`), nil); err != nil {
@@ -80,8 +80,8 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Schema != "basic" || h.Version != 3 || string(h.Meta) != "m3" || h.Oldest != 1 ||
-		h.Snapshot.Version != 2 || string(h.Snapshot.Doc) != `{"doc":2}` {
+	if h.Schema != "basic" || h.Version != 3 || string(h.Meta) != "m2" || h.MetaVersion != 2 || h.MetaBase != 1 ||
+		h.MetaSeq != 1 || h.Oldest != 1 || h.Snapshot.Version != 2 || string(h.Snapshot.Doc) != `{"doc":2}` {
 		t.Errorf("reopened head %+v", h)
 	}
 	got, err := s.Steps(ctx, "d", 1, 3)
@@ -170,11 +170,11 @@ func TestBatch(t *testing.T) {
 
 	commits := s.w.commits.Load()
 	errs := run(
-		mk(ctx, s.appendOp("a", 0, step, nil)),
-		mk(ctx, s.appendOp("b", 7, step, nil)),       // conflict
-		mk(cancelled, s.appendOp("c", 0, step, nil)), // cancelled while queued
-		mk(ctx, s.appendOp("missing", 0, step, nil)),
-		mk(ctx, s.appendOp("d", 0, step, nil)),
+		mk(ctx, s.appendOp("a", 0, step, -1, nil)),
+		mk(ctx, s.appendOp("b", 7, step, -1, nil)),       // conflict
+		mk(cancelled, s.appendOp("c", 0, step, -1, nil)), // cancelled while queued
+		mk(ctx, s.appendOp("missing", 0, step, -1, nil)),
+		mk(ctx, s.appendOp("d", 0, step, -1, nil)),
 	)
 	if errs[0] != nil || !errors.Is(errs[1], store.ErrConflict) || !errors.Is(errs[2], context.Canceled) ||
 		!errors.Is(errs[3], store.ErrNotFound) || errs[4] != nil {
@@ -193,7 +193,7 @@ func TestBatch(t *testing.T) {
 		WHEN NEW.doc_id = 'e' AND NEW.version = 2 BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
 		t.Fatal(err)
 	}
-	errs = run(mk(ctx, s.appendOp("e", 0, make([]store.Step, 3), nil)), mk(ctx, s.appendOp("a", 1, step, nil)))
+	errs = run(mk(ctx, s.appendOp("e", 0, make([]store.Step, 3), -1, nil)), mk(ctx, s.appendOp("a", 1, step, -1, nil)))
 	if errs[0] == nil || errs[1] != nil {
 		t.Errorf("batch with a constraint failure: %v", errs)
 	}
@@ -208,10 +208,10 @@ func TestBatch(t *testing.T) {
 	// Delete in the same batch deletes them too, and the document created
 	// again has only its own.
 	errs = run(
-		mk(ctx, s.appendOp("e", 0, step, nil)),
+		mk(ctx, s.appendOp("e", 0, step, -1, nil)),
 		mk(ctx, deleteOp("e")),
 		mk(ctx, s.createOp("e", "basic", []byte(`{}`), nil)),
-		mk(ctx, s.appendOp("e", 0, []store.Step{{JSON: []byte(`"again"`)}}, nil)),
+		mk(ctx, s.appendOp("e", 0, []store.Step{{JSON: []byte(`"again"`)}}, -1, nil)),
 	)
 	for i, err := range errs {
 		if err != nil {
@@ -235,14 +235,14 @@ func TestBatch(t *testing.T) {
 	// An unexpected error rolls back the whole batch.
 	boom := errors.New("disk on fire")
 	errs = run(
-		mk(ctx, s.appendOp("a", 2, step, nil)),
+		mk(ctx, s.appendOp("a", 2, step, -1, nil)),
 		mk(ctx, func(w *writer) error {
-			if err := s.appendOp("b", 0, step, nil)(w); err != nil {
+			if err := s.appendOp("b", 0, step, -1, nil)(w); err != nil {
 				return err
 			}
 			return boom
 		}),
-		mk(ctx, s.appendOp("c", 0, step, nil)),
+		mk(ctx, s.appendOp("c", 0, step, -1, nil)),
 	)
 	for i, err := range errs {
 		if !errors.Is(err, boom) {
@@ -261,7 +261,7 @@ func TestBatch(t *testing.T) {
 	}
 	commits = s.w.commits.Load()
 	errs = run(
-		mk(ctx, s.appendOp("a", 2, step, nil)),
+		mk(ctx, s.appendOp("a", 2, step, -1, nil)),
 		mk(ctx, func(w *writer) error {
 			_, err := w.conn.ExecContext(ctx, "INSERT INTO fk VALUES ('nowhere')")
 			return err
@@ -441,4 +441,87 @@ func TestPathChars(t *testing.T) {
 func execWriter(s *Store, q string) (err error) {
 	inWriter(s, func(w *writer) { _, err = w.conn.ExecContext(context.Background(), q) })
 	return err
+}
+
+// TestMigrateMeta opens a file of layout 2, where docs.meta was replaced
+// whole at every Append and referred to the latest version: it becomes
+// the metadata base at that version, and entries follow it.
+func TestMigrateMeta(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(layouts[:2:2],
+		`INSERT INTO docs VALUES ('d', 'basic', 2, 1, CAST('{"comments":[]}' AS BLOB), 1, 1)`,
+		`INSERT INTO snapshots VALUES ('d', 1, CAST('{"doc":1}' AS BLOB), 1)`,
+		`INSERT INTO steps VALUES ('d', 2, CAST('{"s":2}' AS BLOB), CAST('1' AS BLOB), 1)`,
+		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
+		"PRAGMA user_version = 2",
+	) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s := open(t, path, Options{})
+	h, err := s.Load(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(h.Meta) != `{"comments":[]}` || h.MetaVersion != 2 || h.MetaBase != 0 || h.MetaSeq != 0 || h.Version != 2 || h.Oldest != 1 {
+		t.Fatalf("migrated head %+v", h)
+	}
+	if err := s.Append(ctx, "d", 2, nil, []byte("e1")); err != nil {
+		t.Fatal(err)
+	}
+	closeStore(t, s)
+	s = open(t, path, Options{})
+	defer closeStore(t, s)
+	entries, err := s.MetaEntries(ctx, "d", 0, 1)
+	if err != nil || len(entries) != 1 || entries[0].Seq != 1 || entries[0].Version != 2 || string(entries[0].JSON) != "e1" {
+		t.Fatalf("entries after the migration: %+v, %v", entries, err)
+	}
+	var version int64
+	if err := s.rdb.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
+		t.Errorf("user_version %d, %v; want %d", version, err, schemaVersion)
+	}
+}
+
+// TestAppendLeavesMetaBase checks that an Append does not rewrite the
+// metadata base: after a snapshot with a base of 1 MB, 20 Appends of a
+// small step write a few pages each to the write-ahead log, not the base
+// again each time.
+func TestAppendLeavesMetaBase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path, Options{})
+	defer closeStore(t, s)
+	if err := s.Create(ctx, "d", "basic", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	base := bytes.Repeat([]byte("m"), 1<<20)
+	if err := s.SaveSnapshot(ctx, "d", store.Snapshot{Version: 0, Doc: []byte(`{}`), Meta: base}, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.rdb.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	for v := range int64(20) {
+		if err := s.Append(ctx, "d", v, []store.Step{{JSON: []byte(`{"s":1}`)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > 1<<20 {
+		t.Errorf("20 Appends of one small step wrote %d bytes to the write-ahead log", fi.Size())
+	}
+	if h, err := s.Load(ctx, "d"); err != nil || !bytes.Equal(h.Meta, base) || h.Version != 20 {
+		t.Errorf("head: version %d, %d bytes of metadata base, %v", h.Version, len(h.Meta), err)
+	}
 }

@@ -52,12 +52,16 @@ type writer struct {
 	begin, commitTx, rollback     *sql.Stmt
 	savepoint, release, undo      *sql.Stmt
 	createDoc, createSnap         *sql.Stmt
+	createMeta                    *sql.Stmt
 	advance, docVersion           *sql.Stmt
 	putSnap, latestSnap, dropSnap *sql.Stmt
 	pruneSteps, setOldest         *sql.Stmt
 	deleteSteps, deleteSnaps      *sql.Stmt
 	deleteLog, deleteDoc          *sql.Stmt
 	foldLog, clearLog             *sql.Stmt
+	insertMeta, metaState         *sql.Stmt
+	setMetaBase, dropMeta         *sql.Stmt
+	deleteMeta, deleteBase        *sql.Stmt
 
 	// insertSteps[n-1] inserts n steps into the log, prepared on first
 	// use.
@@ -109,12 +113,21 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.savepoint, "SAVEPOINT op"},
 		{&w.release, "RELEASE op"},
 		{&w.undo, "ROLLBACK TO op"},
-		{&w.createDoc, `INSERT INTO docs (id, schema, version, oldest, meta, created, updated)
-			VALUES (?1, ?2, 0, 0, ?3, ?4, ?4) ON CONFLICT (id) DO NOTHING`},
+		{&w.createDoc, `INSERT INTO docs (id, schema, version, oldest, created, updated)
+			VALUES (?1, ?2, 0, 0, ?3, ?3) ON CONFLICT (id) DO NOTHING`},
+		{&w.createMeta, "INSERT INTO meta_bases (doc_id, version, seq, meta) VALUES (?, 0, 0, ?)"},
 		{&w.createSnap, "INSERT INTO snapshots (doc_id, version, doc, time) VALUES (?, 0, ?, ?)"},
-		{&w.advance, `UPDATE docs SET version = ?1, updated = ?2, meta = CASE WHEN ?3 THEN ?4 ELSE meta END
-			WHERE id = ?5 AND version = ?6`},
+		// A negative ?6 appends whatever the metadata sequence number.
+		{&w.advance, `UPDATE docs SET version = ?1, updated = ?2, meta_seq = meta_seq + ?3
+			WHERE id = ?4 AND version = ?5 AND (?6 < 0 OR meta_seq = ?6) RETURNING meta_seq`},
 		{&w.docVersion, "SELECT version, oldest FROM docs WHERE id = ?"},
+		{&w.insertMeta, "INSERT INTO meta_log (doc_id, seq, version, json) VALUES (?, ?, ?, ?)"},
+		{&w.metaState, `SELECT b.version, b.seq, d.meta_seq FROM meta_bases b JOIN docs d ON d.id = b.doc_id
+			WHERE b.doc_id = ?`},
+		{&w.setMetaBase, "UPDATE meta_bases SET meta = ?, version = ?, seq = ? WHERE doc_id = ?"},
+		{&w.dropMeta, "DELETE FROM meta_log WHERE doc_id = ? AND seq <= ?"},
+		{&w.deleteMeta, "DELETE FROM meta_log WHERE doc_id = ?"},
+		{&w.deleteBase, "DELETE FROM meta_bases WHERE doc_id = ?"},
 		{&w.putSnap, "INSERT OR REPLACE INTO snapshots (doc_id, version, doc, time) VALUES (?, ?, ?, ?)"},
 		{&w.latestSnap, "SELECT max(version) FROM snapshots WHERE doc_id = ?"},
 		{&w.dropSnap, "DELETE FROM snapshots WHERE doc_id = ? AND version < ?"},
@@ -568,11 +581,14 @@ func (s *Store) Create(ctx context.Context, id, schema string, doc, meta []byte)
 func (s *Store) createOp(id, schema string, doc, meta []byte) func(w *writer) error {
 	return func(w *writer) error {
 		now := s.now().UnixNano()
-		created, err := execOne(w.createDoc, id, schema, meta, now)
+		created, err := execOne(w.createDoc, id, schema, now)
 		if err != nil {
 			return err
 		} else if !created {
 			return store.ErrExists
+		}
+		if _, err := w.createMeta.Exec(id, meta); err != nil {
+			return err
 		}
 		_, err = w.createSnap.Exec(id, doc, now)
 		return err
@@ -582,21 +598,37 @@ func (s *Store) createOp(id, schema string, doc, meta []byte) func(w *writer) er
 // Append implements store.Store. Steps with a zero Time get the current
 // time.
 func (s *Store) Append(ctx context.Context, id string, base int64, steps []store.Step, meta []byte) error {
-	if err := s.submit(ctx, s.appendOp(id, base, steps, meta)); err != nil {
+	if err := s.submit(ctx, s.appendOp(id, base, steps, -1, meta)); err != nil {
 		return fmt.Errorf("store: append %q at %d: %w", id, base, err)
 	}
 	return nil
 }
 
-// appendOp returns Append's operation.
-func (s *Store) appendOp(id string, base int64, steps []store.Step, meta []byte) func(w *writer) error {
+// AppendIf implements store.MetaSwapper. Steps with a zero Time get the
+// current time.
+func (s *Store) AppendIf(ctx context.Context, id string, base int64, steps []store.Step, metaSeq int64, meta []byte) error {
+	if metaSeq < 0 {
+		return fmt.Errorf("store: append %q at %d: negative metadata sequence number %d", id, base, metaSeq)
+	}
+	if err := s.submit(ctx, s.appendOp(id, base, steps, metaSeq, meta)); err != nil {
+		return fmt.Errorf("store: append %q at %d with metadata %d: %w", id, base, metaSeq, err)
+	}
+	return nil
+}
+
+// appendOp returns the operation of Append, and of AppendIf when metaSeq
+// is not negative.
+func (s *Store) appendOp(id string, base int64, steps []store.Step, metaSeq int64, meta []byte) func(w *writer) error {
 	return func(w *writer) error {
 		now := s.now()
 		version := base + int64(len(steps))
-		advanced, err := execOne(w.advance, version, now.UnixNano(), meta != nil, meta, id, base)
-		if err != nil {
-			return err
-		} else if !advanced {
+		entries := 0
+		if meta != nil {
+			entries = 1
+		}
+		var seq int64
+		err := w.advance.QueryRow(version, now.UnixNano(), entries, id, base, metaSeq).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
 			var latest, oldest int64
 			err := w.docVersion.QueryRow(id).Scan(&latest, &oldest)
 			if errors.Is(err, sql.ErrNoRows) {
@@ -604,7 +636,17 @@ func (s *Store) appendOp(id string, base int64, steps []store.Step, meta []byte)
 			} else if err != nil {
 				return err
 			}
+			if latest == base {
+				return fmt.Errorf("metadata moved on: %w", store.ErrConflict)
+			}
 			return fmt.Errorf("latest is %d: %w", latest, store.ErrConflict)
+		} else if err != nil {
+			return err
+		}
+		if meta != nil {
+			if _, err := w.insertMeta.Exec(id, seq, version, meta); err != nil {
+				return err
+			}
 		}
 		return w.insertStepRows(id, base, steps, now)
 	}
@@ -635,16 +677,32 @@ func (s *Store) snapshotOp(id string, snap store.Snapshot, keep int64) func(w *w
 		if snap.Version < latest || snap.Version > version {
 			return fmt.Errorf("%w: version outside [%d, %d]", errInvalid, latest, version)
 		}
+		var metaVersion, metaBase, metaSeq int64
+		if err := w.metaState.QueryRow(id).Scan(&metaVersion, &metaBase, &metaSeq); err != nil {
+			return err
+		}
+		if snap.Meta != nil && (snap.MetaSeq < 0 || snap.MetaSeq > metaSeq) {
+			return fmt.Errorf("%w: metadata entry %d outside [0, %d]", errInvalid, snap.MetaSeq, metaSeq)
+		}
 		if _, err := w.putSnap.Exec(id, snap.Version, snap.Doc, s.now().UnixNano()); err != nil {
 			return err
 		}
 		if _, err := w.dropSnap.Exec(id, snap.Version); err != nil {
 			return err
 		}
+		if snap.Meta != nil && snap.MetaSeq >= metaBase && snap.Version >= metaVersion {
+			if _, err := w.setMetaBase.Exec(snap.Meta, snap.Version, snap.MetaSeq, id); err != nil {
+				return err
+			}
+			if _, err := w.dropMeta.Exec(id, snap.MetaSeq); err != nil {
+				return err
+			}
+			metaVersion = snap.Version
+		}
 		if keep < 0 {
 			return nil
 		}
-		if cut := min(snap.Version, version-keep); cut > oldest {
+		if cut := min(snap.Version, version-keep, metaVersion); cut > oldest {
 			if _, err := w.pruneSteps.Exec(id, cut); err != nil {
 				return err
 			}
@@ -678,7 +736,7 @@ func deleteOp(id string) func(w *writer) error {
 		} else if !deleted {
 			return store.ErrNotFound
 		}
-		for _, stmt := range []*sql.Stmt{w.deleteSteps, w.deleteLog, w.deleteSnaps} {
+		for _, stmt := range []*sql.Stmt{w.deleteSteps, w.deleteLog, w.deleteSnaps, w.deleteMeta, w.deleteBase} {
 			if _, err := stmt.Exec(id); err != nil {
 				return err
 			}

@@ -48,6 +48,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Canceled", testCanceled, false},
 		{"ConcurrentDocs", testConcurrentDocs, false},
 		{"ConcurrentOneDoc", testConcurrentOneDoc, false},
+		{"MetaEntries", testMetaEntries, false},
+		{"MetaBase", testMetaBase, false},
+		{"MetaBaseOlder", testMetaBaseOlder, false},
 		{"MetaSeq", testMetaSeq, true},
 		{"AppendIf", testAppendIf, true},
 		{"AppendIfConcurrent", testAppendIfConcurrent, true},
@@ -113,6 +116,9 @@ func load(t *testing.T, s store.Store, id string) store.Head {
 	if h.Oldest > h.Snapshot.Version || h.Snapshot.Version > h.Version || h.Oldest < 0 {
 		t.Errorf("Load %q: want 0 ≤ Oldest %d ≤ Snapshot.Version %d ≤ Version %d", id, h.Oldest, h.Snapshot.Version, h.Version)
 	}
+	if h.Oldest > h.MetaVersion || h.MetaVersion > h.Version || h.MetaBase < 0 || h.MetaBase > h.MetaSeq {
+		t.Errorf("Load %q: want Oldest %d ≤ MetaVersion %d ≤ Version %d and 0 ≤ MetaBase %d ≤ MetaSeq %d", id, h.Oldest, h.MetaVersion, h.Version, h.MetaBase, h.MetaSeq)
+	}
 	return h
 }
 
@@ -146,14 +152,56 @@ func sameHead(t *testing.T, what string, got, want store.Head) {
 	t.Helper()
 	if got.Schema != want.Schema || got.Version != want.Version || !bytes.Equal(got.Meta, want.Meta) ||
 		got.Snapshot.Version != want.Snapshot.Version || !bytes.Equal(got.Snapshot.Doc, want.Snapshot.Doc) ||
-		got.Oldest != want.Oldest || got.MetaSeq != want.MetaSeq {
+		got.Oldest != want.Oldest || got.MetaSeq != want.MetaSeq || got.MetaVersion != want.MetaVersion ||
+		got.MetaBase != want.MetaBase || got.Snapshot.Meta != nil {
 		t.Errorf("%s: head = %+v, want %+v", what, fmtHead(got), fmtHead(want))
 	}
 }
 
 func fmtHead(h store.Head) string {
-	return fmt.Sprintf("{Schema:%s Version:%d Meta:%q MetaSeq:%d Snapshot:{%d %q} Oldest:%d}",
-		h.Schema, h.Version, h.Meta, h.MetaSeq, h.Snapshot.Version, h.Snapshot.Doc, h.Oldest)
+	return fmt.Sprintf("{Schema:%s Version:%d Meta:%q MetaVersion:%d MetaBase:%d MetaSeq:%d Snapshot:{%d %q} Oldest:%d}",
+		h.Schema, h.Version, h.Meta, h.MetaVersion, h.MetaBase, h.MetaSeq, h.Snapshot.Version, h.Snapshot.Doc, h.Oldest)
+}
+
+// metaLog returns the metadata entries of id after its base, each as
+// seq@version:json, separated by spaces, after checking that they are
+// numbered MetaBase+1 … MetaSeq.
+func metaLog(t *testing.T, s store.Store, id string) string {
+	t.Helper()
+	h := load(t, s, id)
+	entries, err := s.MetaEntries(context.Background(), id, h.MetaBase, h.MetaSeq)
+	if err != nil {
+		t.Fatalf("MetaEntries(%q, %d, %d): %v", id, h.MetaBase, h.MetaSeq, err)
+	}
+	var b strings.Builder
+	for i, e := range entries {
+		if e.Seq != h.MetaBase+int64(i)+1 {
+			t.Errorf("MetaEntries(%q, %d, %d): entry %d has number %d", id, h.MetaBase, h.MetaSeq, i, e.Seq)
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d@%d:%s", e.Seq, e.Version, e.JSON)
+	}
+	if int64(len(entries)) != h.MetaSeq-h.MetaBase {
+		t.Errorf("MetaEntries(%q, %d, %d): %d entries", id, h.MetaBase, h.MetaSeq, len(entries))
+	}
+	return b.String()
+}
+
+// lastMeta returns the JSON of the latest metadata entry of id, or its
+// base when it has none.
+func lastMeta(t *testing.T, s store.Store, id string) string {
+	t.Helper()
+	h := load(t, s, id)
+	if h.MetaSeq == h.MetaBase {
+		return string(h.Meta)
+	}
+	entries, err := s.MetaEntries(context.Background(), id, h.MetaSeq-1, h.MetaSeq)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("MetaEntries(%q, %d, %d): %d entries, %v", id, h.MetaSeq-1, h.MetaSeq, len(entries), err)
+	}
+	return string(entries[0].JSON)
 }
 
 func testCreateLoad(t *testing.T, s store.Store) {
@@ -205,8 +253,11 @@ func testAppend(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	h := load(t, s, "a")
-	if h.Version != 5 || string(h.Meta) != `{"m":1}` || h.Snapshot.Version != 0 || h.Oldest != 0 {
+	if h.Version != 5 || string(h.Meta) != `{"comments":[]}` || h.MetaSeq != 1 || h.Snapshot.Version != 0 || h.Oldest != 0 {
 		t.Errorf("head after appends: %s", fmtHead(h))
+	}
+	if got := metaLog(t, s, "a"); got != `1@3:{"m":1}` {
+		t.Errorf("metadata log %s, want the entry after the first append", got)
 	}
 	want := append(append([]store.Step{}, first...), second...)
 	for i := range want {
@@ -227,8 +278,11 @@ func testAppend(t *testing.T, s store.Store) {
 	if tm := got[0].Time; tm.Before(before.Add(-time.Second)) || tm.After(after.Add(time.Second)) {
 		t.Errorf("zero Time stored as %v, want about %v", tm, before)
 	}
-	if h := load(t, s, "a"); h.Version != 6 || string(h.Meta) != `{"m":2}` {
+	if h := load(t, s, "a"); h.Version != 6 || h.MetaSeq != 2 {
 		t.Errorf("head after third append: %s", fmtHead(h))
+	}
+	if got := metaLog(t, s, "a"); got != `1@3:{"m":1} 2@6:{"m":2}` {
+		t.Errorf("metadata log after third append: %s", got)
 	}
 }
 
@@ -262,8 +316,8 @@ func testAppendEmpty(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	h := load(t, s, "a")
-	if h.Version != 2 || string(h.Meta) != `{"comments":[1]}` {
-		t.Errorf("after empty append with meta: %s", fmtHead(h))
+	if got := metaLog(t, s, "a"); h.Version != 2 || h.MetaSeq != 1 || got != `1@2:{"comments":[1]}` {
+		t.Errorf("after empty append with meta: %s, log %s", fmtHead(h), got)
 	}
 	if err := s.Append(ctx, "a", 2, []store.Step{}, nil); err != nil {
 		t.Fatal(err)
@@ -272,12 +326,12 @@ func testAppendEmpty(t *testing.T, s store.Store) {
 	if err := s.Append(ctx, "a", 1, nil, []byte(`{"stale":1}`)); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("empty append at a stale version: %v, want ErrConflict", err)
 	}
-	// An empty (non-nil) meta replaces the metadata too.
+	// An empty (non-nil) meta is an entry too.
 	if err := s.Append(ctx, "a", 2, nil, []byte{}); err != nil {
 		t.Fatal(err)
 	}
-	if h := load(t, s, "a"); len(h.Meta) != 0 {
-		t.Errorf("meta %q after an empty meta, want none", h.Meta)
+	if got := metaLog(t, s, "a"); got != `1@2:{"comments":[1]} 2@2:` {
+		t.Errorf("metadata log %s after an empty meta, want an empty entry", got)
 	}
 	sameSteps(t, "steps", getSteps(t, s, "a", 0, 10), want)
 }
@@ -317,9 +371,18 @@ func testBytes(t *testing.T, s store.Store) {
 			t.Fatalf("SaveSnapshot %q: %v", id, err)
 		}
 		h := load(t, s, id)
-		if h.Schema != "sch'ema" || !bytes.Equal(h.Meta, odd) || !bytes.Equal(h.Snapshot.Doc, big) || h.Version != 2 {
+		if h.Schema != "sch'ema" || !bytes.Equal(h.Meta, big) || !bytes.Equal(h.Snapshot.Doc, big) || h.Version != 2 {
 			t.Errorf("%q: head differs: schema %q, version %d, meta %d bytes, doc %d bytes",
 				id, h.Schema, h.Version, len(h.Meta), len(h.Snapshot.Doc))
+		}
+		if entries, err := s.MetaEntries(ctx, id, 0, 1); err != nil || len(entries) != 1 || !bytes.Equal(entries[0].JSON, odd) {
+			t.Errorf("%q: metadata entries differ (%v)", id, err)
+		}
+		if err := s.SaveSnapshot(ctx, id, store.Snapshot{Version: 2, Doc: odd, Meta: odd, MetaSeq: 1}, -1); err != nil {
+			t.Fatalf("SaveSnapshot %q: %v", id, err)
+		}
+		if h := load(t, s, id); !bytes.Equal(h.Meta, odd) || !bytes.Equal(h.Snapshot.Doc, odd) {
+			t.Errorf("%q: the snapshot's metadata differs", id)
 		}
 		got := getSteps(t, s, id, 0, 2)
 		if len(got) != 2 || !bytes.Equal(got[0].JSON, big) || !bytes.Equal(got[0].ClientID, odd) ||
@@ -407,7 +470,8 @@ func testPrune(t *testing.T, s store.Store) {
 	all := mkDoc(t, s, "a", 10)
 	snap := func(v, keep, wantOldest int64) {
 		t.Helper()
-		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: fmt.Appendf(nil, `{"v":%d}`, v)}, keep); err != nil {
+		doc := fmt.Appendf(nil, `{"v":%d}`, v)
+		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: doc, Meta: doc}, keep); err != nil {
 			t.Fatalf("SaveSnapshot(%d, keep %d): %v", v, keep, err)
 		}
 		if h := load(t, s, "a"); h.Oldest != wantOldest || h.Snapshot.Version != v {
@@ -607,17 +671,30 @@ func testAliasing(t *testing.T, s store.Store) {
 	snapDoc[2] = 'X'
 
 	h := load(t, s, "a")
-	if string(h.Meta) != `{"meta":2}` || string(h.Snapshot.Doc) != `{"snap":1}` {
+	if string(h.Meta) != `{"meta":1}` || string(h.Snapshot.Doc) != `{"snap":1}` || lastMeta(t, s, "a") != `{"meta":2}` {
 		t.Fatalf("stored values changed with the caller's slices: %s", fmtHead(h))
 	}
 	h.Meta[2], h.Snapshot.Doc[2] = 'Y', 'Y'
 	got := getSteps(t, s, "a", 0, 2)
 	sameSteps(t, "steps", got, want)
 	got[0].JSON[2], got[1].ClientID[0] = 'Y', 'Y'
+	entries, err := s.MetaEntries(ctx, "a", 0, 1)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("MetaEntries: %d, %v", len(entries), err)
+	}
+	entries[0].JSON[2] = 'Y'
 
 	h = load(t, s, "a")
-	if string(h.Meta) != `{"meta":2}` || string(h.Snapshot.Doc) != `{"snap":1}` {
+	if string(h.Meta) != `{"meta":1}` || string(h.Snapshot.Doc) != `{"snap":1}` || lastMeta(t, s, "a") != `{"meta":2}` {
 		t.Errorf("stored values changed with returned slices: %s", fmtHead(h))
+	}
+	base := []byte(`{"base":1}`)
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 2, Doc: snapDoc, Meta: base, MetaSeq: 1}, -1); err != nil {
+		t.Fatal(err)
+	}
+	base[2] = 'X'
+	if h := load(t, s, "a"); string(h.Meta) != `{"base":1}` {
+		t.Errorf("the metadata base changed with the caller's slice: %s", fmtHead(h))
 	}
 	sameSteps(t, "steps after changing returned ones", getSteps(t, s, "a", 0, 2), want)
 }
@@ -634,6 +711,7 @@ func testCanceled(t *testing.T, s store.Store) {
 	_, calls["Load"] = s.Load(ctx, "a")
 	calls["Append"] = s.Append(ctx, "a", 3, mkSteps("x", 1), []byte(`{}`))
 	_, calls["Steps"] = s.Steps(ctx, "a", 0, 3)
+	_, calls["MetaEntries"] = s.MetaEntries(ctx, "a", 0, 3)
 	calls["SaveSnapshot"] = s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 3, Doc: []byte(`{}`)}, 0)
 	_, calls["List"] = s.List(ctx)
 	calls["Delete"] = s.Delete(ctx, "a")
@@ -683,7 +761,7 @@ func testConcurrentDocs(t *testing.T, s store.Store) {
 	for d := range docs {
 		id := fmt.Sprint("doc", d)
 		h := load(t, s, id)
-		if h.Version != 2*rounds || string(h.Meta) != fmt.Sprint(rounds-1) {
+		if h.Version != 2*rounds || h.MetaSeq != rounds || lastMeta(t, s, id) != fmt.Sprint(rounds-1) {
 			t.Errorf("%s: %s", id, fmtHead(h))
 		}
 		steps := getSteps(t, s, id, 0, 2*rounds)
@@ -740,8 +818,8 @@ func testConcurrentOneDoc(t *testing.T, s store.Store) {
 	if h.Version != int64(len(winner)) || h.Version+int64(conflicts) != workers*tries {
 		t.Errorf("version %d, %d winners, %d conflicts, %d tries", h.Version, len(winner), conflicts, workers*tries)
 	}
-	if string(h.Meta) != winner[h.Version-1] {
-		t.Errorf("meta %s, want the last winner's %s", h.Meta, winner[h.Version-1])
+	if got := lastMeta(t, s, "a"); got != winner[h.Version-1] || h.MetaSeq != h.Version {
+		t.Errorf("metadata %s (%d entries), want the last winner's %s (%d)", got, h.MetaSeq, winner[h.Version-1], h.Version)
 	}
 	for _, st := range getSteps(t, s, "a", 0, h.Version) {
 		if want := winner[st.Version-1]; string(st.JSON) != want {
@@ -783,7 +861,7 @@ func testMetaSeq(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	seq("after an AppendIf of steps alone", 3)
-	if h := load(t, s, "a"); h.Version != 6 || string(h.Meta) != `{"m":3}` {
+	if h := load(t, s, "a"); h.Version != 6 || lastMeta(t, s, "a") != `{"m":3}` {
 		t.Errorf("after the appends: %s", fmtHead(h))
 	}
 	if err := s.Delete(ctx, "a"); err != nil {
@@ -827,8 +905,8 @@ func testAppendIf(t *testing.T, s store.Store) {
 		steps[i].Version = int64(4 + i)
 	}
 	sameSteps(t, "after a good AppendIf", getSteps(t, s, "a", 0, 100), append(want, steps...))
-	if h := load(t, s, "a"); h.Version != 5 || h.MetaSeq != 2 || string(h.Meta) != `{"m":2}` {
-		t.Errorf("after a good AppendIf: %s", fmtHead(h))
+	if h := load(t, s, "a"); h.Version != 5 || h.MetaSeq != 2 || metaLog(t, s, "a") != `1@3:{"m":1} 2@5:{"m":2}` {
+		t.Errorf("after a good AppendIf: %s, log %s", fmtHead(h), metaLog(t, s, "a"))
 	}
 	// The previous sequence number is stale now, for metadata alone too.
 	if err := ms.AppendIf(ctx, "a", 5, nil, 1, []byte(`{"m":"late"}`)); !errors.Is(err, store.ErrConflict) {
@@ -839,9 +917,10 @@ func testAppendIf(t *testing.T, s store.Store) {
 	}
 }
 
-// testAppendIfConcurrent has writers add a token each to the metadata,
-// read, changed and written back with AppendIf, some with a step: no
-// successful writer's token is lost, and every step's writer won.
+// testAppendIfConcurrent has writers add a token each as a metadata
+// entry with AppendIf at the sequence number they read, some with a step:
+// the entries are exactly the successful writers' tokens, and every
+// step's writer won.
 func testAppendIfConcurrent(t *testing.T, s store.Store) {
 	const workers, tries = 8, 40
 	ctx := context.Background()
@@ -869,8 +948,7 @@ func testAppendIfConcurrent(t *testing.T, s store.Store) {
 				if i%3 == 0 {
 					add = []store.Step{{JSON: []byte(`{"t":"` + token + `"}`), ClientID: []byte("1")}}
 				}
-				meta := append(append([]byte{}, h.Meta...), token+";"...)
-				err = ms.AppendIf(ctx, "a", h.Version, add, h.MetaSeq, meta)
+				err = ms.AppendIf(ctx, "a", h.Version, add, h.MetaSeq, []byte(token))
 				switch {
 				case err == nil:
 					mu.Lock()
@@ -885,7 +963,17 @@ func testAppendIfConcurrent(t *testing.T, s store.Store) {
 	}
 	wg.Wait()
 	h := load(t, s, "a")
-	tokens := strings.Split(strings.TrimSuffix(string(h.Meta), ";"), ";")
+	entries, err := s.MetaEntries(ctx, "a", 1, h.MetaSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokens []string
+	for i, e := range entries {
+		if i > 0 && e.Version < entries[i-1].Version {
+			t.Errorf("entry %d at version %d after entry %d at %d", e.Seq, e.Version, entries[i-1].Seq, entries[i-1].Version)
+		}
+		tokens = append(tokens, string(e.JSON))
+	}
 	if len(won) == 0 || len(tokens) != len(won) || h.MetaSeq != int64(len(won))+1 || h.Version != steps {
 		t.Errorf("%d successful AppendIfs (%d steps); the head has %d tokens, MetaSeq %d, version %d", len(won), steps, len(tokens), h.MetaSeq, h.Version)
 	}
@@ -894,6 +982,143 @@ func testAppendIfConcurrent(t *testing.T, s store.Store) {
 			t.Errorf("token %q in the metadata, of no successful AppendIf", tok)
 		}
 	}
+}
+
+// testMetaEntries checks MetaEntries' ranges and that Delete removes the
+// entries.
+func testMetaEntries(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mkDoc(t, s, "a", 0)
+	for i, n := range []int{2, 0, 0, 1} {
+		h := load(t, s, "a")
+		if err := s.Append(ctx, "a", h.Version, mkSteps("s", n), fmt.Appendf(nil, "e%d", i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := metaLog(t, s, "a"); got != "1@2:e1 2@2:e2 3@2:e3 4@3:e4" {
+		t.Errorf("metadata log %s", got)
+	}
+	for _, tc := range []struct {
+		from, to int64
+		want     string
+	}{{0, 4, "e1 e2 e3 e4"}, {1, 3, "e2 e3"}, {3, 100, "e4"}, {4, 10, ""}, {2, 2, ""}, {3, 1, ""}, {-5, 1, "e1"}} {
+		entries, err := s.MetaEntries(ctx, "a", tc.from, tc.to)
+		if err != nil {
+			t.Errorf("MetaEntries(%d, %d): %v", tc.from, tc.to, err)
+			continue
+		}
+		var got []string
+		for _, e := range entries {
+			got = append(got, string(e.JSON))
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("MetaEntries(%d, %d) = %q, want %q", tc.from, tc.to, got, tc.want)
+		}
+	}
+	if _, err := s.MetaEntries(ctx, "missing", 0, 1); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("MetaEntries of a missing document: %v, want ErrNotFound", err)
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	mkDoc(t, s, "a", 0)
+	if h := load(t, s, "a"); h.MetaSeq != 0 || h.MetaBase != 0 {
+		t.Errorf("after Delete and Create: %s", fmtHead(h))
+	}
+	if entries, err := s.MetaEntries(ctx, "a", 0, 10); err != nil || len(entries) != 0 {
+		t.Errorf("after Delete and Create: %d entries, %v", len(entries), err)
+	}
+}
+
+// testMetaBase checks that a snapshot with metadata replaces the base,
+// drops the entries folded into it, and that one without keeps the base.
+func testMetaBase(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mkDoc(t, s, "a", 2)
+	for i := range 3 {
+		if err := s.Append(ctx, "a", 2+int64(i), mkSteps("s", 1), fmt.Appendf(nil, "e%d", i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := load(t, s, "a")
+	// Out of range: nothing changes.
+	for _, seq := range []int64{4, -1} {
+		err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 4, Doc: []byte("d4"), Meta: []byte("bad"), MetaSeq: seq}, 0)
+		if err == nil || errors.Is(err, store.ErrConflict) {
+			t.Errorf("SaveSnapshot with MetaSeq %d of 3: %v, want an error that is not ErrConflict", seq, err)
+		}
+	}
+	sameHead(t, "after refused snapshots", load(t, s, "a"), before)
+
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 4, Doc: []byte("d4"), Meta: []byte("m2"), MetaSeq: 2}, -1); err != nil {
+		t.Fatal(err)
+	}
+	h := load(t, s, "a")
+	sameHead(t, "after a snapshot with metadata", h, store.Head{
+		Schema: "basic", Version: 5, Meta: []byte("m2"), MetaVersion: 4, MetaBase: 2, MetaSeq: 3,
+		Snapshot: store.Snapshot{Version: 4, Doc: []byte("d4")},
+	})
+	if got := metaLog(t, s, "a"); got != "3@5:e3" {
+		t.Errorf("metadata log %s, want the entry after the base", got)
+	}
+	if entries, err := s.MetaEntries(ctx, "a", 1, 3); !errors.Is(err, store.ErrCompacted) {
+		t.Errorf("MetaEntries(1, 3) = %d entries, %v; want ErrCompacted", len(entries), err)
+	}
+	// A snapshot without metadata keeps the base.
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 5, Doc: []byte("d5")}, -1); err != nil {
+		t.Fatal(err)
+	}
+	h.Snapshot = store.Snapshot{Version: 5, Doc: []byte("d5")}
+	sameHead(t, "after a snapshot without metadata", load(t, s, "a"), h)
+	// Entries go on being numbered after the base.
+	if err := s.Append(ctx, "a", 5, nil, []byte("e4")); err != nil {
+		t.Fatal(err)
+	}
+	if got := metaLog(t, s, "a"); got != "3@5:e3 4@5:e4" {
+		t.Errorf("metadata log %s", got)
+	}
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 5, Doc: []byte("d5"), Meta: []byte("m4"), MetaSeq: 4}, -1); err != nil {
+		t.Fatal(err)
+	}
+	if h := load(t, s, "a"); string(h.Meta) != "m4" || h.MetaBase != 4 || h.MetaVersion != 5 || metaLog(t, s, "a") != "" {
+		t.Errorf("after folding every entry: %s", fmtHead(h))
+	}
+}
+
+// testMetaBaseOlder checks that a snapshot whose metadata is older than
+// the base keeps the base, and that pruning keeps the steps after the
+// base's version.
+func testMetaBaseOlder(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	all := mkDoc(t, s, "a", 6)
+	if err := s.Append(ctx, "a", 6, nil, []byte("e1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "a", 6, nil, []byte("e2")); err != nil {
+		t.Fatal(err)
+	}
+	// The base stays at version 0 without metadata in the snapshots:
+	// nothing is pruned.
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 3, Doc: []byte("d3")}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if h := load(t, s, "a"); h.Oldest != 0 || h.MetaVersion != 0 {
+		t.Errorf("after a snapshot without metadata: %s, want nothing pruned", fmtHead(h))
+	}
+	sameSteps(t, "Steps(0, 6)", getSteps(t, s, "a", 0, 6), all)
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 4, Doc: []byte("d4"), Meta: []byte("m2"), MetaSeq: 2}, -1); err != nil {
+		t.Fatal(err)
+	}
+	// Older metadata (fewer entries folded in) at a later version: the
+	// base stays, and the steps after its version too.
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 6, Doc: []byte("d6"), Meta: []byte("m1"), MetaSeq: 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	sameHead(t, "after an older snapshot", load(t, s, "a"), store.Head{
+		Schema: "basic", Version: 6, Meta: []byte("m2"), MetaVersion: 4, MetaBase: 2, MetaSeq: 2,
+		Snapshot: store.Snapshot{Version: 6, Doc: []byte("d6")}, Oldest: 4,
+	})
+	sameSteps(t, "Steps(4, 6)", getSteps(t, s, "a", 4, 6), all[4:])
 }
 
 // testClose checks that every method fails with ErrClosed after Close.
@@ -911,6 +1136,7 @@ func testClose(t *testing.T, s store.Store) {
 		calls["AppendIf"] = ms.AppendIf(ctx, "a", 1, mkSteps("x", 1), 0, []byte(`{}`))
 	}
 	_, calls["Steps"] = s.Steps(ctx, "a", 0, 1)
+	_, calls["MetaEntries"] = s.MetaEntries(ctx, "a", 0, 1)
 	calls["SaveSnapshot"] = s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 1, Doc: []byte(`{}`)}, 0)
 	_, calls["List"] = s.List(ctx)
 	calls["Delete"] = s.Delete(ctx, "a")

@@ -20,7 +20,10 @@ export interface Peer {
   color: string | null
 }
 
-/** A token, or a function giving one; called before every connection attempt. */
+/**
+ * A token, or a function giving one: called before every connection attempt and, when its token is a
+ * JWT with an exp, again about a minute before that (the fresh token goes in band on the open connection).
+ */
 export type TokenSource = string | null | (() => string | null | Promise<string | null>)
 
 export interface CollabClientOptions {
@@ -67,8 +70,17 @@ export class CollabClient {
   dispatch(tr: Transaction): void
   /** Changes the name and colour shown to the others (reconnects). */
   setIdentity(name: string, color: string): void
-  /** Replaces the token for the next connection. */
-  setToken(token: TokenSource): void
+  /**
+   * Replaces the token: the next hello carries it, and an open connection is sent it in band at once
+   * (refreshToken's promise).
+   */
+  setToken(token: TokenSource): Promise<boolean>
+  /**
+   * Sends the open connection the token option's token in band (a function is asked for a fresh one);
+   * true when the server took it (the connection then expires with it), false when it refused it or
+   * there is no welcomed connection.
+   */
+  refreshToken(): Promise<boolean>
   /** Drops the connection or the wait for the next attempt and connects at once. */
   reconnectNow(): void
   /** Disconnects for good. */

@@ -20,6 +20,7 @@ import { CommentsPanel } from "./panel.js"
 import { safeColor, peerName } from "../client/src/presence.js"
 import { loadIdentity, saveIdentity, isColor, pickColor } from "./identity.js"
 import { docIDPattern } from "./docid.js"
+import { loadToken, roleOf, mayEdit, mayComment } from "./token.js"
 import { h } from "../client/src/dom.js"
 
 const $ = id => document.getElementById(id)
@@ -120,6 +121,22 @@ function start() {
   document.title = id + " · pmauthority"
   $("docname").textContent = id
 
+  // With a token, a role below edit makes the page read-only (the
+  // server refuses such a connection's steps anyway).
+  let token = loadToken()
+  let readOnly = false, noComments = false
+  if (token) {
+    let role = roleOf(token, id)
+    readOnly = !mayEdit(role)
+    noComments = !mayComment(role)
+    if (readOnly) {
+      let badge = h("span", { id: "role", class: "badge", title: "Your token does not allow editing this document" },
+        role == "comment" ? "comment only" : role == "read" ? "read-only" : "no access")
+      $("docname").after(badge)
+      document.body.classList.add("read-only")
+    }
+  }
+
   let identity = loadIdentity()
   let nameInput = $("name"), colorInput = $("color")
   nameInput.value = identity.name
@@ -132,7 +149,7 @@ function start() {
   // For the browser test and for poking around in the console.
   let pma = window.pma = { client: null, view: null, prosemirror: { TextSelection } }
   let view = null
-  let panel = new CommentsPanel($("comments"), () => identity.name)
+  let panel = new CommentsPanel($("comments"), () => identity.name, { readOnly: noComments })
   let client = new CollabClient({
     url: socketURL(id),
     schema,
@@ -142,6 +159,7 @@ function start() {
     ],
     name: identity.name,
     color: identity.color,
+    token,
     onState(state) {
       showUnsaved()
       if (view) {
@@ -149,7 +167,9 @@ function start() {
       } else {
         view = new EditorView($("editor"), {
           state,
-          dispatchTransaction: tr => client.dispatch(tr),
+          editable: () => !readOnly,
+          // The menu's commands too: no local change of a read-only doc.
+          dispatchTransaction: tr => { if (!(readOnly && tr.docChanged)) client.dispatch(tr) },
         })
         pma.view = view
         view.focus()

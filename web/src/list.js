@@ -5,6 +5,7 @@
 import "./style.css"
 import { docIDFromName } from "./docid.js"
 import { h } from "../client/src/dom.js"
+import { loadToken } from "./token.js"
 
 const $ = id => document.getElementById(id)
 
@@ -20,8 +21,12 @@ async function loadDocs() {
   let list = $("docs")
   let docs
   try {
-    let res = await fetch("docs", { headers: { Accept: "application/json" } })
+    let headers = { Accept: "application/json" }
+    let token = loadToken()
+    if (token) headers.Authorization = "Bearer " + token
+    let res = await fetch("docs", { headers })
     if (res.status == 404) throw new Error("the collab API is not enabled on this server")
+    if (res.status == 401) throw new Error("this server needs a token: open the page with #token=…")
     if (!res.ok) throw new Error(`the server answered ${res.status}`)
     docs = await res.json()
   } catch (e) {

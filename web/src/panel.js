@@ -29,11 +29,14 @@ function quote(doc, from, to) {
 }
 
 // CommentsPanel renders into the element root (the page's aside). author
-// returns the name new comments are signed with.
+// returns the name new comments are signed with. With readOnly (a token
+// whose role does not allow comments) it only shows them: no composer,
+// no delete buttons.
 export class CommentsPanel {
-  constructor(root, author) {
+  constructor(root, author, { readOnly = false } = {}) {
     this.root = root
     this.author = author
+    this.readOnly = readOnly
     this.view = null
     this.shown = ""
     this.count = root.querySelector(".comments-count")
@@ -63,7 +66,7 @@ export class CommentsPanel {
   // start opens the composer for the selection: a command, for the menu
   // and the keymap.
   start = (state, dispatch) => {
-    if (!setCommentDraft()(state)) return false
+    if (this.readOnly || !setCommentDraft()(state)) return false
     if (dispatch) {
       setCommentDraft()(state, dispatch)
       this.input.value = ""
@@ -115,6 +118,7 @@ export class CommentsPanel {
     this.shown = key
     this.count.textContent = comments.length ? String(comments.length) : ""
     if (!items.length) {
+      if (this.readOnly) return this.list.replaceChildren(h("li", { class: "comments-empty" }, "No comments yet."))
       this.list.replaceChildren(h("li", { class: "comments-empty" }, "No comments yet. Select some text and press the speech bubble or ", h("kbd", {}, "Ctrl-Alt-M"), "."))
       return
     }
@@ -123,8 +127,8 @@ export class CommentsPanel {
   }
 
   renderComment(c, now) {
-    let del = h("button", { type: "button", class: "comment-delete", title: "Delete comment", "aria-label": "Delete comment" }, "×")
-    del.addEventListener("click", e => {
+    let del = this.readOnly ? null : h("button", { type: "button", class: "comment-delete", title: "Delete comment", "aria-label": "Delete comment" }, "×")
+    del?.addEventListener("click", e => {
       e.stopPropagation()
       let view = this.view
       if (!view) return

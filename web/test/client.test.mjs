@@ -10,6 +10,7 @@ import { schema } from "../src/schema.js"
 import { commentsKey, commentsOf, commentDraft, setCommentDraft, clearCommentDraft, createComment, deleteComment, formatComment, parseComment } from "../client/src/comments.js"
 import { presenceKey } from "../client/src/presence.js"
 import { palette, pickColor } from "../src/identity.js"
+import { roleOf, mayEdit, mayComment } from "../src/token.js"
 
 // FakeSocket stands in for the browser's WebSocket: the test reads what
 // the client sent and plays the server.
@@ -620,4 +621,84 @@ test("token: sent in hello, a function called before every connection", async ()
   assert.equal(statuses.at(-1).detail, "no token: signed out")
   assert.equal(FakeSocket.all.at(-1).sent.length, 0, "no hello without a token")
   failing.close()
+})
+
+test("roleOf reads the token's docs claim as the server does", () => {
+  let part = obj => Buffer.from(JSON.stringify(obj)).toString("base64url")
+  let token = part({ alg: "HS256" }) + "." + part({ sub: "a", docs: { "team-a.*": "edit", "team-a.secret": "read", handbook: "read", "hand*": "comment" } }) + ".sig"
+  assert.equal(roleOf(token, "team-a.notes"), "edit")
+  assert.equal(roleOf(token, "team-a.secret"), "edit")
+  assert.equal(roleOf(token, "handbook"), "comment")
+  assert.equal(roleOf(token, "other"), "")
+  assert.equal(roleOf("garbage", "x"), "")
+  assert.equal(mayEdit("edit") && mayEdit("admin") && !mayEdit("comment") && !mayEdit("read") && !mayEdit(""), true)
+  assert.equal(mayComment("comment") && mayComment("edit") && !mayComment("read") && !mayComment(""), true)
+})
+
+// jwt returns an unsigned token with the claims (the client only reads
+// exp; the server verifies).
+function jwt(claims) {
+  let part = obj => Buffer.from(JSON.stringify(obj)).toString("base64url")
+  return part({ alg: "HS256" }) + "." + part(claims) + ".sig"
+}
+
+test("token: a function's JWT is refreshed in band before its exp", async () => {
+  let calls = 0
+  // exp in 0.4 s: the refresh comes at half the remaining life.
+  let token = () => jwt({ sub: "a", n: ++calls, exp: (Date.now() + 400) / 1000 })
+  let { client, ws, hello, notices } = await start({}, { token })
+  assert.equal(JSON.parse(atob(hello.token.split(".")[1])).n, 1)
+  await until(() => ws.sent.some(m => m.type == "token"), "the first refresh")
+  let refresh = ws.take("token")
+  assert.equal(JSON.parse(atob(refresh.token.split(".")[1])).n, 2, "a fresh token from the function")
+  assert.equal(typeof refresh.id, "number")
+  ws.push({ type: "token", id: refresh.id })
+  assert.equal(client.sentToken, refresh.token, "the connection's token")
+  // The accepted token expires later: its own refresh follows.
+  await until(() => ws.sent.some(m => m.type == "token"), "the second refresh")
+  let second = ws.take("token")
+  ws.push({ type: "error", id: second.id, status: 401, message: "invalid token: expired" })
+  assert.equal(client.sentToken, refresh.token, "a refused token is not the connection's")
+  assert.match(notices.at(-1), /refused the new token: invalid token: expired \(401\)/)
+  assert.equal(client.refreshTimer, null, "no refresh planned after a refusal")
+  assert.ok(client.welcomed, "the connection goes on")
+})
+
+test("token: setToken sends it in band; refreshToken resolves with the answer", async () => {
+  let { client, ws } = await start({}, { token: "opaque" })
+  assert.equal(client.refreshTimer, null, "no refresh of a string token")
+  let taken = client.setToken("newer")
+  let msg = ws.take("token")
+  assert.equal(msg.token, "newer")
+  ws.push({ type: "token", id: msg.id })
+  assert.equal(await taken, true)
+  // Refused: false, and the connection keeps its token.
+  let refused = client.refreshToken()
+  let again = ws.take("token")
+  ws.push({ type: "error", id: again.id, status: 403, message: "the token is for another principal" })
+  assert.equal(await refused, false)
+  // A connection lost before the answer: false; the next hello has the token.
+  let pending = client.refreshToken()
+  assert.ok(ws.take("token"))
+  ws.drop(1006)
+  assert.equal(await pending, false)
+  let { ws: ws2, hello } = await nextSocket(FakeSocket.all.indexOf(ws) + 1)
+  assert.equal(hello.token, "newer")
+  assert.equal(await client.refreshToken(), false, "not welcomed yet")
+  assert.equal(ws2.sent.filter(m => m.type == "token").length, 0, "no token message before the welcome")
+})
+
+test("token: expiry (401, then close 4401) reconnects with the function's fresh token", async () => {
+  let calls = 0, statuses = []
+  let { ws, notices } = await start({}, { token: () => "t" + ++calls, onStatus: s => statuses.push(s) })
+  let before = notices.length
+  ws.push({ type: "error", status: 401, message: "token expired" })
+  ws.drop(4401, "")
+  assert.equal(notices.length, before, "no notice: the status says it")
+  let offline = statuses.at(-1)
+  assert.equal(offline.status, "offline")
+  assert.equal(offline.detail, "token expired")
+  assert.ok(offline.retryIn <= 500, "the server answered: a short back-off, not " + offline.retryIn)
+  let { hello } = await nextSocket(FakeSocket.all.indexOf(ws) + 1)
+  assert.equal(hello.token, "t2")
 })

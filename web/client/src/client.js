@@ -22,6 +22,8 @@ const keptMaps = 2000 // step maps kept to map presence from older versions
 const pingAfter = 20000 // ms without a message before a ping
 const deadAfter = 45000 // ms without a message before the connection is given up
 const offlineProbe = 4000 // ms for an answer to the ping sent when the browser goes offline
+const refreshLead = 60000 // ms before a token's exp when a token function is asked for a fresh one
+const maxTimer = 2 ** 30 // ms, below setTimeout's limit (2^31 − 1)
 
 function noop() {}
 
@@ -55,6 +57,20 @@ function truncate(s, n) {
   return s.slice(0, code >= 0xd800 && code < 0xdc00 ? n - 1 : n)
 }
 
+// tokenExpiry returns the exp of a JWT in milliseconds since 1970, or 0
+// when token is not a JWT with a numeric exp (an opaque token).
+function tokenExpiry(token) {
+  try {
+    let part = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")
+    // atob gives the payload's bytes as Latin-1: exp, a JSON number, reads
+    // the same whatever the other claims hold.
+    let exp = JSON.parse(atob(part)).exp
+    return typeof exp == "number" && isFinite(exp) && exp > 0 ? exp * 1000 : 0
+  } catch {
+    return 0
+  }
+}
+
 // randomClientID returns a prosemirror-collab client id: a positive
 // integer below 2^32, as the reference client uses.
 function randomClientID() {
@@ -79,7 +95,9 @@ function randomClientID() {
 //             selectionchange; a remote update before it would undo it)
 //   token     the credential sent in hello (docs/auth.md): a string, or
 //             a function returning one (or a promise of one), called
-//             before every connection attempt so that it can refresh it
+//             before every connection attempt and, for a JWT with an exp,
+//             again about a minute before it expires, to send the fresh
+//             token in band (a token message) on the open connection
 //   WebSocket the WebSocket class to connect with (default
 //             globalThis.WebSocket; in node, e.g. the ws package's)
 export class CollabClient {
@@ -112,6 +130,9 @@ export class CollabClient {
     this.heartbeat = null
     this.lastMessageAt = 0
     this.users = 0
+    this.sentToken = "" // the token of the connection (its hello's or the last accepted refresh)
+    this.refreshTimer = null // the in-band refresh before sentToken expires
+    this.tokenRequests = new Map() // id of a token message → {token, resolve}
 
     // Step maps of the versions [mapsFrom, mapsFrom + maps.length), to
     // map presence sent at an older version.
@@ -189,9 +210,77 @@ export class CollabClient {
   }
 
   // setToken replaces the token option: the next connection's hello
-  // carries it (the current connection keeps the one it was opened with).
+  // carries it, and an open connection is sent it in band at once
+  // (refreshToken). It returns refreshToken's promise.
   setToken(token) {
     this.token = token ?? null
+    return this.refreshToken()
+  }
+
+  // refreshToken sends the open connection the token option's token (a
+  // function's is asked for a fresh one) in a token message: the server
+  // takes it when it is valid and for the connection's principal, and the
+  // connection then expires with it instead of its hello's token
+  // (docs/protocol.md). It resolves to true when the server took it, and
+  // to false when it refused it (a notice says why), when there is no
+  // connection that has been welcomed (the next hello carries the token),
+  // or when the connection was lost before the answer.
+  async refreshToken() {
+    let ws = this.ws
+    if (!ws || !this.welcomed) return false
+    let token
+    try {
+      token = typeof this.token == "function" ? await this.token() : this.token
+    } catch (e) {
+      this.onNotice("Could not get a fresh token: " + String(e?.message || e))
+      return false
+    }
+    if (ws !== this.ws || !this.welcomed || typeof token != "string" || !token) return false
+    let id = this.nextID++
+    let answer = new Promise(resolve => this.tokenRequests.set(id, { token, resolve }))
+    this.send({ type: "token", id, token })
+    return answer
+  }
+
+  // tokenAnswered settles the token message id: accepted, the token is
+  // the connection's, and the next refresh is planned by its exp.
+  tokenAnswered(id, accepted, text) {
+    let req = this.tokenRequests.get(id)
+    if (!req) return false
+    this.tokenRequests.delete(id)
+    if (accepted) {
+      let later = tokenExpiry(req.token) > tokenExpiry(this.sentToken)
+      this.sentToken = req.token
+      // A token no later than the previous one would only be asked for
+      // again and again: the server closes with 4401 at its exp, and the
+      // reconnection asks the token function for a fresh one.
+      if (later) this.scheduleRefresh()
+    } else {
+      this.onNotice("The server refused the new token: " + text)
+    }
+    req.resolve(accepted)
+    return true
+  }
+
+  // scheduleRefresh plans the in-band refresh of a token function's
+  // token: refreshLead before its exp (half its remaining life when that
+  // is shorter). Nothing for a string token, which only the app can
+  // replace (setToken), or one without exp.
+  scheduleRefresh() {
+    clearTimeout(this.refreshTimer)
+    this.refreshTimer = null
+    let exp = tokenExpiry(this.sentToken)
+    if (typeof this.token != "function" || !exp || !this.welcomed) return
+    let left = exp - Date.now()
+    let wait = left - Math.min(refreshLead, left / 2)
+    if (wait > maxTimer) {
+      this.refreshTimer = setTimeout(() => this.scheduleRefresh(), maxTimer)
+      return
+    }
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = null
+      this.refreshToken()
+    }, Math.max(0, wait))
   }
 
   // reconnectNow drops the connection, or the wait for the next attempt,
@@ -252,6 +341,7 @@ export class CollabClient {
       if (ws !== this.ws) return
       let hello = { type: "hello", version: null, clientID: this.clientID, name: truncate(this.name, 64) }
       if (typeof token == "string" && token) hello.token = token
+      this.sentToken = hello.token || ""
       if (/^#[0-9a-fA-F]{6}$/.test(this.color)) hello.color = this.color
       if (this.state && !this.resync) {
         hello.version = getVersion(this.state)
@@ -284,8 +374,11 @@ export class CollabClient {
     // too big to ever be accepted. Both: start over from its document.
     if (code == 4400 || code == 1009) this.resync = true
     // A policy refusal (1008) is not a server that answers: back off fully.
+    // 4401 (the connection's token expired) reconnects as soon as the
+    // server answers, with the token option's token.
     if (code == 1008) this.reached = false
     let detail = reason || (code == 1006 ? "connection lost" : "closed (" + code + ")")
+    if (code == 4401) detail = "token expired"
     if (code == 1001) detail = "server restarting"
     this.disconnected(detail)
   }
@@ -315,6 +408,11 @@ export class CollabClient {
     this.heartbeat = null
     clearTimeout(this.probeTimer)
     this.probeTimer = null
+    clearTimeout(this.refreshTimer)
+    this.refreshTimer = null
+    let requests = [...this.tokenRequests.values()]
+    this.tokenRequests.clear()
+    for (let req of requests) req.resolve(false)
     if (this.state && presenceKey.getState(this.state).peers.size) {
       this.state = this.state.apply(this.state.tr.setMeta(presenceKey, { reset: true }))
       this.onState(this.state, false)
@@ -345,7 +443,7 @@ export class CollabClient {
   }
 
   handle(msg) {
-    if (this.state && msg.type != "ack" && msg.type != "conflict" && msg.type != "pong") this.flush()
+    if (this.state && msg.type != "ack" && msg.type != "conflict" && msg.type != "pong" && msg.type != "token") this.flush()
     switch (msg.type) {
       case "snapshot": this.loadSnapshot(msg); break
       case "welcome": this.welcome(msg); break
@@ -362,6 +460,7 @@ export class CollabClient {
         }
         break
       case "error": this.refused(msg); break
+      case "token": this.tokenAnswered(msg.id, true); break
       case "presence":
         if (this.welcomed) {
           this.setPeers(msg.version, msg.clients || [], msg.left || [], false)
@@ -423,6 +522,7 @@ export class CollabClient {
     this.status("online")
     clearInterval(this.heartbeat)
     this.heartbeat = setInterval(() => this.checkAlive(), pingAfter / 2)
+    this.scheduleRefresh()
   }
 
   // checkAlive pings a quiet connection and gives up on a dead one (a
@@ -515,6 +615,10 @@ export class CollabClient {
 
   refused(msg) {
     let text = `${msg.message || "error"} (${msg.status || "?"})`
+    if (msg.id != null && this.tokenAnswered(msg.id, false, text)) return
+    // A 401 without id on a welcomed connection: its token expired, and
+    // the close (4401) that follows says so in the status.
+    if (msg.id == null && msg.status == 401 && this.welcomed) return
     if (msg.id == null || !this.inFlight || msg.id != this.inFlight.id) {
       this.onNotice("Server: " + text)
       return

@@ -26,7 +26,8 @@ const client: CollabClient = new CollabClient({
 })
 const n: number = client.unsaved
 const ok: boolean = client.synced
-client.setToken("other")
+const taken: Promise<boolean> = client.setToken("other")
+client.refreshToken().then((accepted: boolean) => console.log(accepted, taken))
 client.setIdentity("Ada", "#000000")
 
 const editor = createEditor(document.body, { url: "ws://x/docs/y/ws", schema, viewProps: { editable: () => true } })

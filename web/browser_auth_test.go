@@ -1,0 +1,92 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pmauthority/pmauthority/auth"
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/schemas"
+	"github.com/pmauthority/pmauthority/server"
+	"github.com/pmauthority/pmauthority/store/memstore"
+	"github.com/pmauthority/pmauthority/web"
+)
+
+// TestBrowserAuth runs test/browser-auth.mjs against a pmauthority with
+// an auth.Policy: a page opened with a read token (#token=…) is
+// read-only, one with an edit token edits, and tokens are replaced in band
+// (the script mints its own with the secret). Skipped as TestBrowser is.
+func TestBrowserAuth(t *testing.T) {
+	node := needBrowser(t)
+	secret := []byte("a secret for the browser test, 32 bytes or more")
+	key, err := auth.SecretKey(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := auth.New(auth.Config{Keys: []auth.Key{key}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := collab.New(collab.Config{
+		Store: memstore.New(),
+		Schemas: func(name string) (*model.Schema, bool) {
+			sc, err := schemas.Get(name)
+			return sc, err == nil
+		},
+		AutoCreate: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	srv, err := server.New(server.Config{Collab: a, Web: web.Handler(), Policy: policy, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mint := func(sub, role string) string {
+		tok, err := auth.Mint(secret, auth.NewClaims(sub, sub, auth.Grants{{Pattern: "d", Role: map[string]auth.Role{
+			"read": auth.RoleRead, "edit": auth.RoleEdit, "admin": auth.RoleAdmin}[role]}}, time.Now(), time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	// The document exists before the reader opens it (creating needs edit).
+	if _, err := a.Get(context.Background(), "d", ""); err != nil {
+		t.Fatal(err)
+	}
+	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(run, node, "test/browser-auth.mjs", "--url", "http://"+ln.Addr().String(),
+		"--read", mint("rita", "read"), "--edit", mint("ed", "edit"), "--admin", mint("ada", "admin"), "--secret", string(secret),
+		"--out", filepath.Join(browserOut(), "auth"), "--chromium", chromiumPath)
+	cmd.WaitDelay = 5 * time.Second
+	output, err := cmd.CombinedOutput()
+	t.Logf("test/browser-auth.mjs:\n%s", output)
+	if errors.Is(run.Err(), context.DeadlineExceeded) {
+		t.Fatal("test/browser-auth.mjs timed out")
+	}
+	if err != nil {
+		t.Fatalf("test/browser-auth.mjs: %v", err)
+	}
+}
