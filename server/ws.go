@@ -59,13 +59,19 @@ func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
 	c.mu.Lock()
 	c.pinger = time.AfterFunc(s.ws.pingInterval(), c.ping)
 	c.mu.Unlock()
-	// The connection is served by a goroutine of its own: this one, which
+	// The connection is served by goroutines of its own: this one, which
 	// holds net/http's request, response and their buffers on a stack
 	// grown by the request's handling, ends, and an idle connection costs
-	// that much less.
+	// that much less. The hello, whose handling runs deep (policy point,
+	// join, the document's first push), is served by one goroutine and
+	// the rest by a fresh one, started once the connection joined its
+	// hub: an idle connection's goroutine keeps the small stack that
+	// reading frames needs, not the largest it ever grew to (stacks
+	// shrink only at a GC, which an idle server rarely runs).
 	go func() {
-		defer s.unregisterWS(c)
-		c.serve()
+		if c.serve(true) {
+			go c.serve(false)
+		}
 	}()
 }
 
@@ -115,31 +121,35 @@ var wsBuffers sync.Pool // of *[]byte
 // maxPooledWSBuffer is the largest read buffer kept for reuse.
 const maxPooledWSBuffer = 64 << 10
 
-// serve reads and answers c's messages until the connection ends, then
-// takes c out of its hub.
-func (c *wsConn) serve() {
-	hello := time.AfterFunc(wsHelloTimeout, func() {
-		if c.hub.Load() == nil {
-			c.closeAfterQueue(websocket.StatusPolicyViolation, "no hello")
-		}
-	})
+// serve reads and answers c's messages until the connection ends or,
+// with untilJoined, until it joined its hub (or fails to say hello in
+// time). It reports whether the connection goes on (only then has it
+// joined); when it ends, serve takes c out of its hub and the server.
+func (c *wsConn) serve(untilJoined bool) (goesOn bool) {
+	var hello *time.Timer
+	if untilJoined {
+		hello = time.AfterFunc(wsHelloTimeout, func() {
+			if c.hub.Load() == nil {
+				c.closeAfterQueue(websocket.StatusPolicyViolation, "no hello")
+			}
+		})
+		defer hello.Stop()
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			// A bug, which must not take the server down; the connection
 			// ends (its peer sees 1006) and the others go on.
 			c.s.log.Error("panic serving a WebSocket", "doc", c.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			goesOn = false
 		}
-		hello.Stop()
-		if h := c.hub.Load(); h != nil {
-			h.leave(c)
-			c.s.releaseHub(h)
+		if !goesOn {
+			c.end()
 		}
-		c.abort()
 	}()
 	for {
 		typ, rd, err := c.ws.Reader(context.Background())
 		if err != nil {
-			return
+			return false
 		}
 		bp, _ := wsBuffers.Get().(*[]byte)
 		if bp == nil {
@@ -165,9 +175,22 @@ func (c *wsConn) serve() {
 			wsBuffers.Put(bp)
 		}
 		if err != nil {
-			return // over the read limit, coder/websocket closed with 1009
+			return false // over the read limit, coder/websocket closed with 1009
+		}
+		if untilJoined && c.hub.Load() != nil {
+			return true
 		}
 	}
+}
+
+// end takes c, whose connection ended, out of its hub and the server.
+func (c *wsConn) end() {
+	if h := c.hub.Load(); h != nil {
+		h.leave(c)
+		c.s.releaseHub(h)
+	}
+	c.abort()
+	c.s.unregisterWS(c)
 }
 
 // handle answers one message. Every message passes the policy point
