@@ -54,6 +54,17 @@ type Config struct {
 	// MaxDocSize bounds a document's content size in positions (default
 	// 10,000,000).
 	MaxDocSize int
+	// MaxDocuments bounds the documents of the store (default 100,000):
+	// creating one more fails with an error matching
+	// ErrTooManyDocuments. The store's documents are counted at the
+	// first creation, then the Authority's creations and deletions (an
+	// approximation when other writers share the store).
+	MaxDocuments int
+	// MaxCreatesPerHour bounds the documents that one user (the user of
+	// Get, Events and Submit) creates by using them, with AutoCreate:
+	// that many per hour on average and at once (default 1,000). Over
+	// it, the request fails with a *RateError.
+	MaxCreatesPerHour int
 	// Strict also checks documents against their schema as Node.check()
 	// does (content, marks, attributes), which the steps do not: a
 	// submission whose steps make the document invalid is refused with a
@@ -119,6 +130,10 @@ const (
 	// The limits' defaults are the one set of apply.Limits.
 	DefaultMaxSteps   = apply.DefaultMaxSteps
 	DefaultMaxDocSize = apply.DefaultMaxDocSize
+	// DefaultMaxDocuments is Config.MaxDocuments' default.
+	DefaultMaxDocuments = 100_000
+	// DefaultMaxCreatesPerHour is Config.MaxCreatesPerHour's default.
+	DefaultMaxCreatesPerHour = 1000
 )
 
 // Authority is the central authority of many collaboratively edited
@@ -149,6 +164,8 @@ type Authority struct {
 	usersTimers atomic.Int64
 
 	commits *commitQueue // nil without Config.AfterCommit
+
+	creations creations // against MaxDocuments and MaxCreatesPerHour (creations.go)
 
 	// Notices of a store.Notifier (notify.go); unsubscribe is nil
 	// without one. shared is set with one: other writers may share the
@@ -202,6 +219,12 @@ func New(cfg Config) (*Authority, error) {
 	}
 	if cfg.MaxDocSize <= 0 {
 		cfg.MaxDocSize = DefaultMaxDocSize
+	}
+	if cfg.MaxDocuments <= 0 {
+		cfg.MaxDocuments = DefaultMaxDocuments
+	}
+	if cfg.MaxCreatesPerHour <= 0 {
+		cfg.MaxCreatesPerHour = DefaultMaxCreatesPerHour
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -351,7 +374,8 @@ func (a *Authority) unloadIdle() {
 
 // acquire returns the document id, loading it (or creating it, with
 // AutoCreate) when it is not loaded, and holds it loaded until release.
-func (a *Authority) acquire(ctx context.Context, id string) (*document, error) {
+// A document created is created for user (see allowCreate).
+func (a *Authority) acquire(ctx context.Context, id, user string) (*document, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -369,7 +393,7 @@ func (a *Authority) acquire(ctx context.Context, id string) (*document, error) {
 		d.refs = 1
 		a.docs[id] = d
 		a.mu.Unlock()
-		a.load(ctx, d)
+		a.load(ctx, d, user)
 	} else {
 		d.refs++
 		a.mu.Unlock()
@@ -390,10 +414,10 @@ func (a *Authority) acquire(ctx context.Context, id string) (*document, error) {
 // load loads (or creates) d, which acquire just added, and signals
 // whoever waits for it. A failed load leaves the map, so that the next
 // request tries again.
-func (a *Authority) load(ctx context.Context, d *document) {
+func (a *Authority) load(ctx context.Context, d *document, user string) {
 	// The load serves every request waiting for the document, not only
 	// the one that started it.
-	st, snapVer, err := a.open(context.WithoutCancel(ctx), d.id)
+	st, snapVer, err := a.open(context.WithoutCancel(ctx), d.id, user)
 	a.mu.Lock()
 	if err != nil {
 		d.err = err
@@ -529,7 +553,13 @@ func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *mode
 	if loaded {
 		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
 	}
+	if err := a.allowCreate(ctx, id, ""); err != nil {
+		return err
+	}
 	err = a.store.Create(ctx, id, schemaName, doc.AppendJSON(nil), commentLog{}.appendMeta(nil))
+	if err != nil {
+		a.createFailed()
+	}
 	if errors.Is(err, store.ErrExists) {
 		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
 	}
@@ -606,6 +636,9 @@ func (a *Authority) Delete(ctx context.Context, id string) error {
 		}
 	}
 	err := a.store.Delete(ctx, id)
+	if err == nil {
+		a.deleted()
+	}
 	if d != nil && d.err == nil && (err == nil || errors.Is(err, store.ErrNotFound)) {
 		a.remove(d)
 	}
