@@ -13,7 +13,7 @@ const (
 	DefaultMaxClientConns = 256
 	DefaultMaxWSMessages  = 200
 	DefaultMaxPresence    = 20
-	DefaultMaxSubmissions = 200
+	DefaultMaxSubmissions = 500
 )
 
 // Limits bound the work one request may ask for. Every limit answers with

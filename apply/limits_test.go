@@ -11,7 +11,7 @@ import (
 func TestLimitsWithDefaults(t *testing.T) {
 	d := DefaultLimits()
 	want := Limits{MaxBodyBytes: 8 << 20, MaxSteps: 1000, MaxDocSize: 10_000_000, MaxDepth: 512, MaxHeaderBytes: 64 << 10,
-		MaxConns: 10_000, MaxClientConns: 256, MaxWSMessages: 200, MaxPresence: 20, MaxSubmissions: 200}
+		MaxConns: 10_000, MaxClientConns: 256, MaxWSMessages: 200, MaxPresence: 20, MaxSubmissions: 500}
 	if d != want {
 		t.Errorf("DefaultLimits() = %+v, want %+v", d, want)
 	}

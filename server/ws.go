@@ -18,6 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/ratelimit"
 	"github.com/pmauthority/pmauthority/internal/readbuf"
 )
 
@@ -32,7 +33,13 @@ const wsHelloTimeout = 30 * time.Second
 // WebSocket that speaks docs/protocol.md until either side closes it. The
 // route is not authorized before: the connection's hello is (hello).
 func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
-	c := &wsConn{s: s, user: s.user(r), id: id, upgrade: r, anchor: -1, head: -1}
+	c := &wsConn{s: s, user: s.client(r, Principal{}), id: id, upgrade: r, anchor: -1, head: -1}
+	// Counted by address: the principal is known at the hello (which
+	// counts the connection as the principal's, hello).
+	if err := s.takeConn(c.user); err != nil {
+		s.fail(x, err)
+		return
+	}
 	c.lastRead.Store(time.Now().UnixNano())
 	ws, err := websocket.Accept(smallBuffers{x, c}, r, &websocket.AcceptOptions{
 		Subprotocols:   []string{WSSubprotocol},
@@ -48,11 +55,13 @@ func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
 	if err != nil {
 		// Accept answered already (426, 400, 403 …).
 		x.err = err.Error()
+		s.dropConn(c.user)
 		return
 	}
 	c.ws = ws
 	ws.SetReadLimit(s.limits.MaxBodyBytes)
-	if !s.registerWS(c) {
+	if !s.registerWS(c) { // from now on, unregisterWS drops the connection
+		s.dropConn(c.user)
 		ws.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
@@ -196,7 +205,16 @@ func (c *wsConn) end() {
 // handle answers one message. Every message passes the policy point
 // with the connection's principal (anonymous before the hello): the hello
 // (hello), steps (submit), presence and ping for ActionRead.
+//
+// A connection that sends more than Limits.MaxWSMessages per second
+// (twice as many in a burst) gets error 429 and is closed with 4029.
 func (c *wsConn) handle(data []byte) {
+	if ok, _ := c.rate.Take(c.s.now(), float64(c.s.limits.MaxWSMessages), 2*float64(c.s.limits.MaxWSMessages)); !ok {
+		c.sendError(nil, http.StatusTooManyRequests, -1,
+			"too many messages: over "+strconv.Itoa(c.s.limits.MaxWSMessages)+" per second (serve --max-ws-messages)")
+		c.closeAfterQueue(wsCloseTooManyRequests, "too many messages")
+		return
+	}
 	var m wsMessage
 	if problem := m.decode(data, c.s.limits.MaxDepth); problem != "" {
 		c.sendError(nil, http.StatusBadRequest, -1, problem)
@@ -286,6 +304,10 @@ func (c *wsConn) hello(m *wsMessage) {
 		return
 	}
 	c.principal = p
+	if p.ID != "" && p.ID != c.user {
+		c.s.moveConn(c.user, p.ID)
+		c.user = p.ID
+	}
 	c.clientID, c.ident = id, ident
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)
@@ -304,7 +326,11 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 	s := c.s
 	sc := s.getCollabScratch()
 	defer s.putCollabScratch(sc, len(data))
-	sub, _, err := s.decodeSubmission(sc, data)
+	err := s.takeSubmission(c.user)
+	var sub collab.Submission
+	if err == nil {
+		sub, _, err = s.decodeSubmission(sc, data)
+	}
 	if err == nil {
 		a := ActionEdit
 		if len(sub.Steps) == 0 {
@@ -369,7 +395,60 @@ func (c *wsConn) presence(h *wsHub, m *wsMessage) {
 		c.sendError(nil, http.StatusBadRequest, -1, "invalid presence: "+problem)
 		return
 	}
-	if !h.setPresence(c, version, int(anchor), int(head)) {
+	c.throttlePresence(h, version, int(anchor), int(head))
+}
+
+// presenceThrottle coalesces the presence of a connection that sends more
+// than Limits.MaxPresence per second (as many in a burst): beyond, the
+// latest selection waits, replaced by each newer one, until the rate
+// allows it. A connection has one once it sends presence.
+type presenceThrottle struct {
+	mu      sync.Mutex
+	bucket  ratelimit.Bucket
+	pending bool // a selection waits for the timer
+	version int64
+	anchor  int
+	head    int
+}
+
+// throttlePresence stores c's selection in h now, or, when c sends
+// presence faster than Limits.MaxPresence, once the rate allows it
+// (presenceThrottle).
+func (c *wsConn) throttlePresence(h *wsHub, version int64, anchor, head int) {
+	if c.pres == nil {
+		c.pres = new(presenceThrottle)
+	}
+	p := c.pres
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.pending {
+		rate := float64(c.s.limits.MaxPresence)
+		ok, wait := p.bucket.Take(c.s.now(), rate, rate)
+		if ok {
+			c.storePresence(h, version, anchor, head)
+			return
+		}
+		p.pending = true
+		time.AfterFunc(wait, func() { c.flushPresence(h) })
+	}
+	p.version, p.anchor, p.head = version, anchor, head
+}
+
+// flushPresence stores the selection that waited in c's presenceThrottle.
+func (c *wsConn) flushPresence(h *wsHub) {
+	p := c.pres
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rate := float64(c.s.limits.MaxPresence)
+	p.bucket.Take(c.s.now(), rate, rate)
+	p.pending = false
+	c.storePresence(h, p.version, p.anchor, p.head)
+}
+
+// storePresence stores c's selection in h, or answers a position outside
+// the document with an error.
+func (c *wsConn) storePresence(h *wsHub, version int64, anchor, head int) {
+	if !h.setPresence(c, version, anchor, head) {
 		c.sendError(nil, http.StatusBadRequest, -1, "invalid presence: a position is outside the document at version "+strconv.FormatInt(version, 10))
 	}
 }

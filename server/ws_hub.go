@@ -36,8 +36,9 @@ const (
 
 // Close codes of the protocol beyond RFC 6455's.
 const (
-	wsCloseTooSlow        websocket.StatusCode = 4008
-	wsCloseInvalidVersion websocket.StatusCode = 4400
+	wsCloseTooSlow         websocket.StatusCode = 4008
+	wsCloseTooManyRequests websocket.StatusCode = 4029
+	wsCloseInvalidVersion  websocket.StatusCode = 4400
 )
 
 // wsHubs holds the WebSocket connections of a Server and one hub per
@@ -104,6 +105,7 @@ func (s *Server) unregisterWS(c *wsConn) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	delete(hs.conns, c)
+	s.dropConn(c.user)
 	if hs.closing && len(hs.conns) == 0 && hs.drained != nil {
 		close(hs.drained)
 		hs.drained = nil
