@@ -173,10 +173,10 @@ func TestPresenceThrottle(t *testing.T) {
 
 // TestDocumentLimits: over HTTP and WebSocket, a client creating more
 // documents than collab.Config.MaxCreatesPerHour gets 429 with
-// Retry-After, and creations beyond
+// Retry-After (WebSocket: error 429, close 4029), and creations beyond
 // collab.Config.MaxDocuments get 507 (WebSocket: error 507, close 1008).
 func TestDocumentLimits(t *testing.T) {
-	e := newWS(t, Config{}, collab.Config{MaxCreatesPerHour: 2, MaxDocuments: 4}, nil)
+	e := newWS(t, Config{}, collab.Config{MaxCreatesPerHour: 2, MaxDocuments: 5}, nil)
 	for _, id := range []string{"a", "b"} {
 		e.mustGet(t, "/docs/"+id)
 	}
@@ -190,15 +190,23 @@ func TestDocumentLimits(t *testing.T) {
 		c.hello(0, "1")
 		return c
 	}
-	for _, id := range []string{"c", "d"} { // another client
-		if status, body := e.requestFrom(t, "10.0.0.6", "GET", "/docs/"+id, ""); status != 200 {
-			t.Fatalf("another client: %d %s", status, body)
-		}
+	for _, id := range []string{"c", "d"} { // another client: 127.0.0.1
+		hello(id).next("welcome")
+	}
+	c := hello("e")
+	if m := c.next("error"); m.Status != 429 {
+		t.Fatalf("error %s, want 429", m.raw)
+	}
+	if code, _ := c.closed(0); code != wsCloseTooManyRequests {
+		t.Fatalf("closed with %d, want 4029", code)
+	}
+	if status, body := e.requestFrom(t, "10.0.0.6", "GET", "/docs/e", ""); status != 200 {
+		t.Fatalf("the fifth document: %d %s", status, body)
 	}
 	if w := e.serve("10.0.0.7", "GET", "/docs/f", "", nil); w.Code != 507 || !strings.Contains(w.Body.String(), "--max-documents") {
-		t.Fatalf("a fifth document: %d %s, want 507 naming --max-documents", w.Code, w.Body)
+		t.Fatalf("a sixth document: %d %s, want 507 naming --max-documents", w.Code, w.Body)
 	}
-	c := hello("f")
+	c = hello("f")
 	if m := c.next("error"); m.Status != 507 {
 		t.Fatalf("error %s, want 507", m.raw)
 	}

@@ -240,9 +240,10 @@ func (h *wsHub) stop() {
 }
 
 // start reads the document's state and starts run. It is called with mu
-// held, by the first join.
-func (h *wsHub) start(ctx context.Context) error {
-	st, err := h.s.collab.Get(ctx, h.id, "")
+// held, by the first join, for its connection's user: a document that
+// does not exist is created for that user (collab's MaxCreatesPerHour).
+func (h *wsHub) start(ctx context.Context, user string) error {
+	st, err := h.s.collab.Get(ctx, h.id, user)
 	if err != nil {
 		return err
 	}
@@ -458,7 +459,7 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 		return
 	}
 	if !h.started && h.err == nil {
-		if err := h.start(ctx); err != nil {
+		if err := h.start(ctx, c.user); err != nil {
 			c.fail(err)
 			return
 		}
