@@ -146,8 +146,8 @@ func TestSubmissionRate(t *testing.T) {
 }
 
 // TestPresenceThrottle: presence beyond Limits.MaxPresence per second is
-// coalesced: the others get the latest selection once the rate allows it,
-// not each one, and the sender no error.
+// coalesced: the server stores the first selection at once, then only the
+// latest, once the rate allows it, not each one, and it is no error.
 func TestPresenceThrottle(t *testing.T) {
 	e := newWS(t, Config{Limits: Limits{MaxPresence: 1}}, collab.Config{}, func(hs *wsHubs) { hs.presenceEvery = time.Millisecond })
 	e.s.now = e.clock.Now
@@ -157,9 +157,14 @@ func TestPresenceThrottle(t *testing.T) {
 	for pos := 1; pos <= 6; pos++ {
 		b.send(fmt.Sprintf(`{"type":"presence","version":1,"anchor":%d,"head":%d}`, pos, pos))
 	}
+	// The pong comes after the presence messages are handled: the server
+	// has stored the first selection, the latest waits.
 	b.send(`{"type":"ping","id":1}`)
 	if m := b.nextSkipping("pong"); string(m.ID) != "1" {
 		t.Fatalf("b got %s", m.raw)
+	}
+	if anchor := e.s.wsSelection(`"b"`); anchor != 1 {
+		t.Fatalf("b's stored selection is at %d, want 1 (the first; the others coalesced)", anchor)
 	}
 	var seen []int
 	for len(seen) == 0 || seen[len(seen)-1] != 6 {
@@ -169,6 +174,21 @@ func TestPresenceThrottle(t *testing.T) {
 	if fmt.Sprint(seen) != "[1 6]" {
 		t.Fatalf("a saw b at %v, want [1 6] (the first, then the latest)", seen)
 	}
+}
+
+// wsSelection returns the anchor of the stored selection of the
+// WebSocket whose client id is clientID (JSON).
+func (s *Server) wsSelection(clientID string) int {
+	s.ws.mu.Lock()
+	defer s.ws.mu.Unlock()
+	for c := range s.ws.conns {
+		if h := c.hub.Load(); h != nil && string(c.clientID) == clientID {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return c.anchor
+		}
+	}
+	return -2
 }
 
 // TestDocumentLimits: over HTTP and WebSocket, a client creating more
