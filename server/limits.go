@@ -76,17 +76,23 @@ func (s *Server) dropConn(client string) {
 }
 
 // moveConn counts a connection of from as one of to (a WebSocket whose
-// hello authenticated a principal).
-func (s *Server) moveConn(from, to string) {
+// hello authenticated a principal), or refuses, leaving it from's, with a
+// *collab.RateError when to holds Limits.MaxClientConns already.
+func (s *Server) moveConn(from, to string) error {
 	c := &s.conns
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.perClient[to] >= s.limits.MaxClientConns {
+		return &collab.RateError{RetryAfter: retryAfterConns,
+			Msg: "too many connections of this principal: over the limit of " + strconv.Itoa(s.limits.MaxClientConns) + " (serve --max-client-conns)"}
+	}
 	if n := c.perClient[from] - 1; n > 0 {
 		c.perClient[from] = n
 	} else {
 		delete(c.perClient, from)
 	}
 	c.perClient[to]++
+	return nil
 }
 
 // takeSubmission counts a submission of client against

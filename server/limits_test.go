@@ -252,3 +252,30 @@ func TestClientIsPrincipal(t *testing.T) {
 		t.Errorf("IPv6: %q, want its /64", got)
 	}
 }
+
+// TestPrincipalConnLimit: a WebSocket is counted by address at the
+// upgrade, then as its principal's from the hello on; a principal over
+// Limits.MaxClientConns, from any address, gets error 429 and close 4029.
+func TestPrincipalConnLimit(t *testing.T) {
+	e := newWS(t, Config{TrustProxy: true, Policy: &testPolicy{}, Limits: Limits{MaxClientConns: 1}}, collab.Config{}, nil)
+	hello := func(ip, token string) *wsClient {
+		c, status, _ := e.dialFrom(t, ip, "d")
+		if status != 101 {
+			t.Fatalf("dial from %s: %d", ip, status)
+		}
+		wc := &wsClient{t: t, c: c}
+		wc.send(`{"type":"hello","version":0,"commentVersion":0,"clientID":1,"token":"` + token + `"}`)
+		return wc
+	}
+	hello("10.0.0.1", "alice").next("welcome")
+	// 10.0.0.1 holds no connection now: alice does.
+	hello("10.0.0.1", "bob").next("welcome")
+	c := hello("10.0.0.2", "alice")
+	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "--max-client-conns") {
+		t.Fatalf("error %s, want 429 naming --max-client-conns", m.raw)
+	}
+	if code, _ := c.closed(0); code != wsCloseTooManyRequests {
+		t.Fatalf("closed with %d, want 4029", code)
+	}
+	waitFor(t, func() bool { return e.s.connTotal() == 2 })
+}

@@ -305,7 +305,10 @@ func (c *wsConn) hello(m *wsMessage) {
 	}
 	c.principal = p
 	if p.ID != "" && p.ID != c.user {
-		c.s.moveConn(c.user, p.ID)
+		if err := c.s.moveConn(c.user, p.ID); err != nil {
+			c.fail(err)
+			return
+		}
 		c.user = p.ID
 	}
 	c.clientID, c.ident = id, ident
