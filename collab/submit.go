@@ -80,7 +80,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 			return Result{}, err
 		}
 	}
-	d, err := a.acquire(ctx, id)
+	d, err := a.acquire(ctx, id, user)
 	if err != nil {
 		return Result{}, err
 	}
