@@ -10,6 +10,11 @@ const (
 	DefaultMaxDocBytes    = 4 << 20
 	DefaultMaxDepth       = jsonscan.DefaultMaxDepth
 	DefaultMaxHeaderBytes = 64 << 10
+	DefaultMaxConns       = 10_000
+	DefaultMaxClientConns = 256
+	DefaultMaxWSMessages  = 200
+	DefaultMaxPresence    = 20
+	DefaultMaxSubmissions = 500
 )
 
 // Limits bound the work one request may ask for. Every limit answers with
@@ -38,6 +43,27 @@ type Limits struct {
 	MaxDepth int
 	// MaxHeaderBytes is the largest request header, in bytes.
 	MaxHeaderBytes int
+
+	// The server's connection and rate limits (the apply request does
+	// not use them). A client is the principal when the policy
+	// authenticated one, else the client's address.
+
+	// MaxConns is the most WebSocket connections and waiting long polls
+	// the server holds at once, from all clients.
+	MaxConns int
+	// MaxClientConns is the most of them one client holds at once.
+	MaxClientConns int
+	// MaxWSMessages is how many messages a WebSocket client may send per
+	// second, on average (twice as many in a burst).
+	MaxWSMessages int
+	// MaxPresence is how many presence messages of a WebSocket are
+	// handled per second (as many in a burst); those beyond are
+	// coalesced: the latest is handled once the rate allows.
+	MaxPresence int
+	// MaxSubmissions is how many submissions (POST /docs/{id}/events,
+	// WebSocket steps) one client may make per second, on average (twice
+	// as many in a burst).
+	MaxSubmissions int
 }
 
 // DefaultLimits returns the default limits.
@@ -49,6 +75,11 @@ func DefaultLimits() Limits {
 		MaxDocBytes:    DefaultMaxDocBytes,
 		MaxDepth:       DefaultMaxDepth,
 		MaxHeaderBytes: DefaultMaxHeaderBytes,
+		MaxConns:       DefaultMaxConns,
+		MaxClientConns: DefaultMaxClientConns,
+		MaxWSMessages:  DefaultMaxWSMessages,
+		MaxPresence:    DefaultMaxPresence,
+		MaxSubmissions: DefaultMaxSubmissions,
 	}
 }
 
@@ -73,6 +104,21 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxHeaderBytes <= 0 {
 		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	if l.MaxConns <= 0 {
+		l.MaxConns = d.MaxConns
+	}
+	if l.MaxClientConns <= 0 {
+		l.MaxClientConns = d.MaxClientConns
+	}
+	if l.MaxWSMessages <= 0 {
+		l.MaxWSMessages = d.MaxWSMessages
+	}
+	if l.MaxPresence <= 0 {
+		l.MaxPresence = d.MaxPresence
+	}
+	if l.MaxSubmissions <= 0 {
+		l.MaxSubmissions = d.MaxSubmissions
 	}
 	return l
 }

@@ -85,6 +85,17 @@ type Config struct {
 	// MaxComments bounds the number of comments of one document (default
 	// 10,000).
 	MaxComments int
+	// MaxDocuments bounds the documents of the store (default 100,000):
+	// creating one more fails with an error matching
+	// ErrTooManyDocuments. The store's documents are counted at the
+	// first creation, then the Authority's creations and deletions (an
+	// approximation when other writers share the store).
+	MaxDocuments int
+	// MaxCreatesPerHour bounds the documents that one user (the user of
+	// Get, Events and Submit) creates by using them, with AutoCreate:
+	// that many per hour on average and at once (default 1,000). Over
+	// it, the request fails with a *RateError.
+	MaxCreatesPerHour int
 	// Strict also checks documents against their schema as Node.check()
 	// does (content, marks, attributes), which the steps do not: a
 	// submission whose steps make the document invalid is refused with a
@@ -155,6 +166,10 @@ const (
 	DefaultMaxCommentBytes = 1 << 20
 	DefaultMaxCommentText  = 64 << 10
 	DefaultMaxComments     = 10_000
+	// DefaultMaxDocuments is Config.MaxDocuments' default.
+	DefaultMaxDocuments = 100_000
+	// DefaultMaxCreatesPerHour is Config.MaxCreatesPerHour' default.
+	DefaultMaxCreatesPerHour = 1000
 )
 
 // Authority is the central authority of many collaboratively edited
@@ -186,6 +201,8 @@ type Authority struct {
 	usersTimers atomic.Int64
 
 	commits *commitQueue // nil without Config.AfterCommit
+
+	creations creations // against MaxDocuments and MaxCreatesPerHour (creations.go)
 
 	// Notices of a store.Notifier (notify.go); unsubscribe is nil
 	// without one.
@@ -254,6 +271,12 @@ func New(cfg Config) (*Authority, error) {
 	}
 	if cfg.MaxComments <= 0 {
 		cfg.MaxComments = DefaultMaxComments
+	}
+	if cfg.MaxDocuments <= 0 {
+		cfg.MaxDocuments = DefaultMaxDocuments
+	}
+	if cfg.MaxCreatesPerHour <= 0 {
+		cfg.MaxCreatesPerHour = DefaultMaxCreatesPerHour
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -415,7 +438,8 @@ func (a *Authority) unload(d *document, idle func(d *document, now time.Time) bo
 
 // acquire returns the document id, loading it (or creating it, with
 // AutoCreate) when it is not loaded, and holds it loaded until release.
-func (a *Authority) acquire(ctx context.Context, id string) (*document, error) {
+// A document created is created for user (see allowCreate).
+func (a *Authority) acquire(ctx context.Context, id, user string) (*document, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -433,7 +457,7 @@ func (a *Authority) acquire(ctx context.Context, id string) (*document, error) {
 		d.refs = 1
 		a.docs[id] = d
 		a.mu.Unlock()
-		a.load(ctx, d)
+		a.load(ctx, d, user)
 	} else {
 		d.refs++
 		a.mu.Unlock()
@@ -454,10 +478,10 @@ func (a *Authority) acquire(ctx context.Context, id string) (*document, error) {
 // load loads (or creates) d, which acquire just added, and signals
 // whoever waits for it. A failed load leaves the map, so that the next
 // request tries again.
-func (a *Authority) load(ctx context.Context, d *document) {
+func (a *Authority) load(ctx context.Context, d *document, user string) {
 	// The load serves every request waiting for the document, not only
 	// the one that started it.
-	st, snapVer, err := a.open(context.WithoutCancel(ctx), d.id)
+	st, snapVer, err := a.open(context.WithoutCancel(ctx), d.id, user)
 	if err == nil {
 		err = a.admit(d, st.memSize())
 	}
@@ -596,7 +620,13 @@ func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *mode
 	if loaded {
 		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
 	}
+	if err := a.allowCreate(ctx, id, ""); err != nil {
+		return err
+	}
 	err = a.store.Create(ctx, id, schemaName, doc.AppendJSON(nil), commentLog{}.appendMeta(nil))
+	if err != nil {
+		a.createFailed()
+	}
 	if errors.Is(err, store.ErrExists) {
 		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
 	}
@@ -676,6 +706,9 @@ func (a *Authority) Delete(ctx context.Context, id string) error {
 		}
 	}
 	err := a.store.Delete(ctx, id)
+	if err == nil {
+		a.deleted()
+	}
 	if d != nil && d.err == nil && (err == nil || errors.Is(err, store.ErrNotFound)) {
 		a.remove(d)
 	}

@@ -189,12 +189,22 @@ func (d *document) state() docState {
 }
 
 // open loads the document id, or creates it when it does not exist and
-// Config.AutoCreate is on, with the content that Config.OnLoad gives.
-func (a *Authority) open(ctx context.Context, id string) (st docState, snapVer int64, err error) {
+// Config.AutoCreate is on, with the content that Config.OnLoad gives, for
+// user (within the creation limits, allowCreate).
+func (a *Authority) open(ctx context.Context, id, user string) (st docState, snapVer int64, err error) {
 	st, snapVer, err = a.loadState(ctx, id)
 	if !errors.Is(err, ErrNotFound) || !a.cfg.AutoCreate {
 		return st, snapVer, err
 	}
+	if err := a.allowCreate(ctx, id, user); err != nil {
+		return st, 0, err
+	}
+	created := false
+	defer func() {
+		if !created {
+			a.createFailed()
+		}
+	}()
 	schemaName := a.cfg.DefaultSchema
 	var node *model.Node
 	if a.cfg.OnLoad != nil {
@@ -222,6 +232,7 @@ func (a *Authority) open(ctx context.Context, id string) (st docState, snapVer i
 	if err != nil {
 		return st, 0, storeFailed(err, "collab: create %q", id)
 	}
+	created = true
 	return docState{schema: schema, schemaName: schemaName, node: node}, 0, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Errors that callers branch on. The texts of ErrConflict and
@@ -28,6 +29,9 @@ var (
 	ErrNotFound = errors.New("document not found")
 	// ErrExists is returned by Create for a document that exists.
 	ErrExists = errors.New("document already exists")
+	// ErrTooManyDocuments is matched by the refusal to create a document
+	// when the store holds Config.MaxDocuments (HTTP 507).
+	ErrTooManyDocuments = errors.New("too many documents")
 	// ErrInvalidRequest is wrapped by the errors for a malformed request:
 	// a bad client id, a comment event that does not fit the document, an
 	// unknown schema (HTTP 400). Their texts say what is wrong.
@@ -117,6 +121,18 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("%s over the limit: %d > %d", e.What, e.Value, e.Limit)
 }
+
+// RateError is a request refused because its client goes over a rate
+// or connection limit (HTTP 429, with Retry-After): it may try again
+// after RetryAfter. Nothing changed.
+type RateError struct {
+	// Msg names the limit, and the flag that sets it.
+	Msg string
+	// RetryAfter is how long the client should wait.
+	RetryAfter time.Duration
+}
+
+func (e *RateError) Error() string { return e.Msg }
 
 // RefusedError is a submission refused by Config.BeforeSubmit: Err is the
 // hook's error, whose text is the answer's message. It matches

@@ -32,7 +32,7 @@ type State struct {
 // creating it, with Config.AutoCreate) when needed, and counts user (when
 // not empty) as one of its users.
 func (a *Authority) Get(ctx context.Context, id, user string) (State, error) {
-	d, err := a.acquire(ctx, id)
+	d, err := a.acquire(ctx, id, user)
 	if err != nil {
 		return State{}, err
 	}
@@ -120,7 +120,7 @@ type Events struct {
 // without a user (such as a relay that pushes to clients of its own, and
 // is no user itself) waits only for steps and comment events.
 func (a *Authority) Events(ctx context.Context, id, user string, version, commentVersion int64, wait bool) (Events, error) {
-	d, err := a.acquire(ctx, id)
+	d, err := a.acquire(ctx, id, user)
 	if err != nil {
 		return Events{}, err
 	}

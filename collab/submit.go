@@ -80,7 +80,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 			return Result{}, err
 		}
 	}
-	d, err := a.acquire(ctx, id)
+	d, err := a.acquire(ctx, id, user)
 	if err != nil {
 		return Result{}, err
 	}
@@ -115,7 +115,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		return Result{}, ErrConflict
 	}
 
-	next, records, err := a.applySteps(st, s.Steps, clientID, a.cfg.BeforeSubmit != nil)
+	next, records, err := a.applySteps(st, s.Steps, clientID, s.Author, a.cfg.BeforeSubmit != nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -292,8 +292,8 @@ type applied struct {
 
 // applySteps decodes and applies steps to st and returns the new state
 // (comments mapped through the steps, and the decoded steps when keep is
-// set) and the steps to append.
-func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, keep bool) (applied, []store.Step, error) {
+// set) and the steps to append, by clientID and author.
+func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, author string, keep bool) (applied, []store.Step, error) {
 	if len(steps) == 0 {
 		return applied{docState: st}, nil, nil
 	}
@@ -347,7 +347,7 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, k
 	start := 0
 	for i, end := range ends {
 		js := all[start:end:end]
-		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: clientID, Time: now}
+		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: clientID, Author: author, Time: now}
 		added[i] = StepRecord{JSON: js, ClientID: clientID, Map: maps[i], Size: sizes[i]}
 		start = end
 	}

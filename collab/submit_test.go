@@ -473,3 +473,23 @@ func TestSharedStore(t *testing.T) {
 	}
 	var _ store.Store = st
 }
+
+// TestSubmitAuthor: each step is stored with its submission's author
+// (none when the submission names none).
+func TestSubmitAuthor(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	a := newAuthority(t, st, collab.Config{})
+	mustGet(t, a, "d")
+	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "ab"), insert(3, "c")), Author: "ann"})
+	mustSubmit(t, a, "d", collab.Submission{Version: 2, Steps: steps(insert(1, "x"))})
+	stored, err := st.Steps(ctx, "d", 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"ann", "ann", ""} {
+		if stored[i].Author != want {
+			t.Errorf("step %d stored with author %q, want %q", i+1, stored[i].Author, want)
+		}
+	}
+}

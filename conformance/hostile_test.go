@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // The hostile-input suite runs the real binary and attacks it the way a
@@ -875,4 +877,146 @@ func TestHostileCgroup(t *testing.T) {
 		t.Errorf("/healthz after the bombs: %d %v", s, err)
 	}
 	p.stop()
+}
+
+// TestHostileLimits floods the real binary, run with low limits, from one
+// client: WebSockets over --max-client-conns, messages over
+// --max-ws-messages, submissions over --max-submissions, new documents
+// over --max-creates and, from many clients (--trust-proxy), over
+// --max-documents. Each is refused with its status (429 with
+// Retry-After, 507) or close code (4029), and the server goes on serving.
+func TestHostileLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	bin := hostileBinary(t)
+	p := startHostile(t, bin, t.TempDir(), nil, "--trust-proxy", "--max-client-conns", "3", "--max-ws-messages", "1",
+		"--max-submissions", "1", "--max-creates", "3", "--max-documents", "6")
+	ws := func(id string) string {
+		return "GET /docs/" + id + "/ws HTTP/1.1\r\nHost: " + p.addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+			"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: pmauthority.v1\r\n\r\n"
+	}
+	dial := func(id string) (net.Conn, int, string) {
+		c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, ws(id))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+
+	// Connections: three WebSockets of one client are held, a fourth is
+	// refused before the upgrade.
+	p.mustPost("a", 0, `[]`, "")
+	var held []net.Conn
+	for range 3 {
+		c, status, _ := dial("a")
+		if status != 101 {
+			t.Fatalf("WebSocket within --max-client-conns: %d", status)
+		}
+		held = append(held, c)
+	}
+	if _, status, retry := dial("a"); status != 429 || retry == "" {
+		t.Errorf("a fourth WebSocket: %d (Retry-After %q), want 429 with Retry-After", status, retry)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+
+	// Messages: 10 pings at once on a connection allowed 1 per second
+	// (2 in a burst) get error 429 and close 4029.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var conn *websocket.Conn
+	waitFor(t, func() bool { // the closed connections give their places back
+		c, resp, err := websocket.Dial(ctx, "ws://"+p.addr+"/docs/a/ws", &websocket.DialOptions{Subprotocols: []string{"pmauthority.v1"}})
+		if err != nil {
+			if resp != nil && resp.StatusCode == 429 {
+				return false
+			}
+			t.Fatal(err)
+		}
+		conn = c
+		return true
+	})
+	defer conn.CloseNow()
+	for i := range 10 {
+		conn.Write(ctx, websocket.MessageText, fmt.Appendf(nil, `{"type":"ping","id":%d}`, i))
+	}
+	var sawError bool
+	for {
+		_, msg, err := conn.Read(ctx)
+		if err != nil {
+			if code := websocket.CloseStatus(err); code != 4029 {
+				t.Errorf("flooding pings: closed with %v (%d), want 4029", err, code)
+			}
+			break
+		}
+		if bytes.Contains(msg, []byte(`"type":"error"`)) && bytes.Contains(msg, []byte(`"status":429`)) {
+			sawError = true
+		}
+	}
+	if !sawError {
+		t.Error("flooding pings: no error 429 before the close")
+	}
+
+	// Submissions: 10 POSTs at once at 1 per second (2 in a burst): the
+	// others are refused with 429 and Retry-After, and change nothing.
+	var refused, accepted int
+	v := p.version("a")
+	for range 10 {
+		s, body, h, err := p.do("POST", "/docs/a/events", "application/json",
+			fmt.Appendf(nil, `{"version":%d,"clientID":9,"steps":[{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"s"}]}}]}`, v+int64(accepted)), nil)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case s == 200:
+			accepted++
+		case s == 429 && h.Get("Retry-After") != "" && strings.Contains(string(body), "--max-submissions"):
+			refused++
+		default:
+			t.Errorf("a submission: %d %s", s, body)
+		}
+	}
+	if refused == 0 || p.version("a") != v+int64(accepted) {
+		t.Errorf("10 submissions at once: %d accepted, %d refused; version %d, want %d", accepted, refused, p.version("a"), v+int64(accepted))
+	}
+
+	// Documents: this client has created "a"; two more, then 429.
+	for i, want := range []int{200, 200, 429} {
+		s, body, h, _ := p.do("GET", fmt.Sprintf("/docs/new-%d", i), "", nil, nil)
+		if s != want || (s == 429 && (h.Get("Retry-After") == "" || !strings.Contains(string(body), "--max-creates"))) {
+			t.Errorf("new document %d of one client: %d %s, want %d", i, s, body, want)
+		}
+	}
+	// Three documents exist; other clients may create three more in all.
+	for i, want := range []int{200, 200, 200, 507, 507} {
+		s, body, _, _ := p.do("GET", fmt.Sprintf("/docs/other-%d", i), "", nil, http.Header{"X-Forwarded-For": {fmt.Sprintf("10.1.0.%d", i+1)}})
+		if s != want || (s == 507 && !strings.Contains(string(body), "--max-documents")) {
+			t.Errorf("document %d of another client: %d %s, want %d", i, s, body, want)
+		}
+	}
+	if s, _, _, err := p.do("GET", "/docs/a", "", nil, nil); err != nil || s != 200 {
+		t.Errorf("after the floods, GET /docs/a: %d %v", s, err)
+	}
+	p.alive()
+}
+
+// waitFor polls cond every 50 ms for up to 10 s and fails the test when
+// it never holds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for range 200 {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("condition not reached in 10 s")
 }

@@ -111,7 +111,7 @@ func (s *Server) getDoc(x *exchange, r *http.Request, id string) {
 			return
 		}
 	}
-	st, err := s.collab.Get(r.Context(), id, s.user(r))
+	st, err := s.collab.Get(r.Context(), id, s.client(r, x.principal))
 	if err != nil {
 		s.fail(x, err)
 		return
@@ -144,7 +144,7 @@ func (s *Server) pollEvents(x *exchange, r *http.Request, id string) {
 // their "N users"), or with {} after the poll timeout, when the client
 // goes away, or at shutdown.
 func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv int64) {
-	user := s.user(r)
+	user := s.client(r, x.principal)
 	// First without waiting: a client that is behind (after every edit)
 	// is answered without the timer and deadlines a wait needs.
 	ev, err := s.collab.Events(r.Context(), id, user, version, cv, false)
@@ -152,7 +152,13 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 		// Nothing to tell (collab.Events decides as the demo does):
 		// wait for news or a new user count. The connection's read and
 		// write deadlines (Timeouts) would cut a wait longer than they
-		// are, so this request gets its own.
+		// are, so this request gets its own. A waiting poll counts as a
+		// connection (Limits.MaxConns, MaxClientConns).
+		if err := s.takeConn(user); err != nil {
+			s.fail(x, err)
+			return
+		}
+		defer s.dropConn(user)
 		rc := http.NewResponseController(x)
 		deadline := time.Now().Add(s.pollTimeout + s.timeouts.Write)
 		rc.SetReadDeadline(deadline)
@@ -229,6 +235,11 @@ func queryVersion(rawQuery, name string) (int64, error) {
 // for ActionComment before the body is read; a submission with steps is
 // authorized for ActionEdit too.
 func (s *Server) submitEvents(x *exchange, r *http.Request, id string) {
+	client := s.client(r, x.principal)
+	if err := s.takeSubmission(client); err != nil {
+		s.fail(x, err)
+		return
+	}
 	body, err := s.readJSONBody(x, r)
 	if err != nil {
 		s.fail(x, err)
@@ -246,7 +257,7 @@ func (s *Server) submitEvents(x *exchange, r *http.Request, id string) {
 		return
 	}
 	sub.Author = x.principal.ID
-	res, err := s.collab.Submit(r.Context(), id, s.user(r), sub)
+	res, err := s.collab.Submit(r.Context(), id, client, sub)
 	if err != nil {
 		s.fail(x, err)
 		return

@@ -74,8 +74,10 @@ type errAnswer struct {
 //	415  a Content-Type that is not JSON
 //	422  *transform.StepError, apply's failed steps and invalid
 //	     documents, other *collab.RefusedError
+//	429  *collab.RateError (with Retry-After): a connection or rate limit
 //	503  collab.ErrUnavailable, collab.ErrOverloaded (the memory budget)
 //	     (both with Retry-After), collab.ErrClosed, a canceled request
+//	507  collab.ErrTooManyDocuments (Config.MaxDocuments)
 //	500  anything else (a bug; logged)
 //
 // The messages of 409, 410 and "Invalid version N" are the collab demo
@@ -89,6 +91,7 @@ func answerOf(err error) errAnswer {
 		refused *collab.RefusedError
 		stepErr *transform.StepError
 		limit   *collab.LimitError
+		rate    *collab.RateError
 	)
 	switch {
 	case errors.As(err, &he):
@@ -129,6 +132,10 @@ func answerOf(err error) errAnswer {
 		return errAnswer{status: http.StatusUnprocessableEntity, step: stepErr.Index, msg: stepErr.Err.Error()}
 	case errors.As(err, &limit):
 		return errAnswer{status: http.StatusRequestEntityTooLarge, step: -1, msg: err.Error()}
+	case errors.As(err, &rate):
+		return errAnswer{status: http.StatusTooManyRequests, step: -1, msg: rate.Msg}
+	case errors.Is(err, collab.ErrTooManyDocuments):
+		return errAnswer{status: http.StatusInsufficientStorage, step: -1, msg: err.Error()}
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		// The client went away; nobody reads this errAnswer.
 		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: "request canceled: " + err.Error()}
@@ -165,6 +172,11 @@ func (s *Server) fail(x *exchange, err error) {
 		h.Set("Retry-After", retryAfterStorage)
 	case errors.Is(err, collab.ErrOverloaded):
 		h.Set("Retry-After", retryAfterMemory)
+	case a.status == http.StatusTooManyRequests:
+		var rate *collab.RateError
+		if errors.As(err, &rate) {
+			h.Set("Retry-After", retryAfter(rate.RetryAfter))
+		}
 	}
 	s.writeError(x, a.status, a.step, a.msg)
 	if a.logCause {
@@ -180,14 +192,19 @@ func shuttingDown(err error) bool {
 // wsCloseOf returns the close code and reason of a connection whose
 // hello failed with err (after the error message, see answerOf): 1001
 // when the server shuts down, 4400 for a version the document never had
-// (the client reloads), 1011 when the document is unavailable, 1008 for
-// other refusals (a bad hello, the policy's).
+// (the client reloads), 4029 over a rate limit, 1011 when the document
+// is unavailable, 1008 for other refusals (a bad hello, the policy's, the
+// document limit).
 func wsCloseOf(err error, status int) (websocket.StatusCode, string) {
 	switch {
 	case shuttingDown(err):
 		return websocket.StatusGoingAway, "server shutting down"
 	case errors.Is(err, collab.ErrInvalidVersion):
 		return wsCloseInvalidVersion, "invalid version: reload"
+	case status == http.StatusTooManyRequests:
+		return wsCloseTooManyRequests, "too many requests"
+	case status == http.StatusInsufficientStorage:
+		return websocket.StatusPolicyViolation, "too many documents"
 	case status >= 500:
 		return websocket.StatusInternalError, "document unavailable"
 	}

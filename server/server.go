@@ -14,6 +14,7 @@ import (
 
 	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/ratelimit"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 )
@@ -210,6 +211,9 @@ type Server struct {
 	origins       []string           // Config.AllowOrigins, lower-cased
 	hosts         []string           // Config.AllowedHosts, lower-cased
 	onLoopback    atomic.Bool        // Serve listens on a loopback address
+	conns         conns              // WebSockets and waiting long polls (limits.go)
+	submissions   *ratelimit.Table   // of Limits.MaxSubmissions, per client
+	now           func() time.Time   // of the rate limits: time.Now, or a test's clock
 	collabScratch sync.Pool          // of *collabScratch
 	polls         context.Context    // done when Serve shuts down: waiting polls answer at once
 	stopPolls     context.CancelFunc // ends polls
@@ -262,6 +266,8 @@ func New(cfg Config) (*Server, error) {
 	if s.policy == nil {
 		s.policy = AllowAll
 	}
+	s.submissions = newSubmissionTable(s.limits)
+	s.now = time.Now
 	if s.pollTimeout <= 0 {
 		s.pollTimeout = DefaultPollTimeout
 	}
@@ -372,7 +378,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		"addr", ln.Addr().String(),
 		"schemas", s.schemaNames, "default_schema", s.defName,
 		slog.Group("limits", "max_body_bytes", l.MaxBodyBytes, "max_steps", l.MaxSteps,
-			"max_doc_size", l.MaxDocSize, "max_doc_bytes", l.MaxDocBytes, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes),
+			"max_doc_size", l.MaxDocSize, "max_doc_bytes", l.MaxDocBytes, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes,
+			"max_conns", l.MaxConns, "max_client_conns", l.MaxClientConns, "max_ws_messages", l.MaxWSMessages,
+			"max_presence", l.MaxPresence, "max_submissions", l.MaxSubmissions),
 		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
 			"idle", t.Idle, "shutdown", t.Shutdown),
 		"apply_workers", cap(s.workers), "max_body_memory", s.bodies.limit, "documents_memory", s.collabMemory(), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())

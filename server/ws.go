@@ -18,6 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/ratelimit"
 	"github.com/pmauthority/pmauthority/internal/readbuf"
 )
 
@@ -32,7 +33,13 @@ const wsHelloTimeout = 30 * time.Second
 // WebSocket that speaks docs/protocol.md until either side closes it. The
 // route is not authorized before: the connection's hello is (hello).
 func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
-	c := &wsConn{s: s, user: s.user(r), id: id, upgrade: r, anchor: -1, head: -1}
+	c := &wsConn{s: s, user: s.client(r, Principal{}), id: id, upgrade: r, anchor: -1, head: -1}
+	// Counted by address: the principal is known at the hello (which
+	// counts the connection as the principal's, hello).
+	if err := s.takeConn(c.user); err != nil {
+		s.fail(x, err)
+		return
+	}
 	c.lastRead.Store(time.Now().UnixNano())
 	ws, err := websocket.Accept(smallBuffers{x, c}, r, &websocket.AcceptOptions{
 		Subprotocols:   []string{WSSubprotocol},
@@ -48,24 +55,32 @@ func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
 	if err != nil {
 		// Accept answered already (426, 400, 403 …).
 		x.err = err.Error()
+		s.dropConn(c.user)
 		return
 	}
 	c.ws = ws
 	ws.SetReadLimit(s.limits.MaxBodyBytes)
-	if !s.registerWS(c) {
+	if !s.registerWS(c) { // from now on, unregisterWS drops the connection
+		s.dropConn(c.user)
 		ws.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
 	c.mu.Lock()
 	c.pinger = time.AfterFunc(s.ws.pingInterval(), c.ping)
 	c.mu.Unlock()
-	// The connection is served by a goroutine of its own: this one, which
+	// The connection is served by goroutines of its own: this one, which
 	// holds net/http's request, response and their buffers on a stack
 	// grown by the request's handling, ends, and an idle connection costs
-	// that much less.
+	// that much less. The hello, whose handling runs deep (policy point,
+	// join, the document's first push), is served by one goroutine and
+	// the rest by a fresh one, started once the connection joined its
+	// hub: an idle connection's goroutine keeps the small stack that
+	// reading frames needs, not the largest it ever grew to (stacks
+	// shrink only at a GC, which an idle server rarely runs).
 	go func() {
-		defer s.unregisterWS(c)
-		c.serve()
+		if c.serve(true) {
+			go c.serve(false)
+		}
 	}()
 }
 
@@ -115,34 +130,35 @@ var wsBuffers sync.Pool // of *[]byte
 // maxPooledWSBuffer is the largest read buffer kept for reuse.
 const maxPooledWSBuffer = 64 << 10
 
-// serve reads and answers c's messages until the connection ends, then
-// takes c out of its hub.
-func (c *wsConn) serve() {
-	hello := time.AfterFunc(wsHelloTimeout, func() {
-		if c.hub.Load() == nil {
-			c.closeAfterQueue(websocket.StatusPolicyViolation, "no hello")
-		}
-	})
+// serve reads and answers c's messages until the connection ends or,
+// with untilJoined, until it joined its hub (or fails to say hello in
+// time). It reports whether the connection goes on (only then has it
+// joined); when it ends, serve takes c out of its hub and the server.
+func (c *wsConn) serve(untilJoined bool) (goesOn bool) {
+	var hello *time.Timer
+	if untilJoined {
+		hello = time.AfterFunc(wsHelloTimeout, func() {
+			if c.hub.Load() == nil {
+				c.closeAfterQueue(websocket.StatusPolicyViolation, "no hello")
+			}
+		})
+		defer hello.Stop()
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			// A bug, which must not take the server down; the connection
 			// ends (its peer sees 1006) and the others go on.
 			c.s.log.Error("panic serving a WebSocket", "doc", c.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			goesOn = false
 		}
-		hello.Stop()
-		if c.expiry != nil {
-			c.expiry.Stop()
+		if !goesOn {
+			c.end()
 		}
-		if h := c.hub.Load(); h != nil {
-			h.leave(c)
-			c.s.releaseHub(h)
-		}
-		c.abort()
 	}()
 	for {
 		typ, rd, err := c.ws.Reader(context.Background())
 		if err != nil {
-			return
+			return false
 		}
 		bp, _ := wsBuffers.Get().(*[]byte)
 		if bp == nil {
@@ -168,16 +184,41 @@ func (c *wsConn) serve() {
 			wsBuffers.Put(bp)
 		}
 		if err != nil {
-			return // over the read limit, coder/websocket closed with 1009
+			return false // over the read limit, coder/websocket closed with 1009
+		}
+		if untilJoined && c.hub.Load() != nil {
+			return true
 		}
 	}
+}
+
+// end takes c, whose connection ended, out of its hub and the server.
+func (c *wsConn) end() {
+	if c.expiry != nil {
+		c.expiry.Stop()
+	}
+	if h := c.hub.Load(); h != nil {
+		h.leave(c)
+		c.s.releaseHub(h)
+	}
+	c.abort()
+	c.s.unregisterWS(c)
 }
 
 // handle answers one message. Every message passes the policy point
 // with the connection's principal (anonymous before the hello): the hello
 // (hello), steps (submit), presence and ping for ActionRead; a token
 // message with its own token (refreshToken).
+//
+// A connection that sends more than Limits.MaxWSMessages per second
+// (twice as many in a burst) gets error 429 and is closed with 4029.
 func (c *wsConn) handle(data []byte) {
+	if ok, _ := c.rate.Take(c.s.now(), float64(c.s.limits.MaxWSMessages), 2*float64(c.s.limits.MaxWSMessages)); !ok {
+		c.sendError(nil, http.StatusTooManyRequests, -1,
+			"too many messages: over "+strconv.Itoa(c.s.limits.MaxWSMessages)+" per second (serve --max-ws-messages)")
+		c.closeAfterQueue(wsCloseTooManyRequests, "too many messages")
+		return
+	}
 	var m wsMessage
 	if problem := m.decode(data, c.s.limits.MaxDepth); problem != "" {
 		c.sendError(nil, http.StatusBadRequest, -1, problem)
@@ -321,6 +362,13 @@ func (c *wsConn) hello(m *wsMessage) {
 	}
 	c.principal = p
 	c.armExpiry()
+	if p.ID != "" && p.ID != c.user {
+		if err := c.s.moveConn(c.user, p.ID); err != nil {
+			c.fail(err)
+			return
+		}
+		c.user = p.ID
+	}
 	c.clientID, c.ident = id, ident
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)
@@ -339,7 +387,11 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 	s := c.s
 	sc := s.getCollabScratch()
 	defer s.putCollabScratch(sc, len(data))
-	sub, _, err := s.decodeSubmission(sc, data)
+	err := s.takeSubmission(c.user)
+	var sub collab.Submission
+	if err == nil {
+		sub, _, err = s.decodeSubmission(sc, data)
+	}
 	if err == nil {
 		a := ActionEdit
 		if len(sub.Steps) == 0 {
@@ -404,7 +456,60 @@ func (c *wsConn) presence(h *wsHub, m *wsMessage) {
 		c.sendError(nil, http.StatusBadRequest, -1, "invalid presence: "+problem)
 		return
 	}
-	if !h.setPresence(c, version, int(anchor), int(head)) {
+	c.throttlePresence(h, version, int(anchor), int(head))
+}
+
+// presenceThrottle coalesces the presence of a connection that sends more
+// than Limits.MaxPresence per second (as many in a burst): beyond, the
+// latest selection waits, replaced by each newer one, until the rate
+// allows it. A connection has one once it sends presence.
+type presenceThrottle struct {
+	mu      sync.Mutex
+	bucket  ratelimit.Bucket
+	pending bool // a selection waits for the timer
+	version int64
+	anchor  int
+	head    int
+}
+
+// throttlePresence stores c's selection in h now, or, when c sends
+// presence faster than Limits.MaxPresence, once the rate allows it
+// (presenceThrottle).
+func (c *wsConn) throttlePresence(h *wsHub, version int64, anchor, head int) {
+	if c.pres == nil {
+		c.pres = new(presenceThrottle)
+	}
+	p := c.pres
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.pending {
+		rate := float64(c.s.limits.MaxPresence)
+		ok, wait := p.bucket.Take(c.s.now(), rate, rate)
+		if ok {
+			c.storePresence(h, version, anchor, head)
+			return
+		}
+		p.pending = true
+		time.AfterFunc(wait, func() { c.flushPresence(h) })
+	}
+	p.version, p.anchor, p.head = version, anchor, head
+}
+
+// flushPresence stores the selection that waited in c's presenceThrottle.
+func (c *wsConn) flushPresence(h *wsHub) {
+	p := c.pres
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rate := float64(c.s.limits.MaxPresence)
+	p.bucket.Take(c.s.now(), rate, rate)
+	p.pending = false
+	c.storePresence(h, p.version, p.anchor, p.head)
+}
+
+// storePresence stores c's selection in h, or answers a position outside
+// the document with an error.
+func (c *wsConn) storePresence(h *wsHub, version int64, anchor, head int) {
+	if !h.setPresence(c, version, anchor, head) {
 		c.sendError(nil, http.StatusBadRequest, -1, "invalid presence: a position is outside the document at version "+strconv.FormatInt(version, 10))
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/ratelimit"
 )
 
 // wsConn is one WebSocket connection. A goroutine reads and answers its
@@ -27,14 +28,16 @@ type wsConn struct {
 	upgrade   *http.Request // the upgrade request, until the hello
 	principal Principal     // as the hello's policy check authenticated it
 	expiry    *time.Timer   // closes the connection when the principal expires
+	pres      *presenceThrottle
 
 	// Set by the hello, before the connection joins its hub.
 	hub      atomic.Pointer[wsHub]
 	clientID []byte // JSON text
 	ident    []byte // {"clientID":…,"name":…,"color":… — the start of its presence entries
 
-	lastRead atomic.Int64 // unix nanoseconds of the last frame read, pongs included
-	deadline atomic.Int64 // unix nanoseconds of conn's write deadline (armWriteDeadline)
+	rate     ratelimit.Bucket // of the messages read (Limits.MaxWSMessages)
+	lastRead atomic.Int64     // unix nanoseconds of the last frame read, pongs included
+	deadline atomic.Int64     // unix nanoseconds of conn's write deadline (armWriteDeadline)
 
 	// Guarded by the hub's mu.
 	joined                  bool

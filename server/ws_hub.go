@@ -36,9 +36,10 @@ const (
 
 // Close codes of the protocol beyond RFC 6455's.
 const (
-	wsCloseTooSlow        websocket.StatusCode = 4008
-	wsCloseInvalidVersion websocket.StatusCode = 4400
-	wsCloseTokenExpired   websocket.StatusCode = 4401
+	wsCloseTooSlow         websocket.StatusCode = 4008
+	wsCloseTooManyRequests websocket.StatusCode = 4029
+	wsCloseInvalidVersion  websocket.StatusCode = 4400
+	wsCloseTokenExpired    websocket.StatusCode = 4401
 )
 
 // wsHubs holds the WebSocket connections of a Server and one hub per
@@ -105,6 +106,7 @@ func (s *Server) unregisterWS(c *wsConn) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	delete(hs.conns, c)
+	s.dropConn(c.user)
 	if hs.closing && len(hs.conns) == 0 && hs.drained != nil {
 		close(hs.drained)
 		hs.drained = nil
@@ -239,9 +241,10 @@ func (h *wsHub) stop() {
 }
 
 // start reads the document's state and starts run. It is called with mu
-// held, by the first join.
-func (h *wsHub) start(ctx context.Context) error {
-	st, err := h.s.collab.Get(ctx, h.id, "")
+// held, by the first join, for its connection's user: a document that
+// does not exist is created for that user (collab's MaxCreatesPerHour).
+func (h *wsHub) start(ctx context.Context, user string) error {
+	st, err := h.s.collab.Get(ctx, h.id, user)
 	if err != nil {
 		return err
 	}
@@ -457,7 +460,7 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 		return
 	}
 	if !h.started && h.err == nil {
-		if err := h.start(ctx); err != nil {
+		if err := h.start(ctx, c.user); err != nil {
 			c.fail(err)
 			return
 		}

@@ -47,6 +47,9 @@ type Step struct {
 	// ClientID is the JSON form of the submitting client's id (a number
 	// or a string, as prosemirror-collab allows).
 	ClientID []byte
+	// Author is the principal that submitted the step (the id a server's
+	// policy authenticated), "" when there was none.
+	Author string
 	// Time is when the step was accepted.
 	Time time.Time
 }

@@ -69,12 +69,19 @@ func cmdPprofServe(args []string) error {
 		DefaultSchema: "basic",
 		AutoCreate:    true,
 		Logger:        logger,
+
+		MaxDocuments:      1_000_000_000,
+		MaxCreatesPerHour: 1_000_000_000,
 	})
 	if err != nil {
 		return err
 	}
 	defer auth.Close()
-	srv, err := server.New(server.Config{DefaultSchema: "basic", Logger: logger, Collab: auth})
+	// The loads open up to thousands of connections from one address.
+	const unlimited = 1_000_000_000
+	lim := server.Limits{MaxConns: unlimited, MaxClientConns: unlimited, MaxWSMessages: unlimited,
+		MaxPresence: unlimited, MaxSubmissions: unlimited}
+	srv, err := server.New(server.Config{DefaultSchema: "basic", Logger: logger, Collab: auth, Limits: lim})
 	if err != nil {
 		return err
 	}

@@ -46,15 +46,15 @@ const (
 var serverKinds = []serverKind{
 	{"pma-sqlite-full", "pmauthority serve --store sqlite --sync full: every acknowledged step is on disk (fsync)", true,
 		func(cfg *runConfig, addr, data string) []string {
-			return []string{cfg.Bin, "serve", "--addr", addr, "--store", "sqlite", "--data", data, "--sync", "full"}
+			return append([]string{cfg.Bin, "serve", "--addr", addr, "--store", "sqlite", "--data", data, "--sync", "full"}, benchproc.UnlimitedConns(cfg.Bin)...)
 		}, "", false},
 	{"pma-sqlite-normal", "pmauthority serve --store sqlite --sync normal: WAL without fsync on every commit (a power loss may lose the last commits, a crash of the process none)", true,
 		func(cfg *runConfig, addr, data string) []string {
-			return []string{cfg.Bin, "serve", "--addr", addr, "--store", "sqlite", "--data", data, "--sync", "normal"}
+			return append([]string{cfg.Bin, "serve", "--addr", addr, "--store", "sqlite", "--data", data, "--sync", "normal"}, benchproc.UnlimitedConns(cfg.Bin)...)
 		}, "", false},
 	{"pma-memory", "pmauthority serve --store memory: nothing durable, as the node authority", true,
 		func(cfg *runConfig, addr, _ string) []string {
-			return []string{cfg.Bin, "serve", "--addr", addr, "--store", "memory"}
+			return append([]string{cfg.Bin, "serve", "--addr", addr, "--store", "memory"}, benchproc.UnlimitedConns(cfg.Bin)...)
 		}, "", false},
 	{nodeName, "bench/noderef/authority.mjs: node:http, documents in memory as the ProseMirror demo server keeps them, prosemirror ESM build (started with --expose-gc for the memory scenario's second reading)", false,
 		func(cfg *runConfig, addr, _ string) []string {

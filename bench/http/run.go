@@ -44,7 +44,7 @@ const (
 
 var servers = []serverKind{
 	{pmauthorityName, "pmauthority serve (Go, this repository)", func(cfg *runConfig, addr string, _ *payloadCase) []string {
-		return []string{cfg.Bin, "serve", "--addr", addr, "--default-schema", "text"}
+		return append([]string{cfg.Bin, "serve", "--addr", addr, "--default-schema", "text"}, benchproc.UnlimitedConns(cfg.Bin)...)
 	}},
 	{nodeHTTPName, "bench/noderef/http-server.mjs: plain node:http, prosemirror ESM build", func(cfg *runConfig, addr string, _ *payloadCase) []string {
 		return []string{cfg.Node, filepath.Join(cfg.Root, "bench/noderef/http-server.mjs"), "--addr", addr, "--schema", "text"}

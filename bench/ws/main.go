@@ -66,7 +66,8 @@ func startServer(bin, logPath string) (*benchproc.Server, error) {
 		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	s, err := benchproc.StartServer(exec.Command(bin, "serve", "--store", "memory", "--addr", addr), addr, logPath)
+	args := append([]string{"serve", "--store", "memory", "--addr", addr}, benchproc.UnlimitedConns(bin)...)
+	s, err := benchproc.StartServer(exec.Command(bin, args...), addr, logPath)
 	if err != nil {
 		return nil, err
 	}

@@ -837,7 +837,9 @@ type proc struct {
 // address in the startup log line.
 func (r *crashRun) start() *proc {
 	t := r.t
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", r.dir, "--log-format", "json"}, r.args...)
+	// The load comes from one address, faster than a client may submit.
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", r.dir, "--log-format", "json",
+		"--max-submissions", "1000000"}, r.args...)
 	cmd := exec.Command(r.bin, args...)
 	log := &serveLog{addr: make(chan string, 1)}
 	cmd.Stdout, cmd.Stderr = log, log

@@ -137,6 +137,7 @@ type serveFlags struct {
 	named                           schemaFlags
 	defaultSchema                   string
 	limits                          server.Limits
+	maxDocuments, maxCreates        int
 	timeouts                        server.Timeouts
 	workers                         int
 	maxMemory, maxBodyMemory        int64 // 0: the defaults (planMemory)
@@ -181,6 +182,13 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&lim.MaxDepth, "max-depth", lim.MaxDepth, "deepest nesting of JSON arrays and objects in a request; 400 above")
 	maxHeader := sizeFlag(lim.MaxHeaderBytes)
 	fs.Var(&maxHeader, "max-header", "largest request header `size`; 431 above")
+	fs.IntVar(&lim.MaxConns, "max-conns", lim.MaxConns, "most WebSockets and waiting long polls at once, in all; 429 above")
+	fs.IntVar(&lim.MaxClientConns, "max-client-conns", lim.MaxClientConns, "most WebSockets and waiting long polls at once from one client (its principal, else its address); 429 above")
+	fs.IntVar(&lim.MaxWSMessages, "max-ws-messages", lim.MaxWSMessages, "most messages per second from one WebSocket (twice as many in a burst); above: error 429 and close 4029")
+	fs.IntVar(&lim.MaxPresence, "max-presence", lim.MaxPresence, "most presence messages per second handled for one WebSocket; those above are coalesced (the latest is handled later)")
+	fs.IntVar(&lim.MaxSubmissions, "max-submissions", lim.MaxSubmissions, "most submissions (POST events, WebSocket steps) per second from one client (twice as many in a burst); 429 above")
+	fs.IntVar(&f.maxDocuments, "max-documents", collab.DefaultMaxDocuments, "most documents in the store (counted at the first creation, then this server's creations and deletions); creating one more: 507")
+	fs.IntVar(&f.maxCreates, "max-creates", collab.DefaultMaxCreatesPerHour, "most documents one client creates per hour (as many at once); 429 above")
 	fs.DurationVar(&tmo.ReadHeader, "read-header-timeout", tmo.ReadHeader, "time allowed to read a request's header")
 	fs.DurationVar(&tmo.Read, "read-timeout", tmo.Read, "time allowed to read a whole request, body included")
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
@@ -215,7 +223,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	f.maxCommentBytes = int64(maxComments)
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
 		"max-comment-bytes": f.maxCommentBytes, "max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes,
-		"max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes)} {
+		"max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes),
+		"max-conns": int64(lim.MaxConns), "max-client-conns": int64(lim.MaxClientConns), "max-ws-messages": int64(lim.MaxWSMessages),
+		"max-presence": int64(lim.MaxPresence), "max-submissions": int64(lim.MaxSubmissions),
+		"max-documents": int64(f.maxDocuments), "max-creates": int64(f.maxCreates)} {
 		if v <= 0 {
 			return nil, fmt.Errorf("--%s must be positive", name)
 		}
@@ -313,8 +324,11 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		MaxDocBytes:     f.limits.MaxDocBytes,
 		MaxMemory:       c.memory.docMemory,
 		MaxCommentBytes: int(f.maxCommentBytes),
+		MaxDocuments:    f.maxDocuments,
 		Strict:          f.strict,
 		Logger:          c.logger,
+
+		MaxCreatesPerHour: f.maxCreates,
 	}
 	// server.New checks the rest (the origins); check before the store is
 	// opened, so that a bad flag leaves no data directory behind.

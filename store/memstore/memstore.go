@@ -159,6 +159,7 @@ func (s *Store) append(ctx context.Context, id string, base int64, steps []store
 			Version:  base + 1 + int64(i),
 			JSON:     clone(st.JSON),
 			ClientID: clone(st.ClientID),
+			Author:   st.Author,
 			Time:     t,
 		})
 	}

@@ -74,6 +74,10 @@ var layouts = []string{
 		json    BLOB,
 		PRIMARY KEY (doc_id, seq)
 	);`,
+	// 4: the author of each step (the principal that submitted it; NULL
+	// for none, as for every step written before).
+	`ALTER TABLE steps ADD COLUMN author TEXT;
+	ALTER TABLE log ADD COLUMN author TEXT;`,
 }
 
 // schemaVersion is the layout version this code reads and writes.

@@ -280,8 +280,8 @@ func (s *Store) steps(ctx context.Context, id string, from, to int64) ([]store.S
 	// The steps not yet folded are in the log, after those in steps.
 	steps := make([]store.Step, 0, to-from)
 	for _, q := range []string{
-		"SELECT version, json, client_id, time FROM steps WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
-		"SELECT version, json, client_id, time FROM log WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
+		"SELECT version, json, client_id, author, time FROM steps WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
+		"SELECT version, json, client_id, author, time FROM log WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
 	} {
 		if int64(len(steps)) == to-from {
 			break
@@ -308,9 +308,11 @@ func appendSteps(ctx context.Context, steps []store.Step, tx *sql.Tx, q, id stri
 	for rows.Next() {
 		var st store.Step
 		var t int64
-		if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &t); err != nil {
+		var author sql.NullString
+		if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &author, &t); err != nil {
 			return nil, err
 		}
+		st.Author = author.String
 		if st.Version != from+1 {
 			return nil, fmt.Errorf("step %d is missing", from+1)
 		}

@@ -525,3 +525,58 @@ func TestAppendLeavesMetaBase(t *testing.T) {
 		t.Errorf("head: version %d, %d bytes of metadata base, %v", h.Version, len(h.Meta), err)
 	}
 }
+
+// TestMigrateAuthor opens a file of layout 3 (steps without authors, one
+// of them still in the log): its steps read back with no author, and
+// steps appended after the migration keep theirs, in the log and once
+// folded into the steps table.
+func TestMigrateAuthor(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(layouts[:3:3],
+		`INSERT INTO docs (id, schema, version, oldest, created, updated) VALUES ('d', 'basic', 2, 0, 1, 1)`,
+		`INSERT INTO snapshots VALUES ('d', 0, CAST('{"doc":0}' AS BLOB), 1)`,
+		`INSERT INTO steps VALUES ('d', 1, CAST('{"s":1}' AS BLOB), CAST('1' AS BLOB), 1)`,
+		`INSERT INTO log (doc_id, version, json, client_id, time) VALUES ('d', 2, CAST('{"s":2}' AS BLOB), CAST('1' AS BLOB), 1)`,
+		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
+		"PRAGMA user_version = 3",
+	) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s := open(t, path, Options{})
+	steps, err := s.Steps(ctx, "d", 0, 2)
+	if err != nil || len(steps) != 2 || steps[0].Author != "" || steps[1].Author != "" || string(steps[1].JSON) != `{"s":2}` {
+		t.Fatalf("steps of the old layout: %+v, %v", steps, err)
+	}
+	added := []store.Step{{JSON: []byte(`{"s":3}`), ClientID: []byte("2"), Author: "alice"}, {JSON: []byte(`{"s":4}`), ClientID: []byte("2")}}
+	if err := s.Append(ctx, "d", 2, added, nil); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		steps, err := s.Steps(ctx, "d", 0, 4)
+		if err != nil || len(steps) != 4 {
+			t.Fatalf("%s: %d steps, %v", when, len(steps), err)
+		}
+		for i, want := range []string{"", "", "alice", ""} {
+			if steps[i].Author != want {
+				t.Errorf("%s: step %d author %q, want %q", when, i+1, steps[i].Author, want)
+			}
+		}
+	}
+	check("in the log")
+	fold(t, s)
+	check("folded")
+	closeStore(t, s)
+	s = open(t, path, Options{})
+	defer closeStore(t, s)
+	check("reopened")
+}

@@ -140,8 +140,8 @@ func (w *writer) prepare(ctx context.Context) error {
 		// Steps pruned while in the log (at or before oldest) are left
 		// out; the order makes SQLite fill each document's pages of steps
 		// in turn.
-		{&w.foldLog, `INSERT OR ROLLBACK INTO steps (doc_id, version, json, client_id, time)
-			SELECT l.doc_id, l.version, l.json, l.client_id, l.time
+		{&w.foldLog, `INSERT OR ROLLBACK INTO steps (doc_id, version, json, client_id, author, time)
+			SELECT l.doc_id, l.version, l.json, l.client_id, l.author, l.time
 			FROM log l JOIN docs d ON d.id = l.doc_id
 			WHERE l.version > d.oldest
 			ORDER BY l.doc_id, l.version`},
@@ -166,8 +166,12 @@ func (w *writer) insertStepRows(id string, base int64, steps []store.Step, now t
 		if t.IsZero() {
 			t = now
 		}
-		w.pending = append(w.pending, id, base+1+int64(i), st.JSON, st.ClientID, t.UnixNano())
-		w.logBytes += int64(len(st.JSON) + len(st.ClientID))
+		var author any // NULL for none
+		if st.Author != "" {
+			author = st.Author
+		}
+		w.pending = append(w.pending, id, base+1+int64(i), st.JSON, st.ClientID, author, t.UnixNano())
+		w.logBytes += int64(len(st.JSON) + len(st.ClientID) + len(st.Author))
 	}
 	w.logRows += int64(len(steps))
 	if w.deferRows {
@@ -195,8 +199,8 @@ func (w *writer) flushRows() error {
 		stmt := w.insertSteps[n-1]
 		if stmt == nil {
 			var err error
-			q := "INSERT INTO log (doc_id, version, json, client_id, time) VALUES " +
-				strings.Repeat("(?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?)"
+			q := "INSERT INTO log (doc_id, version, json, client_id, author, time) VALUES " +
+				strings.Repeat("(?, ?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?, ?)"
 			if stmt, err = w.conn.PrepareContext(context.Background(), q); err != nil {
 				return err
 			}
@@ -212,7 +216,7 @@ func (w *writer) flushRows() error {
 }
 
 // logColumns is the number of columns insertStepRows fills in a log row.
-const logColumns = 5
+const logColumns = 6
 
 // close closes the statements and the connection.
 func (w *writer) close() error {

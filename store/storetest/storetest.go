@@ -84,6 +84,9 @@ func mkSteps(tag string, n int) []store.Step {
 			ClientID: fmt.Appendf(nil, "%d", 1000+i),
 			Time:     time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(i) * time.Millisecond),
 		}
+		if i%3 != 2 { // and some have no author
+			steps[i].Author = fmt.Sprintf("user-%s-%d", tag, i%4)
+		}
 	}
 	return steps
 }
@@ -140,9 +143,9 @@ func sameSteps(t *testing.T, what string, got, want []store.Step) {
 	}
 	for i := range got {
 		g, w := got[i], want[i]
-		if g.Version != w.Version || !bytes.Equal(g.JSON, w.JSON) || !bytes.Equal(g.ClientID, w.ClientID) || !g.Time.Equal(w.Time) {
-			t.Errorf("%s: step %d = {%d %s %s %v}, want {%d %s %s %v}", what, i,
-				g.Version, g.JSON, g.ClientID, g.Time, w.Version, w.JSON, w.ClientID, w.Time)
+		if g.Version != w.Version || !bytes.Equal(g.JSON, w.JSON) || !bytes.Equal(g.ClientID, w.ClientID) || g.Author != w.Author || !g.Time.Equal(w.Time) {
+			t.Errorf("%s: step %d = {%d %s %s %q %v}, want {%d %s %s %q %v}", what, i,
+				g.Version, g.JSON, g.ClientID, g.Author, g.Time, w.Version, w.JSON, w.ClientID, w.Author, w.Time)
 			return
 		}
 	}

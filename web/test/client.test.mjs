@@ -255,6 +255,19 @@ test("a submission refused by a server failure (5xx) is kept and sent again late
   client.close()
 })
 
+test("a submission over the server's rate (429) is kept and sent again later", async () => {
+  let { client, ws, notices, states } = await start()
+  insert(client, 6, "!")
+  let sub = ws.take("steps")
+  ws.push({ type: "error", id: sub.id, status: 429, message: "too many submissions: over --max-submissions" })
+  assert.match(notices.at(-1), /could not save a change: .*\(429\); trying again/)
+  assert.equal(states.filter(replaced => replaced).length, 1, "no reload from a snapshot")
+  await until(() => ws.sent.some(m => m.type == "steps"), "the submission sent again", 2000)
+  let again = ws.take("steps")
+  assert.deepEqual(again.steps, sub.steps)
+  assert.equal(text(client), "hello!")
+})
+
 test("a gap in the pushed versions resyncs", async () => {
   let { client, ws } = await start()
   let before = FakeSocket.all.length

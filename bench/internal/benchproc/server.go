@@ -1,8 +1,10 @@
 package benchproc
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -75,3 +77,32 @@ func (s *Server) LogTail(n int) string {
 	b, _ := os.ReadFile(s.Log.Name())
 	return LastLines(b, n)
 }
+
+// UnlimitedConns returns the serve flags that lift a pmauthority binary's
+// per-client and connection limits (--max-conns, --max-client-conns,
+// --max-ws-messages, --max-presence, --max-submissions, --max-creates,
+// --max-documents), for loads that open thousands of connections and
+// requests from one address; of those, only the ones that binary has (an
+// older one has none). The answer is cached per binary.
+func UnlimitedConns(bin string) []string {
+	connFlagsMu.Lock()
+	defer connFlagsMu.Unlock()
+	if flags, ok := connFlags[bin]; ok {
+		return flags
+	}
+	flags := []string{}
+	help, _ := exec.Command(bin, "serve", "-h").CombinedOutput()
+	for _, name := range []string{"max-conns", "max-client-conns", "max-ws-messages", "max-presence",
+		"max-submissions", "max-creates", "max-documents"} {
+		if bytes.Contains(help, []byte("  -"+name+" ")) {
+			flags = append(flags, "--"+name, "1000000000")
+		}
+	}
+	connFlags[bin] = flags
+	return flags
+}
+
+var (
+	connFlagsMu sync.Mutex
+	connFlags   = map[string][]string{}
+)

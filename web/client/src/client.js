@@ -624,9 +624,10 @@ export class CollabClient {
       return
     }
     this.inFlight = null
-    if (msg.status >= 500) {
-      // The server could not take the change (its storage failed, say):
-      // nothing is wrong with the steps, which stay and go again later.
+    if (msg.status >= 500 || msg.status == 429) {
+      // The server could not take the change (its storage failed, say),
+      // or not yet (429: over its submission rate): nothing is wrong with
+      // the steps, which stay and go again later.
       this.sendLater(text)
       return
     }
