@@ -201,6 +201,8 @@ type editorsConfig struct {
 	Burst, BurstEvery int
 	// NoComments makes the editors create and delete no comments.
 	NoComments bool
+	// Token is the token every editor presents (--token).
+	Token string
 }
 
 // editorsRun is what one run of the harness printed.
@@ -268,6 +270,9 @@ func runEditors(t *testing.T, node, url string, docIDs []string, cfg editorsConf
 	}
 	if cfg.NoComments {
 		args = append(args, "--comments", "0")
+	}
+	if cfg.Token != "" {
+		args = append(args, "--token", cfg.Token)
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
 	var stdout, stderr bytes.Buffer

@@ -1007,16 +1007,3 @@ func TestHostileLimits(t *testing.T) {
 	}
 	p.alive()
 }
-
-// waitFor polls cond every 50 ms for up to 10 s and fails the test when
-// it never holds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for range 200 {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("condition not reached in 10 s")
-}

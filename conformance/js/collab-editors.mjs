@@ -34,6 +34,7 @@
 //        [--comments 0.03] [--drain-timeout 60]
 //        [--ws 0] [--reconnect-every 50] [--client ../../web/src/client.js]
 //        [--history 0] [--lag 0] [--lag-every 15] [--breaks 0] [--burst 0] [--burst-every 60]
+//        [--token JWT]   (every editor presents it: Authorization header, hello token)
 //
 // With several URLs (servers sharing one store), editor i talks to URL
 // i mod their number; the drain waits until every server is at the
@@ -83,20 +84,20 @@ function parseFlags(argv) {
     url: "", doc: "editors", editors: 8, edits: 2000, seed: null,
     maxDelay: 20, editGap: 30, comments: 0.03, drainTimeout: 60,
     ws: 0, reconnectEvery: 50, client: fileURLToPath(new URL("../../web/src/client.js", import.meta.url)),
-    history: 0, lag: 0, lagEvery: 15, breaks: 0, burst: 0, burstEvery: 60,
+    history: 0, lag: 0, lagEvery: 15, breaks: 0, burst: 0, burstEvery: 60, token: "",
   }
   let names = {
     "--url": "url", "--doc": "doc", "--editors": "editors", "--edits": "edits", "--seed": "seed",
     "--max-delay": "maxDelay", "--edit-gap": "editGap", "--comments": "comments", "--drain-timeout": "drainTimeout",
     "--ws": "ws", "--reconnect-every": "reconnectEvery", "--client": "client",
     "--history": "history", "--lag": "lag", "--lag-every": "lagEvery", "--breaks": "breaks",
-    "--burst": "burst", "--burst-every": "burstEvery",
+    "--burst": "burst", "--burst-every": "burstEvery", "--token": "token",
   }
   for (let i = 0; i < argv.length; i++) {
     let name = names[argv[i]]
     if (!name || i + 1 >= argv.length) usage(`unknown flag or missing value: ${argv[i]}`)
     let value = argv[++i]
-    if (name == "url" || name == "doc" || name == "client") flags[name] = value
+    if (name == "url" || name == "doc" || name == "client" || name == "token") flags[name] = value
     else {
       let n = Number(value)
       if (!Number.isFinite(n) || n < 0) usage(`${argv[i - 1]} wants a non-negative number, not ${value}`)
@@ -122,7 +123,7 @@ function usage(msg) {
   process.stderr.write(`collab-editors: ${msg}\n` +
     "usage: node collab-editors.mjs --url URL[,URL…] [--doc ID] [--editors K] [--edits N] [--seed N]\n" +
     "       [--max-delay MS] [--edit-gap MS] [--comments P] [--drain-timeout S]\n" +
-    "       [--ws N] [--reconnect-every EDITS] [--client PATH]\n" +
+    "       [--ws N] [--reconnect-every EDITS] [--client PATH] [--token JWT]\n" +
     "       [--history N] [--lag L] [--lag-every EDITS] [--breaks B] [--burst EDITS] [--burst-every EDITS]\n")
   process.exit(2)
 }
@@ -170,14 +171,19 @@ class HTTPError extends Error {
   }
 }
 
+// authToken is the --token every editor presents: as the Authorization
+// header of its requests, in the hello of its WebSocket.
+let authToken = ""
+
 // request sends one request and returns {status, text}; network failures
 // and aborts throw.
 async function request(method, url, body, signal) {
-  let init = { method, signal }
+  let init = { method, signal, headers: {} }
   if (body != null) {
     init.body = body
-    init.headers = { "Content-Type": "application/json" }
+    init.headers["Content-Type"] = "application/json"
   }
+  if (authToken) init.headers.Authorization = "Bearer " + authToken
   let resp = await fetch(url, init)
   let text = await resp.text()
   return { status: resp.status, text }
@@ -901,7 +907,7 @@ class WSEditor extends Editor {
     let ready = new Promise(resolve => { loaded = resolve })
     let editor = this
     this.client = new wsLib.CollabClient({
-      url, schema: this.h.schema, clientID: this.clientID, name: this.name, color: this.color,
+      url, schema: this.h.schema, clientID: this.clientID, name: this.name, color: this.color, token: authToken,
       WebSocket: class extends wsLib.Socket { static editor = editor },
       onState: (state, replaced) => { if (replaced) loaded() },
       onStatus: ({ status }) => {
@@ -1459,7 +1465,9 @@ class Harness {
   }
 }
 
-let harness = new Harness(parseFlags(process.argv.slice(2)))
+let flags = parseFlags(process.argv.slice(2))
+authToken = flags.token
+let harness = new Harness(flags)
 harness.run().then(ok => process.exit(ok ? 0 : 1), err => {
   process.stderr.write(`collab-editors: ${err && err.stack || err}\n`)
   process.exit(1)
