@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/model"
@@ -21,27 +22,38 @@ import (
 const DefaultPollTimeout = 60 * time.Second
 
 // maxDocID is the longest document id, in bytes.
-const maxDocID = 128
+const maxDocID = 512
 
-// docID checks a document id (a path segment, unescaped): 1 to 128 bytes
-// of A-Z a-z 0-9 . _ ~ -, not "." or "..". Its error is a 400.
+// docID checks a document id (a path segment, unescaped): any name of 1
+// to maxDocID bytes of UTF-8 without control characters (NUL, C0, DEL,
+// C1), other than "." and "..". The id is data everywhere (the store keeps
+// it as text, URLs carry it percent-encoded), never a file path, so
+// spaces, accents, emoji and "/" (as %2F) are names like others. Its
+// error is a 400.
 func docID(id string) (string, error) {
-	ok := len(id) >= 1 && len(id) <= maxDocID
-	for i := 0; ok && i < len(id); i++ {
-		c := id[i]
-		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c == '.' || c == '_' || c == '~' || c == '-'
-	}
-	// Browsers and proxies resolve "." and ".." in URLs, so no client
-	// could reach such a document.
-	if id == "." || id == ".." {
-		return "", &httpError{http.StatusBadRequest, "invalid document id " + strconv.Quote(id) + ": not . or .."}
-	}
-	if !ok {
-		if len(id) > maxDocID {
-			id = id[:maxDocID] + "…"
+	bad := func(why string) error {
+		shown := id
+		if len(shown) > 64 {
+			shown = strings.ToValidUTF8(shown[:64], "") + "…"
 		}
-		return "", &httpError{http.StatusBadRequest, "invalid document id " + strconv.Quote(id) + ": want 1 to 128 characters of A-Z a-z 0-9 . _ ~ -"}
+		return &httpError{http.StatusBadRequest, "invalid document id " + strconv.Quote(shown) + ": " + why}
+	}
+	switch {
+	case id == "":
+		return "", bad("empty")
+	case len(id) > maxDocID:
+		return "", bad("over " + strconv.Itoa(maxDocID) + " bytes")
+	case !utf8.ValidString(id):
+		return "", bad("not UTF-8")
+	case id == "." || id == "..":
+		// Browsers and proxies resolve "." and ".." in URLs, so no
+		// client could reach such a document.
+		return "", bad("not . or ..")
+	}
+	for _, r := range id {
+		if r < 0x20 || 0x7f <= r && r < 0xa0 {
+			return "", bad("a control character")
+		}
 	}
 	return id, nil
 }

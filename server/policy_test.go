@@ -249,7 +249,7 @@ func TestPolicyCalls(t *testing.T) {
 		{"GET", "/assets/x/y", "", []string{"authorize  page alice"}},
 		{"GET", "/nope", "", nil},
 		{"PUT", "/docs/d", "", nil},
-		{"GET", "/docs/bad%20id", "", nil},
+		{"GET", "/docs/bad%00id", "", nil},
 	} {
 		r := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
 		r.Header.Set("Authorization", "bearer alice")

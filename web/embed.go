@@ -146,7 +146,7 @@ func contentType(ext string) string {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f := h.route(r.URL.Path)
+	f := h.route(r.URL.EscapedPath()) // a document name's %2F stays in its segment
 	if f == nil {
 		notFound(w, r.URL.Path)
 		return
@@ -202,7 +202,8 @@ func (h *handler) route(p string) *file {
 	case p == "/":
 		return h.index
 	case strings.HasPrefix(p, "/edit/"):
-		// Any one segment: the page itself checks the document id.
+		// Any one segment (escaped: a name may hold %2F): the page
+		// itself checks the document id.
 		if id := p[len("/edit/"):]; id != "" && !strings.Contains(id, "/") {
 			return h.edit
 		}

@@ -57,6 +57,7 @@ func TestPages(t *testing.T) {
 		{"/", "dist/index.html", `"assets/list-`},
 		{"/edit/some-doc", "dist/edit.html", `"../assets/edit-`},
 		{"/edit/a%20b", "dist/edit.html", `"../assets/edit-`},
+		{"/edit/team-a%2Fnotes", "dist/edit.html", `"../assets/edit-`},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			res := get(t, "GET", tc.path, nil)

@@ -19,7 +19,7 @@ import { commentIcon } from "../client/src/comments.js"
 import { CommentsPanel } from "./panel.js"
 import { safeColor, peerName } from "../client/src/presence.js"
 import { loadIdentity, saveIdentity, isColor, pickColor } from "./identity.js"
-import { docIDPattern } from "./docid.js"
+import { validDocID } from "./docid.js"
 import { loadToken, roleOf, mayEdit, mayComment } from "./token.js"
 import { h } from "../client/src/dom.js"
 
@@ -30,7 +30,7 @@ function docIDFromPath() {
   if (!m) return null
   let id
   try { id = decodeURIComponent(m[1]) } catch { return null }
-  return docIDPattern.test(id) ? id : null
+  return validDocID(id) ? id : null
 }
 
 // socketURL is the WebSocket URL of document id: ../docs/{id}/ws from
@@ -114,7 +114,7 @@ function start() {
   let id = docIDFromPath()
   if (!id) {
     $("docname").textContent = "invalid document name"
-    notice("This is not a valid document name. Names are 1 to 128 letters, digits or . _ ~ -")
+    notice("This is not a valid document name: a name is 1 to 512 bytes of text without control characters, and not . or ..")
     showStatus({ status: "offline", detail: "no document" })
     return
   }

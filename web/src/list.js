@@ -45,7 +45,7 @@ $("create").addEventListener("submit", e => {
   e.preventDefault()
   let id = docIDFromName($("docid").value)
   if (!id) {
-    $("create-error").textContent = "Use 1 to 128 letters, digits, spaces or . _ ~ -"
+    $("create-error").textContent = "A name is 1 to 512 bytes of text without control characters, and not . or .."
     $("docid").focus()
     return
   }
@@ -56,7 +56,7 @@ const defaultHint = $("create-hint").textContent
 $("docid").addEventListener("input", () => {
   $("create-error").textContent = ""
   let name = $("docid").value.trim(), id = docIDFromName(name)
-  $("create-hint").textContent = id && id != name ? `Opens as “${id}” (spaces become dashes).` : defaultHint
+  $("create-hint").textContent = id && id != $("docid").value ? `Opens as “${id}” (without the spaces around it).` : defaultHint
 })
 
 loadDocs()

@@ -15,7 +15,7 @@
 //             "N changes not saved yet"; back online it reconnects at once
 //             (no back-off wait), the server gets everything and the count
 //             goes back to 0.
-//   list      the list page says how a name with spaces becomes an id.
+//   list      a name with spaces, accents, an emoji and / is kept as typed.
 //   comments  the comments panel: Alice comments a selection with the
 //             inline input; both see it in the panel with its author, time
 //             and the text it covers; clicking it selects the range; the
@@ -389,21 +389,25 @@ async function comments(browser) {
   await finish([a, b], [alice, bob])
 }
 
-// list: the list page says before creating how a name with spaces
-// becomes an id, and opens that document.
+// list: a name with spaces, accents, an emoji and a slash is created
+// and listed exactly as typed (the hint says that the spaces around it
+// go), and opens that document.
 async function list(browser) {
   let user = await newUser(browser, "Eve")
   let page = user.page
   await page.goto(args.url + "/")
-  let name = newID("My notes")
-  await page.locator("#docid").fill(name)
-  let id = name.replace(/ /g, "-")
-  await page.locator("#create-hint", { hasText: `Opens as “${id}”` }).waitFor()
+  let name = newID("My notes / café 😀")
+  await page.locator("#docid").fill("  " + name + " ")
+  await page.locator("#create-hint", { hasText: `Opens as “${name}”` }).waitFor()
   await page.screenshot({ path: path.join(args.out, "list-hint.png") })
   await page.locator("#create button[type=submit]").click()
-  await page.waitForURL(`**/edit/${id}`)
+  await page.waitForURL(`**/edit/${encodeURIComponent(name)}`)
   await page.locator(".ProseMirror").waitFor()
   await waitSynced(page)
+  check((await serverDoc(args.url, name)).version >= 0, "the server has the document under its name")
+  await page.goto(args.url + "/")
+  await page.locator("#docs a", { hasText: name }).waitFor()
+  check((await page.locator("#docs a", { hasText: name }).getAttribute("href")) == "edit/" + encodeURIComponent(name), "the list links the name, percent-encoded")
   await finish([page], [user])
 }
 

@@ -11,6 +11,7 @@ import { commentsKey, commentsOf, commentDraft, setCommentDraft, clearCommentDra
 import { presenceKey } from "../client/src/presence.js"
 import { palette, pickColor } from "../src/identity.js"
 import { roleOf, mayEdit, mayComment } from "../src/token.js"
+import { validDocID, docIDFromName } from "../src/docid.js"
 
 // FakeSocket stands in for the browser's WebSocket: the test reads what
 // the client sent and plays the server.
@@ -714,4 +715,13 @@ test("token: expiry (401, then close 4401) reconnects with the function's fresh 
   assert.ok(offline.retryIn <= 500, "the server answered: a short back-off, not " + offline.retryIn)
   let { hello } = await nextSocket(FakeSocket.all.indexOf(ws) + 1)
   assert.equal(hello.token, "t2")
+})
+
+test("document names are ids as typed, as the server accepts them", () => {
+  for (let id of ["My notes", "Café crème", "😀 plans", "team-a/notes", "a..b", "é".repeat(256)])
+    assert.ok(validDocID(id), id)
+  for (let id of ["", ".", "..", "a\u0000b", "a\nb", "a\u0085b", "\ud800x", "é".repeat(257)])
+    assert.ok(!validDocID(id), JSON.stringify(id))
+  assert.equal(docIDFromName("  My notes "), "My notes")
+  assert.equal(docIDFromName("   "), null)
 })
