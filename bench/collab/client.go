@@ -17,6 +17,9 @@ import (
 // Content-Length, chunked and close-delimited answers.
 type conn struct {
 	addr string
+	// auth is the Authorization header line sent with every request
+	// (empty: none).
+	auth string
 	nc   net.Conn
 	r    *bufio.Reader
 	req  []byte // the request being written
@@ -25,13 +28,18 @@ type conn struct {
 	closed bool
 }
 
-// dialConn connects to addr.
-func dialConn(addr string) (*conn, error) {
+// dialConn connects to addr; every request then carries
+// "Authorization: Bearer token", unless token is empty.
+func dialConn(addr, token string) (*conn, error) {
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	return &conn{addr: addr, nc: nc, r: bufio.NewReaderSize(nc, 32<<10)}, nil
+	c := &conn{addr: addr, nc: nc, r: bufio.NewReaderSize(nc, 32<<10)}
+	if token != "" {
+		c.auth = "\r\nAuthorization: Bearer " + token
+	}
+	return c, nil
 }
 
 // Close closes the connection.
@@ -49,6 +57,7 @@ func (c *conn) do(method, path string, body []byte) (int, []byte, error) {
 	c.req = append(c.req, path...)
 	c.req = append(c.req, " HTTP/1.1\r\nHost: "...)
 	c.req = append(c.req, c.addr...)
+	c.req = append(c.req, c.auth...)
 	if method == "POST" {
 		c.req = append(c.req, "\r\nContent-Type: application/json\r\nContent-Length: "...)
 		c.req = strconv.AppendInt(c.req, int64(len(body)), 10)

@@ -92,7 +92,7 @@ func TestConn(t *testing.T) {
 	}))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	c, err := dialConn(addr)
+	c, err := dialConn(addr, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +111,37 @@ func TestConn(t *testing.T) {
 		if err != nil || status != tc.status || string(body) != tc.want {
 			t.Errorf("%s %s: %d %q %v, want %d %q", tc.method, tc.path, status, body, err, tc.status, tc.want)
 		}
+	}
+}
+
+// TestConnToken checks that a connection dialled with a token sends it as
+// a bearer token with every request, GET and POST, and one dialled
+// without sends no Authorization header.
+func TestConnToken(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(r.Method + " [" + strings.Join(r.Header.Values("Authorization"), "|") + "]"))
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for _, tc := range []struct{ token, want string }{
+		{"abc.def.ghi", "[Bearer abc.def.ghi]"},
+		{"", "[]"},
+	} {
+		c, err := dialConn(addr, tc.token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, method := range []string{"GET", "POST", "GET"} {
+			var body []byte
+			if method == "POST" {
+				body = []byte("{}")
+			}
+			status, body, err := c.do(method, "/docs/a/events", body)
+			if want := method + " " + tc.want; err != nil || status != 200 || string(body) != want {
+				t.Errorf("token %q, %s: %d %q %v, want 200 %q", tc.token, method, status, body, err, want)
+			}
+		}
+		c.Close()
 	}
 }
 

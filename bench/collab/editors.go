@@ -10,6 +10,8 @@ import (
 // editorsOptions describes a load of editors typing into documents.
 type editorsOptions struct {
 	Addr string
+	// Token, when not empty, is sent as a bearer token with every request.
+	Token string
 	// Docs documents (named Prefix0, Prefix1, …), each with Editors
 	// editors.
 	Docs, Editors int
@@ -92,7 +94,7 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 	}()
 	for d := range opt.Docs {
 		for i := range opt.Editors {
-			c, err := dialConn(opt.Addr)
+			c, err := dialConn(opt.Addr, opt.Token)
 			if err != nil {
 				return nil, err
 			}
@@ -145,7 +147,7 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 	}
 	// Every document must be at the version its accepted steps make, with
 	// the text they typed.
-	c, err := dialConn(opt.Addr)
+	c, err := dialConn(opt.Addr, opt.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +273,7 @@ func (e *editor) reconnect(hardStop time.Time) bool {
 	e.c.Close()
 	e.c = nil
 	for time.Now().Before(hardStop) {
-		c, err := dialConn(e.opt.Addr)
+		c, err := dialConn(e.opt.Addr, e.opt.Token)
 		if err == nil {
 			c.nc.SetDeadline(hardStop)
 			e.c = c

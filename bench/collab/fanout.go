@@ -11,7 +11,9 @@ import (
 // fanoutOptions describes a load of many long-polling readers of one
 // document and one writer submitting at a steady rate.
 type fanoutOptions struct {
-	Addr    string
+	Addr string
+	// Token, when not empty, is sent as a bearer token with every request.
+	Token   string
 	Doc     string
 	Readers int
 	// Rate is the writer's submissions per second (one step each).
@@ -56,7 +58,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 	if opt.Readers < 1 || opt.Rate <= 0 || opt.Duration <= 0 {
 		return nil, fmt.Errorf("need readers, a rate and a duration")
 	}
-	wc, err := dialConn(opt.Addr)
+	wc, err := dialConn(opt.Addr, opt.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +75,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 
 	readers := make([]*reader, opt.Readers)
 	for i := range readers {
-		c, err := dialConn(opt.Addr)
+		c, err := dialConn(opt.Addr, opt.Token)
 		if err != nil {
 			for _, r := range readers[:i] {
 				r.c.Close()

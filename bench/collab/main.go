@@ -101,6 +101,7 @@ func cmdLoad(args []string) error {
 	settle := fs.Duration("settle", 2*time.Second, "memory: time the server is left alone before each RSS reading")
 	noTextCheck := fs.Bool("no-text-check", false, "editors: do not check the documents' text at the end (for a server that applies no step)")
 	gcPath := fs.String("gc-path", "", "memory: `path` of a POST that makes the server collect its garbage; the RSS is also read after one")
+	token := fs.String("token", "", "send `TOKEN` as \"Authorization: Bearer TOKEN\" with every request (for serve --jwt-secret-file etc.)")
 	fs.Parse(args)
 	if err := benchproc.CheckLoopback(*addr); err != nil {
 		return err
@@ -109,13 +110,13 @@ func cmdLoad(args []string) error {
 	var err error
 	switch *scenario {
 	case scenarioEditors:
-		res.Editors, err = runEditors(editorsOptions{Addr: *addr, Docs: *docs, Editors: *editors, Prefix: *prefix,
+		res.Editors, err = runEditors(editorsOptions{Addr: *addr, Token: *token, Docs: *docs, Editors: *editors, Prefix: *prefix,
 			MaxText: *maxText, Seed: *seed, Warmup: *warmup, Duration: *duration, PID: *pid, NoTextCheck: *noTextCheck})
 	case scenarioFanout:
-		res.Fanout, err = runFanout(fanoutOptions{Addr: *addr, Doc: *prefix + "fanout", Readers: *readers, Rate: *rate,
+		res.Fanout, err = runFanout(fanoutOptions{Addr: *addr, Token: *token, Doc: *prefix + "fanout", Readers: *readers, Rate: *rate,
 			MaxText: *maxText, Seed: *seed, Warmup: *warmup, Duration: *duration, Grace: *grace, PID: *pid})
 	case scenarioMemory:
-		res.Memory, err = runMem(memOptions{Addr: *addr, PID: *pid, Docs: *docs, Steps: *steps, Text: *text,
+		res.Memory, err = runMem(memOptions{Addr: *addr, Token: *token, PID: *pid, Docs: *docs, Steps: *steps, Text: *text,
 			Prefix: *prefix, Warm: *warm, Conns: *conns, Settle: *settle, GCPath: *gcPath})
 	default:
 		return fmt.Errorf("unknown scenario %q", *scenario)

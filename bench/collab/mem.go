@@ -15,7 +15,9 @@ import (
 // in a server.
 type memOptions struct {
 	Addr string
-	PID  int
+	// Token, when not empty, is sent as a bearer token with every request.
+	Token string
+	PID   int
 	// Docs documents (Prefix0, …) are created through the API, each
 	// filled with Steps steps inserting Text letters each.
 	Docs, Steps, Text int
@@ -101,7 +103,7 @@ func rssAfterGC(opt memOptions) (rss, heap int64, err error) {
 	if opt.GCPath == "" {
 		return 0, 0, nil
 	}
-	c, err := dialConn(opt.Addr)
+	c, err := dialConn(opt.Addr, opt.Token)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -134,7 +136,7 @@ func makeDocs(opt memOptions, prefix string, n int, errs *errorCount) error {
 	var wg sync.WaitGroup
 	var dialErr error
 	for k := range min(opt.Conns, n) {
-		c, err := dialConn(opt.Addr)
+		c, err := dialConn(opt.Addr, opt.Token)
 		if err != nil {
 			dialErr = err
 			break

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	pmauth "github.com/pmauthority/pmauthority/auth"
 	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/model"
@@ -36,6 +38,7 @@ func cmdPprofServe(args []string) error {
 	syncMode := fs.String("sync", "full", "SQLite sync: full or normal")
 	out := fs.String("out", "collab", "profiles are written to `PREFIX`.cpu.pprof (and .block.pprof, .mutex.pprof, .heap.pprof)")
 	contention := fs.Bool("contention", false, "also record where goroutines block and wait for locks")
+	secretFile := fs.String("jwt-secret-file", "", "require HS256 tokens signed with the secret in `FILE`, as serve --jwt-secret-file does (docs/auth.md)")
 	heap := fs.Bool("heap", false, "also write PREFIX.heap.pprof at the end (after a GC, before the documents are unloaded)")
 	fs.Parse(args)
 	if err := benchproc.CheckLoopback(*addr); err != nil {
@@ -81,7 +84,13 @@ func cmdPprofServe(args []string) error {
 	const unlimited = 1_000_000_000
 	lim := server.Limits{MaxConns: unlimited, MaxClientConns: unlimited, MaxWSMessages: unlimited,
 		MaxPresence: unlimited, MaxSubmissions: unlimited}
-	srv, err := server.New(server.Config{DefaultSchema: "basic", Logger: logger, Collab: auth, Limits: lim})
+	cfg := server.Config{DefaultSchema: "basic", Logger: logger, Collab: auth, Limits: lim}
+	if *secretFile != "" {
+		if cfg.Policy, err = jwtPolicy(*secretFile, logger); err != nil {
+			return err
+		}
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -120,6 +129,19 @@ func cmdPprofServe(args []string) error {
 		}
 	}
 	return err
+}
+
+// jwtPolicy returns the policy of serve --jwt-secret-file file.
+func jwtPolicy(file string, logger *slog.Logger) (server.Policy, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	key, err := pmauth.SecretKey(bytes.TrimRight(data, " \t\r\n"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return pmauth.New(pmauth.Config{Keys: []pmauth.Key{key}, Logger: logger})
 }
 
 // writeProfile writes the named runtime profile to file.

@@ -387,7 +387,7 @@ func waitReady(p *benchproc.Server, timeout time.Duration) error {
 		if done, err := p.Exited(); done {
 			return fmt.Errorf("exited: %v", err)
 		}
-		c, err := dialConn(p.Addr)
+		c, err := dialConn(p.Addr, "")
 		if err == nil {
 			c.nc.SetDeadline(time.Now().Add(5 * time.Second))
 			var status int

@@ -73,7 +73,7 @@ func cmdFanout(args []string) error {
 	if cf.bin == "" || *typers < 1 || *editors <= *typers || *rate <= 0 {
 		return fmt.Errorf("need --bin, and more editors than typers (at least one)")
 	}
-	res, err := runFanout(fanoutOptions{bin: cf.bin, log: cf.log, editors: *editors, typers: *typers,
+	res, err := runFanout(fanoutOptions{commonFlags: cf, editors: *editors, typers: *typers,
 		rate: *rate, warmup: *warmup, duration: *duration})
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func cmdFanout(args []string) error {
 
 // fanoutOptions describe a fanout measure.
 type fanoutOptions struct {
-	bin, log         string
+	commonFlags
 	editors, typers  int
 	rate             float64
 	warmup, duration time.Duration
@@ -93,7 +93,7 @@ type fanoutOptions struct {
 // runFanout measures what opt describes, on a server of its own.
 func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 	editors, typers, rate, warmup, duration := &opt.editors, &opt.typers, &opt.rate, &opt.warmup, &opt.duration
-	s, err := startServer(opt.bin, opt.log)
+	s, err := startServer(opt.bin, opt.log, opt.serverArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 	err = dialAll(*editors, 32, func(i int) error {
 		dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
 		defer dcancel()
-		c, v, err := dial(dctx, s.Addr, "fanout", i+1, false)
+		c, v, err := dial(dctx, s.Addr, "fanout", opt.token, i+1, false)
 		if err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ type idleResult struct {
 
 // idleOptions describe an idle measure.
 type idleOptions struct {
-	bin, log          string
+	commonFlags
 	conns, docs, warm int
 	settle            time.Duration
 }
@@ -43,7 +43,7 @@ func cmdIdle(args []string) error {
 	if cf.bin == "" || *conns < 1 || *docs < 1 {
 		return fmt.Errorf("need --bin, --conns and --docs")
 	}
-	res, err := runIdle(idleOptions{bin: cf.bin, log: cf.log, conns: *conns, docs: *docs, warm: *warm, settle: *settle})
+	res, err := runIdle(idleOptions{commonFlags: cf, conns: *conns, docs: *docs, warm: *warm, settle: *settle})
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func cmdIdle(args []string) error {
 // runIdle measures what opt describes, on a server of its own.
 func runIdle(opt idleOptions) (*idleResult, error) {
 	conns, docs, warm, settle := &opt.conns, &opt.docs, &opt.warm, &opt.settle
-	s, err := startServer(opt.bin, opt.log)
+	s, err := startServer(opt.bin, opt.log, opt.serverArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func runIdle(opt idleOptions) (*idleResult, error) {
 			dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
 			defer dcancel()
 			k := base + i
-			c, _, err := dial(dctx, s.Addr, "idle-"+strconv.Itoa(k%*docs), k+1, false)
+			c, _, err := dial(dctx, s.Addr, "idle-"+strconv.Itoa(k%*docs), opt.token, k+1, false)
 			if err != nil {
 				return err
 			}

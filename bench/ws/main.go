@@ -59,14 +59,15 @@ func main() {
 const stopGrace = 20 * time.Second
 
 // startServer starts bin serve with the memory store on a free loopback
-// port and waits until it answers.
-func startServer(bin, logPath string) (*benchproc.Server, error) {
+// port, extra added to its flags, and waits until it answers.
+func startServer(bin, logPath string, extra []string) (*benchproc.Server, error) {
 	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	args := append([]string{"serve", "--store", "memory", "--addr", addr}, benchproc.UnlimitedConns(bin)...)
+	args = append(args, extra...)
 	s, err := benchproc.StartServer(exec.Command(bin, args...), addr, logPath)
 	if err != nil {
 		return nil, err
@@ -109,9 +110,9 @@ func cpuTicks(pid int) (int64, error) {
 }
 
 // dial opens a WebSocket to document doc and says hello at version 0
-// (or null: a snapshot). It returns the connection and the version the
-// server answered.
-func dial(ctx context.Context, addr, doc string, clientID int, snapshot bool) (*websocket.Conn, int64, error) {
+// (or null: a snapshot), with token in the hello unless it is empty. It
+// returns the connection and the version the server answered.
+func dial(ctx context.Context, addr, doc, token string, clientID int, snapshot bool) (*websocket.Conn, int64, error) {
 	c, _, err := websocket.Dial(ctx, "ws://"+addr+"/docs/"+doc+"/ws", &websocket.DialOptions{
 		Subprotocols: []string{"pmauthority.v1"},
 	})
@@ -123,7 +124,12 @@ func dial(ctx context.Context, addr, doc string, clientID int, snapshot bool) (*
 	if snapshot {
 		v = "null"
 	}
-	hello := `{"type":"hello","version":` + v + `,"commentVersion":0,"clientID":` + strconv.Itoa(clientID) + `}`
+	hello := `{"type":"hello","version":` + v + `,"commentVersion":0,"clientID":` + strconv.Itoa(clientID)
+	if token != "" {
+		t, _ := json.Marshal(token)
+		hello += `,"token":` + string(t)
+	}
+	hello += `}`
 	if err := c.Write(ctx, websocket.MessageText, []byte(hello)); err != nil {
 		c.CloseNow()
 		return nil, 0, err
@@ -184,12 +190,29 @@ func printJSON(v any) {
 	fmt.Println(string(b))
 }
 
-// commonFlags are the flags of both commands.
+// commonFlags are the flags of every command: the server to start and
+// how its editors connect.
 type commonFlags struct {
 	bin, log string
+	// token is sent in every editor's hello (empty: none).
+	token string
+	// serverArgs are added to the server's flags.
+	serverArgs stringList
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.bin, "bin", "", "the pmauthority binary (required)")
 	fs.StringVar(&c.log, "log", os.DevNull, "file for the server's log")
+	fs.StringVar(&c.token, "token", "", "send `TOKEN` in every editor's hello (for a server started with --jwt-secret-file etc.)")
+	fs.Var(&c.serverArgs, "server-arg", "add `ARG` to the server's flags (repeatable, e.g. --server-arg=--jwt-secret-file --server-arg=/tmp/secret)")
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, " ") }
+
+func (l *stringList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
 }

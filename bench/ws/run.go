@@ -28,8 +28,8 @@ func cmdRun(args []string) error {
 	if cf.bin == "" || *rounds < 1 {
 		return fmt.Errorf("need --bin and at least one round")
 	}
-	idle := idleOptions{bin: cf.bin, conns: 5000, docs: 100, warm: 500, settle: 5 * time.Second}
-	fan := fanoutOptions{bin: cf.bin, editors: 1000, typers: 10, rate: 5, warmup: 3 * time.Second, duration: 20 * time.Second}
+	idle := idleOptions{commonFlags: cf, conns: 5000, docs: 100, warm: 500, settle: 5 * time.Second}
+	fan := fanoutOptions{commonFlags: cf, editors: 1000, typers: 10, rate: 5, warmup: 3 * time.Second, duration: 20 * time.Second}
 	if *quick {
 		idle.conns, idle.warm, idle.settle = 1000, 100, 2*time.Second
 		fan.editors, fan.warmup, fan.duration = 200, time.Second, 5*time.Second
@@ -66,6 +66,9 @@ func cmdRun(args []string) error {
 func report(w io.Writer, idle idleOptions, fan fanoutOptions, idles []*idleResult, fans []*fanoutResult, took time.Duration) {
 	fmt.Fprintf(w, "wsbench: %d round(s) in %s; %s, GOMAXPROCS %d; load average at the end: %s\n\n",
 		len(idles), took.Round(time.Second), runtime.GOOS+"/"+runtime.GOARCH, runtime.GOMAXPROCS(0), benchproc.LoadAvg())
+	if len(fan.serverArgs) > 0 || fan.token != "" {
+		fmt.Fprintf(w, "Server flags added: %q; editors send a token in their hello: %v.\n\n", []string(fan.serverArgs), fan.token != "")
+	}
 
 	fmt.Fprintf(w, "Idle editors: %d WebSocket connections (joined, answering pings) on %d documents, after %d warm ones;\n"+
 		"server RSS growth per connection, %s after the last one.\n\n", idle.conns, idle.docs, idle.warm, idle.settle)
