@@ -358,8 +358,8 @@ type wsAnswer struct {
 	raw     string
 }
 
-// next returns the next message of type typ, skipping others; or the
-// close error.
+// next returns the next message of type typ, skipping others (any
+// message when typ is ""); or the close error.
 func (c *wsClient) next(typ string) (wsAnswer, error) {
 	c.t.Helper()
 	for {
@@ -374,7 +374,7 @@ func (c *wsClient) next(typ string) (wsAnswer, error) {
 			c.t.Fatal(err)
 		}
 		m.raw = string(data)
-		if m.Type == typ {
+		if typ == "" || m.Type == typ {
 			return m, nil
 		}
 	}
@@ -432,6 +432,21 @@ func TestServerWebSocket(t *testing.T) {
 			c.send(hello(tk.token))
 			if _, err := c.next("welcome"); err != nil {
 				t.Fatal(err)
+			}
+			// Presence and ping need read: no error before the pong.
+			c.send(`{"type":"presence","version":1,"anchor":1,"head":2}`)
+			c.send(`{"type":"ping","id":8}`)
+			for {
+				m, err := c.next("")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.Type == "error" {
+					t.Fatalf("presence of a %s token: %s", tk.name, m.raw)
+				}
+				if m.Type == "pong" {
+					break
+				}
 			}
 			before := e.state(t)
 			c.send(comment)
