@@ -570,6 +570,10 @@ type DocInfo struct {
 	// Users is the number of users of a loaded document (0 when it is
 	// not loaded).
 	Users int
+	// Version is the document's stored version, and Updated when the
+	// store last changed it.
+	Version int64
+	Updated time.Time
 }
 
 // List returns every stored document, ordered by id.
@@ -594,7 +598,7 @@ func (a *Authority) List(ctx context.Context) ([]DocInfo, error) {
 	a.mu.Unlock()
 	out := make([]DocInfo, len(stored))
 	for i, s := range stored {
-		out[i] = DocInfo{ID: s.ID, Users: users[s.ID]}
+		out[i] = DocInfo{ID: s.ID, Users: users[s.ID], Version: s.Version, Updated: s.Updated}
 	}
 	slices.SortFunc(out, func(x, y DocInfo) int { return strings.Compare(x.ID, y.ID) })
 	return out, nil

@@ -282,7 +282,7 @@ func TestUsers(t *testing.T) {
 		t.Fatalf("%d users a minute after the wait ended, want 0", n)
 	}
 	list, err := a.List(ctx)
-	if err != nil || len(list) != 1 || list[0] != (collab.DocInfo{ID: "d", Users: 0}) {
+	if err != nil || len(list) != 1 || list[0].ID != "d" || list[0].Users != 0 || list[0].Version != 0 || list[0].Updated.IsZero() {
 		t.Fatalf("List: %+v, %v", list, err)
 	}
 }

@@ -104,6 +104,13 @@ func (s *Server) listDocs(x *exchange, r *http.Request, _ string) {
 		buf = model.AppendJSONString(buf, d.ID)
 		buf = append(buf, `,"users":`...)
 		buf = strconv.AppendInt(buf, int64(d.Users), 10)
+		buf = append(buf, `,"version":`...)
+		buf = strconv.AppendInt(buf, d.Version, 10)
+		if !d.Updated.IsZero() {
+			buf = append(buf, `,"updated":"`...)
+			buf = d.Updated.UTC().AppendFormat(buf, time.RFC3339Nano)
+			buf = append(buf, '"')
+		}
 		buf = append(buf, '}')
 	}
 	x.out = append(buf, ']')

@@ -14,7 +14,26 @@ function editURL(id) {
 }
 
 function users(n) {
-  return n ? `${n} user${n == 1 ? "" : "s"}` : ""
+  return n ? `${n} editing now` : ""
+}
+
+// changed says when a document last changed: "just now", "5 min ago",
+// "3 h ago", or the date.
+function changed(updated, now = Date.now()) {
+  let t = Date.parse(updated)
+  if (!Number.isFinite(t)) return ""
+  let s = Math.max(0, (now - t) / 1000)
+  if (s < 60) return "changed just now"
+  if (s < 3600) return `changed ${Math.floor(s / 60)} min ago`
+  if (s < 86400) return `changed ${Math.floor(s / 3600)} h ago`
+  return "changed " + new Date(t).toLocaleDateString()
+}
+
+function details(d) {
+  let parts = [`version ${d.version ?? 0}`]
+  let when = d.updated ? changed(d.updated) : ""
+  if (when) parts.push(when)
+  return parts.join(" · ")
 }
 
 async function loadDocs() {
@@ -38,7 +57,9 @@ async function loadDocs() {
     return
   }
   list.replaceChildren(...docs.map(d =>
-    h("li", {}, h("a", { href: editURL(d.id) }, d.id), h("span", { class: "count" }, users(d.users)))))
+    h("li", {}, h("a", { href: editURL(d.id) }, d.id),
+      h("span", { class: "details" }, details(d)),
+      h("span", { class: "count" }, users(d.users)))))
 }
 
 $("create").addEventListener("submit", e => {
