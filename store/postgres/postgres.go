@@ -60,6 +60,7 @@ type Store struct {
 	pool    *pgxpool.Pool
 	connCfg *pgx.ConnConfig // for the listener's connection
 	logger  *slog.Logger
+	where   string // the database, for Where
 
 	// mu is held shared by every method while it uses the pool, and
 	// exclusively by Close, so that Close waits for them.
@@ -98,7 +99,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(opts.StatementTimeout.Milliseconds(), 1), 10)
 	}
-	where := fmt.Sprintf("database %q on %s as %q", cfg.ConnConfig.Database, cfg.ConnConfig.Host, cfg.ConnConfig.User)
+	where := fmt.Sprintf("database %q on %s port %d as %q", cfg.ConnConfig.Database, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.User)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %s: %w", where, err)
@@ -111,10 +112,14 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: migrating the schema of %s: %w", where, err)
 	}
-	s := &Store{pool: pool, connCfg: cfg.ConnConfig.Copy(), logger: opts.Logger}
+	s := &Store{pool: pool, connCfg: cfg.ConnConfig.Copy(), logger: opts.Logger, where: where}
 	s.notes.store = s
 	return s, nil
 }
+
+// Where describes the database: its name, host and user, never the
+// password.
+func (s *Store) Where() string { return s.where }
 
 // begin returns the error a method answers before using the database
 // (ErrClosed, then the context's error), holding s.mu shared when it is
