@@ -9,7 +9,9 @@
 // inserts the steps under the unique key (doc_id, version). Of two nodes
 // appending at one version exactly one commits; the other gets
 // store.ErrConflict and nothing of its append is kept. A method returns
-// once its transaction has committed.
+// once its transaction has committed. Concurrent Appends are committed
+// together, in one transaction (see commit.go), when the Store's
+// connections are busy.
 //
 // Every committed Create, Append and Delete sends a NOTIFY on the channel
 // "pmauthority" with the document's id and version (never its steps),
@@ -67,7 +69,8 @@ type Store struct {
 	mu     sync.RWMutex
 	closed bool
 
-	notes notifier
+	notes   notifier
+	commits committer
 }
 
 var (
@@ -114,6 +117,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	s := &Store{pool: pool, connCfg: cfg.ConnConfig.Copy(), logger: opts.Logger, where: where}
 	s.notes.store = s
+	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2)}
 	return s, nil
 }
 
@@ -244,11 +248,18 @@ func (s *Store) append(ctx context.Context, id string, base int64, steps []store
 		return fmt.Errorf("store: append %q at %d: %w", id, base, err)
 	}
 	defer s.mu.RUnlock()
+	r := newAppendReq(ctx, id, base, steps, metaSeq, meta)
+	return r.result(s.commits.do(r))
+}
+
+// newAppendReq returns the request of an Append.
+func newAppendReq(ctx context.Context, id string, base int64, steps []store.Step, metaSeq int64, meta []byte) *appendReq {
 	now := time.Now()
 	jsons := make([][]byte, len(steps))
 	clients := make([][]byte, len(steps))
 	authors := make([][]byte, len(steps))
 	times := make([]int64, len(steps))
+	r := &appendReq{ctx: ctx, id: id, base: base, metaSeq: metaSeq, bytes: len(id) + len(meta)}
 	for i, st := range steps {
 		jsons[i] = st.JSON
 		if jsons[i] == nil {
@@ -261,30 +272,33 @@ func (s *Store) append(ctx context.Context, id string, base int64, steps []store
 			t = now
 		}
 		times[i] = nanos(t)
+		r.bytes += len(jsons[i]) + len(clients[i]) + len(authors[i]) + 8
 	}
 	var m int64
 	if meta != nil {
 		m = 1
 	}
 	n := int64(len(steps))
-	var updated, notified int
-	var version, seq *int64
-	err := s.pool.QueryRow(ctx, appendSQL,
-		[]byte(id), base, n, m, nanos(now), metaSeq,
+	r.args = []any{[]byte(id), base, n, m, nanos(now), metaSeq,
 		jsons, clients, authors, times, meta,
-		channel, payload(id, base+n, n == 0)).Scan(&updated, &notified, &version, &seq)
-	if err != nil {
-		return fmt.Errorf("store: append %q at %d: %w", id, base, dbErr(ctx, err))
-	}
+		channel, payload(id, base+n, n == 0)}
+	return r
+}
+
+// result returns the error of the Append r, which ended with err.
+func (r *appendReq) result(err error) error {
+	id, base := r.id, r.base
 	switch {
-	case updated == 1:
+	case err != nil:
+		return fmt.Errorf("store: append %q at %d: %w", id, base, dbErr(r.ctx, err))
+	case r.updated == 1:
 		return nil
-	case version == nil:
+	case r.version == nil:
 		return fmt.Errorf("store: append %q at %d: %w", id, base, store.ErrNotFound)
-	case metaSeq >= 0 && *version == base:
-		return fmt.Errorf("store: append %q at %d with metadata %d (latest %d): %w", id, base, metaSeq, *seq, store.ErrConflict)
+	case r.metaSeq >= 0 && *r.version == base:
+		return fmt.Errorf("store: append %q at %d with metadata %d (latest %d): %w", id, base, r.metaSeq, *r.seq, store.ErrConflict)
 	default:
-		return fmt.Errorf("store: append %q at %d (latest %d): %w", id, base, *version, store.ErrConflict)
+		return fmt.Errorf("store: append %q at %d (latest %d): %w", id, base, *r.version, store.ErrConflict)
 	}
 }
 
