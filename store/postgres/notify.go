@@ -75,7 +75,8 @@ type notifier struct {
 	store *Store
 
 	mu      sync.Mutex
-	subs    []*subscriber // replaced, never modified in place
+	connCfg *pgx.ConnConfig // of the listener's connection
+	subs    []*subscriber   // replaced, never modified in place
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the listener ends
 	stopped bool
@@ -150,7 +151,10 @@ func (n *notifier) listen(ctx context.Context) {
 	defer close(n.done)
 	backoff := minBackoff
 	for ctx.Err() == nil {
-		conn, err := pgx.ConnectConfig(ctx, n.store.connCfg.Copy())
+		n.mu.Lock()
+		cfg := n.connCfg.Copy()
+		n.mu.Unlock()
+		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err == nil {
 			if _, err = conn.Exec(ctx, "LISTEN "+channel); err != nil {
 				conn.Close(context.Background())

@@ -59,10 +59,9 @@ type Options struct {
 
 // Store is a store.Store on a PostgreSQL database. Open it with Open.
 type Store struct {
-	pool    *pgxpool.Pool
-	connCfg *pgx.ConnConfig // for the listener's connection
-	logger  *slog.Logger
-	where   string // the database, for Where
+	pool   *pgxpool.Pool
+	logger *slog.Logger
+	where  string // the database, for Where
 
 	// mu is held shared by every method while it uses the pool, and
 	// exclusively by Close, so that Close waits for them.
@@ -115,8 +114,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: migrating the schema of %s: %w", where, err)
 	}
-	s := &Store{pool: pool, connCfg: cfg.ConnConfig.Copy(), logger: opts.Logger, where: where}
+	s := &Store{pool: pool, logger: opts.Logger, where: where}
 	s.notes.store = s
+	s.notes.connCfg = cfg.ConnConfig.Copy()
 	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2)}
 	return s, nil
 }
