@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pmauthority/pmauthority/store"
 )
@@ -67,6 +68,14 @@ const (
 	maxBackoff = 5 * time.Second
 )
 
+// The listener pings its connection after pingEvery without a notice, so
+// that a connection lost without a word (a network gone silent) is
+// noticed and replaced; a ping unanswered within pingTimeout fails it.
+const (
+	pingEvery   = 30 * time.Second
+	pingTimeout = 10 * time.Second
+)
+
 // notifier is the Store's listener and its subscribers. The listener
 // runs on its own connection from the first Subscribe until Close, and
 // calls the subscribers on its goroutine, in the order PostgreSQL
@@ -76,6 +85,7 @@ type notifier struct {
 
 	mu      sync.Mutex
 	connCfg *pgx.ConnConfig // of the listener's connection
+	ping    time.Duration   // pingEvery, shorter in tests; set before the listener starts
 	subs    []*subscriber   // replaced, never modified in place
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the listener ends
@@ -142,6 +152,26 @@ func (n *notifier) deliver(notice store.Notice) {
 	}
 }
 
+// wait returns the next notice of conn, pinging it after every n.ping
+// without one. It fails when the connection does, and when ctx is done.
+func (n *notifier) wait(ctx context.Context, conn *pgx.Conn) (*pgconn.Notification, error) {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, n.ping)
+		note, err := conn.WaitForNotification(wctx)
+		timedOut := wctx.Err() != nil
+		cancel()
+		if err == nil || ctx.Err() != nil || !timedOut || conn.IsClosed() {
+			return note, err
+		}
+		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+		err = conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
 // listen connects, LISTENs, and delivers the notices until ctx is done,
 // reconnecting with back-off when the connection fails. After every
 // LISTEN, the first included, it delivers Notice{ID: ""}: the commits
@@ -178,7 +208,7 @@ func (n *notifier) listen(ctx context.Context) {
 		backoff = minBackoff
 		n.deliver(store.Notice{})
 		for {
-			note, err := conn.WaitForNotification(ctx)
+			note, err := n.wait(ctx, conn)
 			if err != nil {
 				if ctx.Err() == nil {
 					if l := n.store.logger; l != nil {

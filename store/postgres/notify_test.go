@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -130,4 +131,45 @@ func TestListenerReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	next(t, ch, "of the append after the reconnect", is(store.Notice{ID: "d", Version: 2}))
+}
+
+// TestListenerPing lets the listener ping its idle connection many
+// times: the connection stays, and no notice is lost or made up.
+func TestListenerPing(t *testing.T) {
+	url := pgtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	defer a.Close()
+	defer b.Close()
+	b.notes.ping = time.Millisecond
+	ch := subscribe(t, b)
+	next(t, ch, "after LISTEN", is(store.Notice{}))
+	ctx := context.Background()
+	var pid uint32
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	listener := func() uint32 {
+		t.Helper()
+		if err := conn.QueryRow(ctx, `SELECT pid FROM pg_stat_activity
+			WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+			AND query IN ('LISTEN `+channel+`', '-- ping')`).Scan(&pid); err != nil {
+			t.Fatalf("the listener's backend: %v", err)
+		}
+		return pid
+	}
+	first := listener()
+	for i := range 20 {
+		time.Sleep(5 * time.Millisecond) // idle: the listener pings
+		if err := a.Create(ctx, fmt.Sprint("d", i), "basic", []byte(`{}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-ch; got != (store.Notice{ID: fmt.Sprint("d", i)}) {
+			t.Fatalf("notice %+v, want the Create of d%d", got, i)
+		}
+	}
+	if pid := listener(); pid != first {
+		t.Errorf("the listener's backend changed from %d to %d: it reconnected", first, pid)
+	}
 }

@@ -117,6 +117,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s := &Store{pool: pool, logger: opts.Logger, where: where}
 	s.notes.store = s
 	s.notes.connCfg = cfg.ConnConfig.Copy()
+	s.notes.ping = pingEvery
 	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2)}
 	return s, nil
 }
