@@ -104,6 +104,74 @@ func TestConflictAcrossStores(t *testing.T) {
 	}
 }
 
+// TestRaceAcrossStores lets two stores on one database race to append
+// at the version each last read, many times: exactly one wins each
+// version, and the log holds the winners' steps only.
+func TestRaceAcrossStores(t *testing.T) {
+	url := pgtest.URL(t)
+	stores := []*Store{open(t, url), open(t, url)}
+	for _, s := range stores {
+		defer s.Close()
+	}
+	ctx := context.Background()
+	if err := stores[0].Create(ctx, "d", "basic", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	const workers, tries = 4, 250 // per store
+	var (
+		mu        sync.Mutex
+		winner    = map[int64]string{}
+		conflicts int
+		wg        sync.WaitGroup
+	)
+	for si, s := range stores {
+		for w := range workers {
+			wg.Go(func() {
+				for i := range tries {
+					h, err := s.Load(ctx, "d")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					json := fmt.Sprintf(`{"s":%d,"w":%d,"i":%d}`, si, w, i)
+					err = s.AppendIf(ctx, "d", h.Version, []store.Step{{JSON: []byte(json)}}, h.MetaSeq, []byte(json))
+					mu.Lock()
+					switch {
+					case err == nil:
+						if prev, ok := winner[h.Version]; ok {
+							t.Errorf("two appends at %d succeeded: %s and %s", h.Version, prev, json)
+						}
+						winner[h.Version] = json
+					case errors.Is(err, store.ErrConflict):
+						conflicts++
+					default:
+						t.Error(err)
+					}
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	h, err := stores[1].Load(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Version != int64(len(winner)) || h.MetaSeq != h.Version || int(h.Version)+conflicts != 2*workers*tries {
+		t.Errorf("version %d, metadata %d, %d winners, %d conflicts, %d tries", h.Version, h.MetaSeq, len(winner), conflicts, 2*workers*tries)
+	}
+	steps, err := stores[0].Steps(ctx, "d", 0, h.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range steps {
+		if want := winner[st.Version-1]; string(st.JSON) != want {
+			t.Fatalf("step %d = %s, want the winner's %s", st.Version, st.JSON, want)
+		}
+	}
+	t.Logf("%d versions won, %d conflicts", h.Version, conflicts)
+}
+
 // TestOpenErrors checks the errors of a malformed URL and of a database
 // that cannot be reached: clear, and without the password.
 func TestOpenErrors(t *testing.T) {
