@@ -30,8 +30,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,6 +62,7 @@ type server struct {
 	bin     string // the directory of initdb and pg_ctl
 	asUser  string // the user to run them as, "" for this process's
 	started time.Duration
+	reaper  *os.Process
 }
 
 // Main runs the tests of m and then stops and removes the cluster, if one
@@ -168,7 +171,29 @@ func start() (*server, error) {
 		return nil, fmt.Errorf("%v\n%s", err, log)
 	}
 	s.started = time.Since(t0)
+	s.reap()
 	return s, nil
+}
+
+// reap starts a watchdog that stops the cluster and removes its directory
+// once this process is gone, should it end without Main's cleanup (a
+// test timeout's panic, a kill). Main's cleanup ends it.
+func (s *server) reap() {
+	stop := shellQuote(filepath.Join(s.bin, "pg_ctl")) + " -D " + shellQuote(filepath.Join(s.dir, "data")) + " -m immediate -w stop"
+	if s.asUser != "" {
+		stop = "runuser -u " + s.asUser + " -- " + stop
+	}
+	script := fmt.Sprintf("while [ -d /proc/%d ]; do sleep 1; done; %s >/dev/null 2>&1; rm -rf %s", os.Getpid(), stop, shellQuote(s.dir))
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // not in the test's process group
+	if err := cmd.Start(); err == nil {
+		s.reaper = cmd.Process
+	}
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // stop stops the cluster and removes its directory.
@@ -176,6 +201,10 @@ func (s *server) stop() error {
 	err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop")
 	if rerr := os.RemoveAll(s.dir); err == nil {
 		err = rerr
+	}
+	if s.reaper != nil {
+		syscall.Kill(-s.reaper.Pid, syscall.SIGKILL) // its group: sh and its sleep
+		s.reaper.Wait()
 	}
 	return err
 }
