@@ -114,3 +114,20 @@ func BenchmarkAppendParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAppend appends one step at a time to one document, each
+// Append waiting for the one before: the latency of a commit.
+func BenchmarkAppend(b *testing.B) {
+	s := open(b, pgtest.URL(b))
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Create(ctx, "d", "basic", []byte(`{}`), nil); err != nil {
+		b.Fatal(err)
+	}
+	step := []store.Step{{JSON: []byte(`{"stepType":"replace","from":1,"to":1}`), ClientID: []byte(`1`)}}
+	for v := int64(0); b.Loop(); v++ {
+		if err := s.Append(ctx, "d", v, step, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
