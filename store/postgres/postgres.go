@@ -57,6 +57,10 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// connectTimeout bounds a connection attempt when the URL sets no
+// connect_timeout.
+const connectTimeout = 10 * time.Second
+
 // Store is a store.Store on a PostgreSQL database. Open it with Open.
 type Store struct {
 	pool   *pgxpool.Pool
@@ -82,7 +86,9 @@ var (
 // Open connects to the database at url (a postgres:// URL or a
 // key=value connection string, as libpq takes), checks that it can be
 // reached and brings its schema up to date. Its errors never contain the
-// password.
+// password. The connections' application_name is pmauthority unless the
+// URL sets one, and a connection attempt gives up after 10 seconds unless
+// the URL sets connect_timeout.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -100,6 +106,14 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	if opts.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(opts.StatementTimeout.Milliseconds(), 1), 10)
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "pmauthority"
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A database that does not answer (a network dropping packets)
+		// fails a connection attempt instead of holding it for minutes.
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
 	where := fmt.Sprintf("database %q on %s port %d as %q", cfg.ConnConfig.Database, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.User)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -207,9 +207,9 @@ func TestStatementTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var got string
-	if err := s.pool.QueryRow(context.Background(), "SHOW statement_timeout").Scan(&got); err != nil || got != "1500ms" {
-		t.Errorf("statement_timeout %q (%v), want 1500ms", got, err)
+	var got, app string
+	if err := s.pool.QueryRow(context.Background(), "SELECT current_setting('statement_timeout'), current_setting('application_name')").Scan(&got, &app); err != nil || got != "1500ms" || app != "pmauthority" {
+		t.Errorf("statement_timeout %q, application_name %q (%v), want 1500ms and pmauthority", got, app, err)
 	}
 }
 
