@@ -34,7 +34,8 @@ func newAuthority(t *testing.T, s *Store) *collab.Authority {
 // TestAuthoritiesMissedNotice runs two Authorities on two Stores over one
 // database and keeps the second's listener away while the first commits:
 // the notice of that commit is lost, and after the listener reconnects
-// the second Authority catches up all the same.
+// the second Authority catches up all the same. Comments then cross
+// both ways.
 func TestAuthoritiesMissedNotice(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := context.Background()
@@ -103,5 +104,22 @@ func TestAuthoritiesMissedNotice(t *testing.T) {
 	}
 	if ev.Version != 1 || len(ev.Steps) != 1 || !bytes.Equal(ev.Steps[0].JSON, step) {
 		t.Fatalf("b's events after the reconnect: %+v", ev)
+	}
+
+	// A comment alone (a metadata entry at the same version) reaches b
+	// too, and b's own comment then reaches a.
+	if _, err := a.Submit(ctx, "d", "", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 3, From: 1, To: 3, Text: "note"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err = b.Events(wctx, "d", "", 1, 0, true)
+	if err != nil || ev.CommentVersion != 1 || len(ev.Comment) != 1 || ev.Comment[0].Text != "note" {
+		t.Fatalf("b's events after a's comment: %+v, %v", ev, err)
+	}
+	if _, err := b.Submit(ctx, "d", "", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 4, From: 1, To: 2, Text: "reply"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err = a.Events(wctx, "d", "", 1, 1, true)
+	if err != nil || ev.CommentVersion != 2 || len(ev.Comment) != 1 || ev.Comment[0].Text != "reply" {
+		t.Fatalf("a's events after b's comment: %+v, %v", ev, err)
 	}
 }
