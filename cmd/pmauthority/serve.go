@@ -26,7 +26,7 @@ import (
 	"github.com/pmauthority/pmauthority/web"
 )
 
-const serveUsage = `usage: pmauthority serve [--addr 127.0.0.1:8080] [--store sqlite|memory] [--data ./pmauthority-data]
+const serveUsage = `usage: pmauthority serve [--addr 127.0.0.1:8080] [--store sqlite|memory|postgres] [--data ./pmauthority-data]
                          [--schema NAME=FILE]… [--default-schema basic] [flags]
 
 Runs the HTTP server until SIGINT or SIGTERM, then stops gracefully: requests
@@ -52,7 +52,11 @@ The demo pages (--web=false turns them off): GET / lists the documents and
 opens new ones, GET /edit/{id} is an editor collaborating live.
 
 Steps are acknowledged only once durable in the store (--store sqlite: the
-file pmauthority.db in --data; --store memory keeps nothing).
+file pmauthority.db in --data; --store memory keeps nothing; --store postgres:
+committed in the PostgreSQL database of --postgres-url, or of the environment
+variable PMA_POSTGRES_URL, which keeps a password off the command line).
+Several servers may share one PostgreSQL database: any serves any document,
+and a step made on a version another server has moved on from answers 409.
 
 Errors are JSON {"error": {"step"?: i, "message": "…"}}: 400 malformed or
 invalid request ("Invalid version N": a version ahead of the document's), 404,
@@ -128,6 +132,7 @@ var errReported = errors.New("bad flags")
 // serveFlags are the flags of `pmauthority serve`.
 type serveFlags struct {
 	addr, storeKind, data, syncMode string
+	postgres                        postgresFlags
 	history, snapshotEvery          int
 	idleUnload                      time.Duration // -1: never
 	pollTimeout                     time.Duration
@@ -157,9 +162,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.SetOutput(stderr)
 	lim, tmo := &f.limits, &f.timeouts
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "`address` to listen on (host:port; port 0 picks a free port)")
-	fs.StringVar(&f.storeKind, "store", "sqlite", "document store: sqlite (durable, in --data) or memory (nothing survives the process)")
+	fs.StringVar(&f.storeKind, "store", "sqlite", "document store: sqlite (durable, in --data), memory (nothing survives the process) or postgres (durable, in the database of --postgres-url, which several servers may share)")
 	fs.StringVar(&f.data, "data", "./pmauthority-data", "`directory` of the SQLite store, the file pmauthority.db (created if missing)")
 	fs.StringVar(&f.syncMode, "sync", "full", "SQLite sync: full (an acknowledged step survives a power loss) or normal (it survives a crash of the process; faster)")
+	f.postgres.register(fs)
 	fs.IntVar(&f.history, "history", 10_000, "steps kept in memory per document; a client further behind reloads (410)")
 	fs.IntVar(&f.snapshotEvery, "snapshot-every", 1000, "snapshot a document after this many steps since the last snapshot")
 	fs.DurationVar(&f.idleUnload, "idle-unload", 10*time.Minute, "unload documents idle for this long, snapshotting them (0: never)")
@@ -234,8 +240,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
 	}
-	if f.storeKind != "sqlite" && f.storeKind != "memory" {
-		return nil, fmt.Errorf("--store must be sqlite or memory, not %q", f.storeKind)
+	if f.storeKind != "sqlite" && f.storeKind != "memory" && f.storeKind != "postgres" {
+		return nil, fmt.Errorf("--store must be sqlite, memory or postgres, not %q", f.storeKind)
+	}
+	if err := f.postgres.check(f.storeKind == "postgres"); err != nil {
+		return nil, err
 	}
 	if f.syncMode != "full" && f.syncMode != "normal" {
 		return nil, fmt.Errorf("--sync must be full or normal, not %q", f.syncMode)
@@ -266,6 +275,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 type serveConfigs struct {
 	storeKind, data string
 	syncMode        string // full or normal
+	postgres        postgresFlags
 	logger          *slog.Logger
 	memory          memoryPlan
 	server          server.Config // without Collab
@@ -287,6 +297,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		storeKind: f.storeKind,
 		data:      f.data,
 		syncMode:  f.syncMode,
+		postgres:  f.postgres,
 		logger:    slog.New(handler),
 		memory:    planMemory("/", f.maxMemory, f.maxBodyMemory),
 	}
@@ -353,7 +364,7 @@ type serveRun struct {
 // open opens the store, then the authority and the server over it. On
 // failure it closes what it opened and returns the exit status.
 func (c *serveConfigs) open() (*serveRun, int, error) {
-	st, where, err := openStore(c.storeKind, c.data, c.syncMode == "full")
+	st, where, err := c.openStore()
 	if err != nil {
 		return nil, 1, err
 	}
@@ -378,7 +389,11 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 // serve serves on ln until ctx is done, then closes the authority and the
 // store, and returns the exit status.
 func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer, ready func(addr string)) int {
-	r.logger.Info("store opened", "store", r.storeKind, "path", r.where, "sync", r.syncMode)
+	if r.storeKind == "postgres" {
+		r.logger.Info("store opened", "store", r.storeKind, "database", r.where)
+	} else {
+		r.logger.Info("store opened", "store", r.storeKind, "path", r.where, "sync", r.syncMode)
+	}
 	r.setMemoryLimit()
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -402,7 +417,11 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 }
 
 // openStore opens the document store of --store, returning where it is.
-func openStore(kind, dir string, fullSync bool) (store.Store, string, error) {
+func (c *serveConfigs) openStore() (store.Store, string, error) {
+	kind, dir, fullSync := c.storeKind, c.data, c.syncMode == "full"
+	if kind == "postgres" {
+		return c.postgres.open(c.logger)
+	}
 	if kind == "memory" {
 		// This process is its only writer: the store is served through
 		// the Store interface alone, without memstore's notices and

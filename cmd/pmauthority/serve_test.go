@@ -85,6 +85,7 @@ func TestServe(t *testing.T) {
 }
 
 func TestServeFlags(t *testing.T) {
+	t.Setenv("PMA_POSTGRES_URL", "")
 	dir := t.TempDir()
 	bad, good := filepath.Join(dir, "bad.json"), filepath.Join(dir, "good.json")
 	os.WriteFile(bad, []byte(`{"nodes":{"doc":{"content":"nope+"}}}`), 0o644)
@@ -110,7 +111,13 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--max-creates", "0"}, 2, "--max-creates must be positive"},
 		{[]string{"--log-format", "xml"}, 2, "--log-format must be text or json"},
 		{[]string{"extra"}, 2, `unexpected argument "extra"`},
-		{[]string{"--store", "postgres"}, 2, `--store must be sqlite or memory, not "postgres"`},
+		{[]string{"--store", "nope"}, 2, `--store must be sqlite, memory or postgres, not "nope"`},
+		{[]string{"--store", "postgres"}, 2, "--store postgres needs the database's URL: --postgres-url or the environment variable PMA_POSTGRES_URL"},
+		{[]string{"--postgres-pool", "0"}, 2, "--postgres-pool must be positive"},
+		{[]string{"--postgres-statement-timeout", "-1s"}, 2, "--postgres-statement-timeout must not be negative"},
+		{[]string{"--addr", "127.0.0.1:0", "--store", "postgres", "--postgres-url", "postgres://u:s3cretpw@h:x/db"}, 1, "--store postgres: postgres: cannot parse `postgres://u:xxxxx@h:x/db`"},
+		{[]string{"--addr", "127.0.0.1:0", "--store", "postgres", "--postgres-url", "postgres://u:s3cretpw@/db?host=/nonexistent"}, 1, `--store postgres: postgres: cannot reach database "db" on /nonexistent port 5432 as "u"`},
+		{[]string{"-h"}, 0, "--postgres-url"},
 		{[]string{"--sync", "off"}, 2, `--sync must be full or normal, not "off"`},
 		{[]string{"--history", "0"}, 2, "--history must be positive"},
 		{[]string{"--snapshot-every", "-1"}, 2, "--snapshot-every must be positive"},
@@ -129,6 +136,9 @@ func TestServeFlags(t *testing.T) {
 		stderr := &testutil.LogBuffer{}
 		if code := serve(context.Background(), tc.args, stderr, nil); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("serve %q: exit %d, want %d; stderr lacks %q:\n%s", tc.args, code, tc.code, tc.want, stderr)
+		}
+		if strings.Contains(stderr.String(), "s3cretpw") {
+			t.Errorf("serve %q: stderr shows the password:\n%s", tc.args, stderr)
 		}
 	}
 }

@@ -1,0 +1,125 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/pgtest"
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/schemas"
+)
+
+func newAuthority(t *testing.T, s *Store) *collab.Authority {
+	t.Helper()
+	a, err := collab.New(collab.Config{
+		Store:      s,
+		AutoCreate: true,
+		Schemas: func(name string) (*model.Schema, bool) {
+			sch, err := schemas.Get(name)
+			return sch, err == nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// TestAuthoritiesMissedNotice runs two Authorities on two Stores over one
+// database and keeps the second's listener away while the first commits:
+// the notice of that commit is lost, and after the listener reconnects
+// the second Authority catches up all the same. Comments then cross
+// both ways.
+func TestAuthoritiesMissedNotice(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	sa := open(t, url)
+	sb := open(t, url+"&application_name=b")
+	a, b := newAuthority(t, sa), newAuthority(t, sb)
+	defer sa.Close()
+	defer sb.Close()
+	if _, err := a.Get(ctx, "d", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get(ctx, "d", ""); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// Wait for b's listener, then keep it from reconnecting and end its
+	// connection.
+	deadline := time.Now().Add(wait)
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = 'b' AND query = 'LISTEN `+channel+`'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b's listener did not LISTEN within %v", wait)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sb.notes.mu.Lock()
+	good := sb.notes.connCfg
+	bad := good.Copy()
+	bad.Host = "/nonexistent-pgtest-dir"
+	bad.Fallbacks = nil
+	sb.notes.connCfg = bad
+	sb.notes.mu.Unlock()
+	if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'b' AND query = 'LISTEN `+channel+`'`); err != nil {
+		t.Fatal(err)
+	}
+
+	step := []byte(`{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"hi"}]}}`)
+	if _, err := a.Submit(ctx, "d", "", collab.Submission{Steps: [][]byte{step}, ClientID: collab.ClientID("1")}); err != nil {
+		t.Fatal(err)
+	}
+	// b heard nothing of it: the commit's notice was missed.
+	if st, err := b.Get(ctx, "d", ""); err != nil || st.Version != 0 {
+		t.Fatalf("b at version %d (%v) while its listener is away, want 0", st.Version, err)
+	}
+
+	sb.notes.mu.Lock()
+	sb.notes.connCfg = good
+	sb.notes.mu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	ev, err := b.Events(wctx, "d", "", 0, 0, true)
+	if err != nil {
+		t.Fatalf("b did not catch up after the listener reconnected: %v", err)
+	}
+	if ev.Version != 1 || len(ev.Steps) != 1 || !bytes.Equal(ev.Steps[0].JSON, step) {
+		t.Fatalf("b's events after the reconnect: %+v", ev)
+	}
+
+	// A comment alone (a metadata entry at the same version) reaches b
+	// too, and b's own comment then reaches a.
+	if _, err := a.Submit(ctx, "d", "", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 3, From: 1, To: 3, Text: "note"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err = b.Events(wctx, "d", "", 1, 0, true)
+	if err != nil || ev.CommentVersion != 1 || len(ev.Comment) != 1 || ev.Comment[0].Text != "note" {
+		t.Fatalf("b's events after a's comment: %+v, %v", ev, err)
+	}
+	if _, err := b.Submit(ctx, "d", "", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 4, From: 1, To: 2, Text: "reply"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err = a.Events(wctx, "d", "", 1, 1, true)
+	if err != nil || ev.CommentVersion != 2 || len(ev.Comment) != 1 || ev.Comment[0].Text != "reply" {
+		t.Fatalf("a's events after b's comment: %+v, %v", ev, err)
+	}
+}

@@ -1,0 +1,576 @@
+// Package postgres is a store.Store on PostgreSQL, for several servers
+// sharing one database (a cluster): any node serves any document, and
+// the database arbitrates. It is a store.MetaSwapper, a store.Notifier
+// and a store.Checker.
+//
+// The version is the arbiter: an Append is one statement that moves the
+// document's row from base to base+n only while it is at base (and, for
+// AppendIf, its metadata sequence number is the expected one), and
+// inserts the steps under the unique key (doc_id, version). Of two nodes
+// appending at one version exactly one commits; the other gets
+// store.ErrConflict and nothing of its append is kept. A method returns
+// once its transaction has committed. Concurrent Appends are committed
+// together, in one transaction (see commit.go), when the Store's
+// connections are busy.
+//
+// Every committed Create, Append and Delete sends a NOTIFY on the channel
+// "pmauthority" with the document's id and version (never its steps),
+// delivered by PostgreSQL after the commit. A Store listens on one
+// connection of its own, from its first Subscribe until Close; when that
+// connection is lost it reconnects with back-off and then sends its
+// subscribers store.Notice{ID: ""}, since notices may have been missed
+// meanwhile.
+//
+// Open applies the schema's migrations (tables pma_docs, pma_steps,
+// pma_meta_entries and pma_migrations) in one transaction under an
+// advisory lock, so that several processes may start at once.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pmauthority/pmauthority/store"
+)
+
+// Options configure a Store. The zero value is usable.
+type Options struct {
+	// MaxConns is the most connections to the database that the Store's
+	// pool opens (the listener's is one more); 0 is pgxpool's default,
+	// the larger of 4 and the number of CPUs.
+	MaxConns int32
+	// StatementTimeout, when positive, is the database's
+	// statement_timeout for the Store's connections: a statement running
+	// longer is cancelled and its method fails.
+	StatementTimeout time.Duration
+	// Logger, when not nil, is told when the listener loses its
+	// connection and reconnects.
+	Logger *slog.Logger
+}
+
+// connectTimeout bounds a connection attempt when the URL sets no
+// connect_timeout.
+const connectTimeout = 10 * time.Second
+
+// Store is a store.Store on a PostgreSQL database. Open it with Open.
+type Store struct {
+	pool   *pgxpool.Pool
+	logger *slog.Logger
+	where  string // the database, for Where
+
+	// mu is held shared by every method while it uses the pool, and
+	// exclusively by Close, so that Close waits for them.
+	mu     sync.RWMutex
+	closed bool
+
+	notes   notifier
+	commits committer
+}
+
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.MetaSwapper = (*Store)(nil)
+	_ store.Notifier    = (*Store)(nil)
+	_ store.Checker     = (*Store)(nil)
+)
+
+// Open connects to the database at url (a postgres:// URL or a
+// key=value connection string, as libpq takes), checks that it can be
+// reached and brings its schema up to date. Its errors never contain the
+// password. The connections' application_name is pmauthority unless the
+// URL sets one, and a connection attempt gives up after 10 seconds unless
+// the URL sets connect_timeout.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgconn's parse errors show the URL with its password masked.
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if opts.MaxConns < 0 {
+		return nil, fmt.Errorf("postgres: pool size %d: must not be negative", opts.MaxConns)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.StatementTimeout < 0 {
+		return nil, fmt.Errorf("postgres: statement timeout %v: must not be negative", opts.StatementTimeout)
+	}
+	if opts.StatementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(opts.StatementTimeout.Milliseconds(), 1), 10)
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "pmauthority"
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A database that does not answer (a network dropping packets)
+		// fails a connection attempt instead of holding it for minutes.
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
+	}
+	where := fmt.Sprintf("database %q on %s port %d as %q", cfg.ConnConfig.Database, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.User)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", where, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: cannot reach %s: %w", where, err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: migrating the schema of %s: %w", where, err)
+	}
+	s := &Store{pool: pool, logger: opts.Logger, where: where}
+	s.notes.store = s
+	s.notes.connCfg = cfg.ConnConfig.Copy()
+	s.notes.ping = pingEvery
+	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2)}
+	return s, nil
+}
+
+// Where describes the database: its name, host and user, never the
+// password.
+func (s *Store) Where() string { return s.where }
+
+// begin returns the error a method answers before using the database
+// (ErrClosed, then the context's error), holding s.mu shared when it is
+// nil: the caller then calls s.mu.RUnlock.
+func (s *Store) begin(ctx context.Context) error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		s.mu.RUnlock()
+		return err
+	}
+	return nil
+}
+
+// dbErr is err as a method returns it: the context's error when the
+// context ended (pgx may report it otherwise), ErrConflict for a unique
+// violation (the key (doc_id, version) arbitrating).
+func dbErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return fmt.Errorf("%w (%v)", store.ErrConflict, err)
+	}
+	return err
+}
+
+// nanos returns t as Unix nanoseconds.
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+// Create implements store.Store.
+func (s *Store) Create(ctx context.Context, id, schema string, doc, meta []byte) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	var n int
+	err := s.pool.QueryRow(ctx, `
+		WITH ins AS (
+			INSERT INTO pma_docs (id, schema_name, version, meta, snap_doc, updated)
+			VALUES ($1, $2, 0, $3, $4, $5)
+			ON CONFLICT (id) DO NOTHING
+			RETURNING 1)
+		SELECT count(*) FROM (SELECT pg_notify($6, $7) FROM ins) AS n`,
+		[]byte(id), []byte(schema), meta, doc, nanos(time.Now()), channel, payload(id, 0, false)).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("store: create %q: %w", id, dbErr(ctx, err))
+	}
+	if n == 0 {
+		return fmt.Errorf("store: create %q: %w", id, store.ErrExists)
+	}
+	return nil
+}
+
+// Load implements store.Store.
+func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
+	if err := s.begin(ctx); err != nil {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, err)
+	}
+	defer s.mu.RUnlock()
+	var h store.Head
+	var schema []byte
+	err := s.pool.QueryRow(ctx, `
+		SELECT schema_name, version, meta, meta_version, meta_base, meta_seq, snap_version, snap_doc, oldest
+		FROM pma_docs WHERE id = $1`, []byte(id)).
+		Scan(&schema, &h.Version, &h.Meta, &h.MetaVersion, &h.MetaBase, &h.MetaSeq, &h.Snapshot.Version, &h.Snapshot.Doc, &h.Oldest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, dbErr(ctx, err))
+	}
+	h.Schema = string(schema)
+	return h, nil
+}
+
+// Append implements store.Store. Steps with a zero Time get the current
+// time.
+func (s *Store) Append(ctx context.Context, id string, base int64, steps []store.Step, meta []byte) error {
+	return s.append(ctx, id, base, steps, -1, meta)
+}
+
+// AppendIf implements store.MetaSwapper. Steps with a zero Time get the
+// current time.
+func (s *Store) AppendIf(ctx context.Context, id string, base int64, steps []store.Step, metaSeq int64, meta []byte) error {
+	if metaSeq < 0 {
+		return fmt.Errorf("store: append %q at %d: negative metadata sequence number %d", id, base, metaSeq)
+	}
+	return s.append(ctx, id, base, steps, metaSeq, meta)
+}
+
+// appendSQL is Append in one statement: the conditional update of the
+// document's row, the steps and the metadata entry inserted only when
+// it updated a row, and the notice. It returns whether it updated the
+// row, and the version and metadata sequence number it saw (for the
+// error of a conflict; NULL when there is no document).
+const appendSQL = `
+	WITH upd AS (
+		UPDATE pma_docs SET version = $2::bigint + $3::bigint, meta_seq = meta_seq + $4::bigint, updated = $5
+		WHERE id = $1 AND version = $2::bigint AND ($6::bigint < 0 OR meta_seq = $6::bigint)
+		RETURNING meta_seq),
+	ins AS (
+		INSERT INTO pma_steps (doc_id, version, json, client_id, author, time)
+		SELECT $1, $2::bigint + s.i, s.json, s.client_id, s.author, s.time
+		FROM upd, unnest($7::bytea[], $8::bytea[], $9::bytea[], $10::bigint[]) WITH ORDINALITY AS s(json, client_id, author, time, i)),
+	ent AS (
+		INSERT INTO pma_meta_entries (doc_id, seq, version, json)
+		SELECT $1, upd.meta_seq, $2::bigint + $3::bigint, $11 FROM upd WHERE $4::bigint = 1)
+	SELECT
+		(SELECT count(*) FROM upd),
+		(SELECT count(*) FROM (SELECT pg_notify($12, $13) FROM upd) AS n),
+		(SELECT version FROM pma_docs WHERE id = $1),
+		(SELECT meta_seq FROM pma_docs WHERE id = $1)`
+
+// append is Append, and AppendIf when metaSeq is not negative.
+func (s *Store) append(ctx context.Context, id string, base int64, steps []store.Step, metaSeq int64, meta []byte) error {
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("store: append %q at %d: %w", id, base, err)
+	}
+	defer s.mu.RUnlock()
+	r := newAppendReq(ctx, id, base, steps, metaSeq, meta)
+	return r.result(s.commits.do(r))
+}
+
+// newAppendReq returns the request of an Append.
+func newAppendReq(ctx context.Context, id string, base int64, steps []store.Step, metaSeq int64, meta []byte) *appendReq {
+	now := time.Now()
+	jsons := make([][]byte, len(steps))
+	clients := make([][]byte, len(steps))
+	authors := make([][]byte, len(steps))
+	times := make([]int64, len(steps))
+	r := &appendReq{ctx: ctx, id: id, base: base, metaSeq: metaSeq, bytes: len(id) + len(meta)}
+	for i, st := range steps {
+		jsons[i] = st.JSON
+		if jsons[i] == nil {
+			jsons[i] = []byte{}
+		}
+		clients[i] = st.ClientID
+		authors[i] = []byte(st.Author)
+		t := st.Time
+		if t.IsZero() {
+			t = now
+		}
+		times[i] = nanos(t)
+		r.bytes += len(jsons[i]) + len(clients[i]) + len(authors[i]) + 8
+	}
+	var m int64
+	if meta != nil {
+		m = 1
+	}
+	n := int64(len(steps))
+	r.args = []any{[]byte(id), base, n, m, nanos(now), metaSeq,
+		jsons, clients, authors, times, meta,
+		channel, payload(id, base+n, n == 0)}
+	return r
+}
+
+// result returns the error of the Append r, which ended with err.
+func (r *appendReq) result(err error) error {
+	id, base := r.id, r.base
+	switch {
+	case err != nil:
+		return fmt.Errorf("store: append %q at %d: %w", id, base, dbErr(r.ctx, err))
+	case r.updated == 1:
+		return nil
+	case r.version == nil:
+		return fmt.Errorf("store: append %q at %d: %w", id, base, store.ErrNotFound)
+	case r.metaSeq >= 0 && *r.version == base:
+		return fmt.Errorf("store: append %q at %d with metadata %d (latest %d): %w", id, base, r.metaSeq, *r.seq, store.ErrConflict)
+	default:
+		return fmt.Errorf("store: append %q at %d (latest %d): %w", id, base, *r.version, store.ErrConflict)
+	}
+}
+
+// Steps implements store.Store. One statement reads the document's
+// range and its steps, so that they agree.
+func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.Step, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("store: steps of %q: %w", id, err)
+	}
+	defer s.mu.RUnlock()
+	from = max(from, 0)
+	rows, err := s.pool.Query(ctx, `
+		SELECT d.version, d.oldest, s.version, s.json, s.client_id, s.author, s.time
+		FROM pma_docs AS d
+		LEFT JOIN pma_steps AS s ON s.doc_id = d.id AND s.version > $2 AND s.version <= $3 AND $2 >= d.oldest
+		WHERE d.id = $1
+		ORDER BY s.version`, []byte(id), from, to)
+	if err != nil {
+		return nil, fmt.Errorf("store: steps of %q: %w", id, dbErr(ctx, err))
+	}
+	defer rows.Close()
+	var (
+		out             []store.Step
+		found           bool
+		latest, oldest  int64
+		version, tnanos *int64
+		json, client    []byte
+		author          []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&latest, &oldest, &version, &json, &client, &author, &tnanos); err != nil {
+			return nil, fmt.Errorf("store: steps of %q: %w", id, dbErr(ctx, err))
+		}
+		found = true
+		if version != nil {
+			out = append(out, store.Step{Version: *version, JSON: json, ClientID: client, Author: string(author), Time: time.Unix(0, *tnanos)})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: steps of %q: %w", id, dbErr(ctx, err))
+	}
+	if !found {
+		return nil, fmt.Errorf("store: steps of %q: %w", id, store.ErrNotFound)
+	}
+	if min(to, latest) <= from {
+		return nil, nil
+	}
+	if from < oldest {
+		return nil, fmt.Errorf("store: steps of %q after %d (oldest %d): %w", id, from, oldest, store.ErrCompacted)
+	}
+	return out, nil
+}
+
+// MetaEntries implements store.Store, reading like Steps.
+func (s *Store) MetaEntries(ctx context.Context, id string, from, to int64) ([]store.MetaEntry, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("store: metadata entries of %q: %w", id, err)
+	}
+	defer s.mu.RUnlock()
+	from = max(from, 0)
+	rows, err := s.pool.Query(ctx, `
+		SELECT d.meta_seq, d.meta_base, e.seq, e.version, e.json
+		FROM pma_docs AS d
+		LEFT JOIN pma_meta_entries AS e ON e.doc_id = d.id AND e.seq > $2 AND e.seq <= $3 AND $2 >= d.meta_base
+		WHERE d.id = $1
+		ORDER BY e.seq`, []byte(id), from, to)
+	if err != nil {
+		return nil, fmt.Errorf("store: metadata entries of %q: %w", id, dbErr(ctx, err))
+	}
+	defer rows.Close()
+	var (
+		out          []store.MetaEntry
+		found        bool
+		latest, base int64
+		seq, version *int64
+		json         []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&latest, &base, &seq, &version, &json); err != nil {
+			return nil, fmt.Errorf("store: metadata entries of %q: %w", id, dbErr(ctx, err))
+		}
+		found = true
+		if seq != nil {
+			out = append(out, store.MetaEntry{Seq: *seq, Version: *version, JSON: json})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: metadata entries of %q: %w", id, dbErr(ctx, err))
+	}
+	if !found {
+		return nil, fmt.Errorf("store: metadata entries of %q: %w", id, store.ErrNotFound)
+	}
+	if min(to, latest) <= from {
+		return nil, nil
+	}
+	if from < base {
+		return nil, fmt.Errorf("store: metadata entries of %q after %d (base %d): %w", id, from, base, store.ErrCompacted)
+	}
+	return out, nil
+}
+
+// errBadSnapshot marks a SaveSnapshot refused for its arguments.
+var errBadSnapshot = errors.New("bad snapshot")
+
+// SaveSnapshot implements store.Store, in one transaction that locks the
+// document's row first, so that the statements after it see the
+// document as it is then.
+func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot, keep int64) error {
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("store: snapshot of %q at %d: %w", id, snap.Version, err)
+	}
+	defer s.mu.RUnlock()
+	bid := []byte(id)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var version, snapVersion, metaVersion, metaBase, metaSeq, oldest int64
+		err := tx.QueryRow(ctx, `
+			SELECT version, snap_version, meta_version, meta_base, meta_seq, oldest
+			FROM pma_docs WHERE id = $1 FOR UPDATE`, bid).
+			Scan(&version, &snapVersion, &metaVersion, &metaBase, &metaSeq, &oldest)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if snap.Version < snapVersion || snap.Version > version {
+			return fmt.Errorf("%w: outside [%d, %d]", errBadSnapshot, snapVersion, version)
+		}
+		if snap.Meta != nil && (snap.MetaSeq < 0 || snap.MetaSeq > metaSeq) {
+			return fmt.Errorf("%w: metadata entry %d outside [0, %d]", errBadSnapshot, snap.MetaSeq, metaSeq)
+		}
+		if _, err := tx.Exec(ctx, "UPDATE pma_docs SET snap_version = $2, snap_doc = $3 WHERE id = $1", bid, snap.Version, snap.Doc); err != nil {
+			return err
+		}
+		if snap.Meta != nil && snap.MetaSeq >= metaBase && snap.Version >= metaVersion {
+			if _, err := tx.Exec(ctx, "UPDATE pma_docs SET meta = $2, meta_version = $3, meta_base = $4 WHERE id = $1",
+				bid, snap.Meta, snap.Version, snap.MetaSeq); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "DELETE FROM pma_meta_entries WHERE doc_id = $1 AND seq <= $2", bid, snap.MetaSeq); err != nil {
+				return err
+			}
+			metaVersion = snap.Version
+		}
+		if keep >= 0 {
+			if cut := min(snap.Version, version-keep, metaVersion); cut > oldest {
+				if _, err := tx.Exec(ctx, "UPDATE pma_docs SET oldest = $2 WHERE id = $1", bid, cut); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, "DELETE FROM pma_steps WHERE doc_id = $1 AND version <= $2", bid, cut); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: snapshot of %q at %d: %w", id, snap.Version, dbErr(ctx, err))
+	}
+	return nil
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context) ([]store.DocInfo, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("store: list: %w", err)
+	}
+	defer s.mu.RUnlock()
+	rows, err := s.pool.Query(ctx, "SELECT id, schema_name, version, updated FROM pma_docs ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("store: list: %w", dbErr(ctx, err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.DocInfo, error) {
+		var id, schema []byte
+		var info store.DocInfo
+		var updated int64
+		err := row.Scan(&id, &schema, &info.Version, &updated)
+		info.ID, info.Schema, info.Updated = string(id), string(schema), time.Unix(0, updated)
+		return info, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list: %w", dbErr(ctx, err))
+	}
+	return out, nil
+}
+
+// Delete implements store.Store, in one transaction that locks the
+// document's row first (waiting for an Append in flight), so that the
+// steps and entries it deletes are all of them.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("store: delete %q: %w", id, err)
+	}
+	defer s.mu.RUnlock()
+	bid := []byte(id)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, "SELECT 1 FROM pma_docs WHERE id = $1 FOR UPDATE", bid).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		for _, q := range []string{
+			"DELETE FROM pma_steps WHERE doc_id = $1",
+			"DELETE FROM pma_meta_entries WHERE doc_id = $1",
+			"DELETE FROM pma_docs WHERE id = $1",
+		} {
+			if _, err := tx.Exec(ctx, q, bid); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, payload(id, -1, false))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete %q: %w", id, dbErr(ctx, err))
+	}
+	return nil
+}
+
+// Check implements store.Checker: the database answers within five
+// seconds and takes writes (it is not a standby, nor read-only).
+func (s *Store) Check() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	var recovery bool
+	var readOnly string
+	err := s.pool.QueryRow(ctx, "SELECT pg_is_in_recovery(), current_setting('transaction_read_only')").Scan(&recovery, &readOnly)
+	switch {
+	case err != nil:
+		return fmt.Errorf("postgres: check: %w", dbErr(ctx, err))
+	case recovery:
+		return errors.New("postgres: the database is a standby (in recovery): it takes no writes")
+	case readOnly == "on":
+		return errors.New("postgres: the database's transactions are read-only")
+	}
+	return nil
+}
+
+// Close implements store.Store: it waits for the methods in flight, stops
+// the listener and closes the connections. A second Close returns
+// store.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.notes.stop()
+	s.pool.Close()
+	return nil
+}
