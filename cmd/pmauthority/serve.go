@@ -40,7 +40,7 @@ documents are snapshotted and the store closed; a second signal exits at once.
 The collab API of the ProseMirror website's collab demo (its client works
 unchanged); a document is created, with the default schema, when first read:
 
-  GET  /docs                    [{"id": …, "users": n}, …]
+  GET  /docs                    [{"id", "users", "version", "updated"}, …]
   GET  /docs/{id}               {"doc", "users", "version", "comments", "commentVersion"}
   GET  /docs/{id}/events?version=V&commentVersion=C
                                 the steps and comment events after them, at once or

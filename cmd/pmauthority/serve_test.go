@@ -271,7 +271,11 @@ func TestServeCollab(t *testing.T) {
 	}
 
 	addr, stderr, stop = startServe(t, args...)
-	expect("GET", "/docs", "", 200, `[{"id":"x","users":0}]`)
+	// After the restart the stored document is listed with its version
+	// and the time of its last change.
+	if s, got := do("GET", "/docs", ""); s != 200 || !strings.HasPrefix(got, `[{"id":"x","users":0,"version":1,"updated":"`) {
+		t.Fatalf("GET /docs after the restart: %d %s", s, got)
+	}
 	expect("GET", "/docs/x/events?version=0&commentVersion=0", "", 200, events)
 	for v := 1; v < 7; v++ {
 		expect("POST", "/docs/x/events", `{"version":`+strconv.Itoa(v)+`,"steps":[`+step("b")+`],"clientID":1}`, 200,
