@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/docid"
 	"github.com/pmauthority/pmauthority/model"
 )
 
@@ -21,39 +21,19 @@ import (
 // before answering {}.
 const DefaultPollTimeout = 60 * time.Second
 
-// maxDocID is the longest document id, in bytes.
-const maxDocID = 512
-
-// docID checks a document id (a path segment, unescaped): any name of 1
-// to maxDocID bytes of UTF-8 without control characters (NUL, C0, DEL,
-// C1), other than "." and "..". The id is data everywhere (the store keeps
-// it as text, URLs carry it percent-encoded), never a file path, so
-// spaces, accents, emoji and "/" (as %2F) are names like others. Its
-// error is a 400.
+// docID checks a document id (a path segment, unescaped) by the one rule
+// of internal/docid: any name of 1 to 512 bytes of UTF-8 without control
+// characters (NUL, C0, DEL, C1), other than "." and "..". The id is data
+// everywhere (the store keeps it as text, URLs carry it percent-encoded),
+// never a file path, so spaces, accents, emoji and "/" (as %2F) are names
+// like others. Its error is a 400.
 func docID(id string) (string, error) {
-	bad := func(why string) error {
+	if err := docid.Check(id); err != nil {
 		shown := id
 		if len(shown) > 64 {
 			shown = strings.ToValidUTF8(shown[:64], "") + "…"
 		}
-		return &httpError{http.StatusBadRequest, "invalid document id " + strconv.Quote(shown) + ": " + why}
-	}
-	switch {
-	case id == "":
-		return "", bad("empty")
-	case len(id) > maxDocID:
-		return "", bad("over " + strconv.Itoa(maxDocID) + " bytes")
-	case !utf8.ValidString(id):
-		return "", bad("not UTF-8")
-	case id == "." || id == "..":
-		// Browsers and proxies resolve "." and ".." in URLs, so no
-		// client could reach such a document.
-		return "", bad("not . or ..")
-	}
-	for _, r := range id {
-		if r < 0x20 || 0x7f <= r && r < 0xa0 {
-			return "", bad("a control character")
-		}
+		return "", &httpError{http.StatusBadRequest, "invalid document id " + strconv.Quote(shown) + ": " + err.Error()}
 	}
 	return id, nil
 }

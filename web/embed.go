@@ -10,11 +10,14 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pmauthority/pmauthority/internal/docid"
 )
 
 //go:embed dist
@@ -172,14 +175,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, f.name, time.Time{}, bytes.NewReader(body))
 }
 
-// notFound answers 404: in plain text for an asset, else with an HTML
-// page linking to the list page (relative to p, so that it works under
-// any prefix).
+// notFound answers 404 with an HTML page linking to the list page
+// (relative to p, so that it works under any prefix): the answer of every
+// unknown page path, assets and /edit/ of an invalid name included (API
+// paths get the server's JSON 404).
 func notFound(w http.ResponseWriter, p string) {
-	if strings.HasPrefix(p, "/assets/") {
-		http.Error(w, "404 page not found", http.StatusNotFound)
-		return
-	}
 	home := strings.Repeat("../", strings.Count(strings.TrimPrefix(p, "/"), "/"))
 	if home == "" {
 		home = "./"
@@ -202,10 +202,12 @@ func (h *handler) route(p string) *file {
 	case p == "/":
 		return h.index
 	case strings.HasPrefix(p, "/edit/"):
-		// Any one segment (escaped: a name may hold %2F): the page
-		// itself checks the document id.
-		if id := p[len("/edit/"):]; id != "" && !strings.Contains(id, "/") {
-			return h.edit
+		// One segment (escaped: a name may hold %2F) that is a valid
+		// document id once unescaped.
+		if seg := p[len("/edit/"):]; !strings.Contains(seg, "/") {
+			if id, err := url.PathUnescape(seg); err == nil && docid.Check(id) == nil {
+				return h.edit
+			}
 		}
 	case strings.HasPrefix(p, "/assets/"):
 		return h.assets[p[len("/assets/"):]]

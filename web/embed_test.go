@@ -179,6 +179,10 @@ func TestMethodsAndNotFound(t *testing.T) {
 		{"PUT", "/edit/x", 405},
 		{"GET", "/edit/", 404},
 		{"GET", "/edit/a/b", 404},
+		{"GET", "/edit/a%00b", 404},
+		{"GET", "/edit/%FF", 404},
+		{"GET", "/edit/%2E%2E", 404},
+		{"GET", "/edit/My%20notes%20%2F%20caf%C3%A9", 200},
 		{"GET", "/assets/", 404},
 		{"GET", "/assets/nope.js", 404},
 		{"GET", "/assets/../embed.go", 404},
@@ -197,17 +201,15 @@ func TestMethodsAndNotFound(t *testing.T) {
 			t.Errorf("%s %s: Allow %q", tc.method, tc.path, res.Header.Get("Allow"))
 		}
 	}
-	// Page paths answer an HTML page linking to the list page, assets
-	// plain text.
-	for path, home := range map[string]string{"/edit/": `href="../"`, "/edit/a/b": `href="../../"`, "/index.html": `href="./"`} {
+	// Unknown page paths, assets and invalid names included, answer an
+	// HTML page linking to the list page.
+	for path, home := range map[string]string{"/edit/": `href="../"`, "/edit/a/b": `href="../../"`, "/index.html": `href="./"`,
+		"/edit/a%00b": `href="../"`, "/assets/nope.js": `href="../"`} {
 		res := get(t, "GET", path, nil)
 		body := readAll(t, res)
 		if ct := res.Header.Get("Content-Type"); res.StatusCode != 404 || ct != "text/html; charset=utf-8" || !bytes.Contains(body, []byte(home)) {
 			t.Errorf("GET %s: %d %q %q, want 404 text/html with %s", path, res.StatusCode, ct, body, home)
 		}
-	}
-	if res := get(t, "GET", "/assets/nope.js", nil); res.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
-		t.Errorf("GET /assets/nope.js: Content-Type %q, want text/plain", res.Header.Get("Content-Type"))
 	}
 	res := get(t, "GET", "/assets/licenses.txt", nil)
 	if ct := res.Header.Get("Content-Type"); ct != "text/plain; charset=utf-8" {
