@@ -1,0 +1,150 @@
+//go:build linux
+
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/pgtest"
+	"github.com/pmauthority/pmauthority/store/postgres"
+)
+
+// TestClusterEditors runs three pmauthority serve processes (the real
+// binary) on one PostgreSQL database (pgtest's throwaway cluster) and
+// the real-editor harness against them: 12 editors, 6 of them over
+// WebSocket, on three documents at once, each document's editors spread
+// over the three nodes and every node serving editors of both kinds
+// (editorURLs).
+// The harness's checks must pass; every node must serve the same
+// document, version and comments for each document; and each document
+// must be the replay of the step log stored in PostgreSQL (checked on
+// every node, whose events since version 0 must be the stored steps).
+func TestClusterEditors(t *testing.T) {
+	node := editorsNode(t, "js/node_modules/ws")
+	if _, err := os.Stat("../web/src/client.js"); err != nil {
+		t.Fatalf("the WebSocket client module: %v", err)
+	}
+	url := pgtest.URL(t)
+	edits, reconnectEvery := 3000, 60
+	if testing.Short() {
+		edits, reconnectEvery = 300, 20
+	}
+	cfg := editorsConfig{Editors: 12, WS: 6, Edits: edits, ReconnectEvery: reconnectEvery, Seed: editorsSeed(t)}
+	docIDs := []string{"cluster-a", "cluster-b", "cluster-c"}
+	c := startCluster(t, url, docIDs)
+
+	run := runEditors(t, node, c.editorURLs(cfg.Editors, cfg.WS, len(docIDs)), docIDs, cfg)
+	run.check(t, cfg.Edits)
+	run.checkWS(t, cfg)
+	c.checkDocs(t, docIDs, run, cfg)
+}
+
+// cluster is three serve processes on one PostgreSQL database, and a
+// store opened on it for the checks.
+type cluster struct {
+	bin   string
+	url   string
+	nodes []*hostileProc
+	st    *postgres.Store
+}
+
+// clusterFlags are the flags of every node: the editors all come from
+// 127.0.0.1, faster than one client may submit by default.
+var clusterFlags = []string{"--store", "postgres", "--max-submissions", "1000000", "--max-ws-messages", "100000", "--snapshot-every", "200"}
+
+// startCluster creates the documents docIDs (editorsStartDoc, through an
+// authority on the database at url) and starts three nodes on it.
+func startCluster(t *testing.T, url string, docIDs []string) *cluster {
+	t.Helper()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := collab.New(collab.Config{Store: st, Schemas: collabSchemas, DefaultSchema: "basic",
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := editorsStart(t)
+	for _, id := range docIDs {
+		if err := a.Create(ctx, id, "basic", start); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{bin: stepsBuildCLI(t), url: url, st: st}
+	for range 3 {
+		c.nodes = append(c.nodes, c.start(t, "127.0.0.1:0"))
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, p := range c.nodes {
+				t.Logf("node %d log:\n%s", i, lastLines(p.log.String(), 30))
+			}
+		}
+	})
+	return c
+}
+
+// start starts a node listening on addr.
+func (c *cluster) start(t *testing.T, addr string) *hostileProc {
+	t.Helper()
+	args := append([]string{"--postgres-url", c.url, "--addr", addr}, clusterFlags...)
+	return startHostile(t, c.bin, t.TempDir(), nil, args...)
+}
+
+// editorURLs returns the harness's --url: one URL per editor (editor i
+// takes URL i). Editor i edits document d = i mod docs; the WebSocket
+// editors (the first ws) of document d are on node d mod 3, so that they
+// see each other's presence (presence does not cross nodes,
+// docs/cluster.md), and its long-poll editors on the other nodes in
+// turn. With 12 editors, 6 over WebSocket, on 3 documents, each document
+// has editors on all three nodes and each node serves both kinds.
+func (c *cluster) editorURLs(editors, ws, docs int) string {
+	n := len(c.nodes)
+	urls := make([]string, editors)
+	polls := make([]int, docs) // long-poll editors of each document so far
+	for i := range urls {
+		d := i % docs
+		node := d % n
+		if i >= ws {
+			polls[d]++
+			node = (d + polls[d]) % n
+		}
+		urls[i] = c.nodes[node].base
+	}
+	return strings.Join(urls, ",")
+}
+
+// checkDocs checks every document on every node: checkEditorsDoc against
+// the PostgreSQL store (the editors, the replayed step log, the events),
+// and the nodes' states equal.
+func (c *cluster) checkDocs(t *testing.T, docIDs []string, run editorsRun, cfg editorsConfig) {
+	t.Helper()
+	start := editorsStart(t)
+	for _, id := range docIDs {
+		finals := make([]collabDocState, len(c.nodes))
+		for i, p := range c.nodes {
+			finals[i] = checkEditorsDoc(t, p.base, c.st, start, id, run, cfg)
+		}
+		for i, f := range finals[1:] {
+			if !bytes.Equal(f.Doc, finals[0].Doc) || f.Version != finals[0].Version ||
+				f.CommentVersion != finals[0].CommentVersion || !bytes.Equal(f.Comments, finals[0].Comments) {
+				t.Errorf("%s: node %d is at version %d, comment version %d, comments %s; node 0 at %d, %d, %s; documents %s",
+					id, i+1, f.Version, f.CommentVersion, clip(string(f.Comments)),
+					finals[0].Version, finals[0].CommentVersion, clip(string(finals[0].Comments)), firstDifference(f.Doc, finals[0].Doc))
+			}
+		}
+		t.Logf("%s: every node at version %d, comment version %d", id, finals[0].Version, finals[0].CommentVersion)
+	}
+}
