@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/pgtest"
@@ -42,6 +44,80 @@ func TestClusterEditors(t *testing.T) {
 	run := runEditors(t, node, c.editorURLs(cfg.Editors, cfg.WS, len(docIDs)), docIDs, cfg)
 	run.check(t, cfg.Edits)
 	run.checkWS(t, cfg)
+	c.checkDocs(t, docIDs, run, cfg)
+}
+
+// TestClusterKill runs the same editors (without comments, which are not
+// safe to resend) and kills node 2 with SIGKILL in the middle of the
+// run, restarting it on the same address a second later. Its WebSocket
+// editors resume through the client's back-off, its long-poll editors
+// try again (a POST whose answer was lost is resent, and answers 409
+// when it was committed); everything must converge as in
+// TestClusterEditors, with nothing acknowledged lost: every step an
+// editor was told was accepted is in the stored log, which replays to
+// every node's document.
+func TestClusterKill(t *testing.T) {
+	node := editorsNode(t, "js/node_modules/ws")
+	if _, err := os.Stat("../web/src/client.js"); err != nil {
+		t.Fatalf("the WebSocket client module: %v", err)
+	}
+	url := pgtest.URL(t)
+	edits := 3000
+	if testing.Short() {
+		edits = 600
+	}
+	cfg := editorsConfig{Editors: 12, WS: 6, Edits: edits, ReconnectEvery: 60, Seed: editorsSeed(t),
+		NoComments: true, Faults: true}
+	docIDs := []string{"kill-a", "kill-b", "kill-c"}
+	c := startCluster(t, url, docIDs)
+
+	ran := make(chan editorsRun, 1)
+	go func() { ran <- runEditors(t, node, c.editorURLs(cfg.Editors, cfg.WS, len(docIDs)), docIDs, cfg) }()
+	// Kill node 2 once a fifth of the steps are in (about; rebases drop
+	// some), restart it a second later.
+	ctx := context.Background()
+	var at int64
+	for {
+		var sum int64
+		for _, id := range docIDs {
+			h, err := c.st.Load(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += h.Version
+		}
+		if sum >= int64(edits/5) {
+			at = sum
+			break
+		}
+		select {
+		case run := <-ran:
+			t.Fatalf("the harness ended before the kill, at %d steps:\n%s", sum, lastLines(run.stderr, 20))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	p := c.nodes[2]
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	time.Sleep(time.Second)
+	c.nodes[2] = c.start(t, p.addr)
+	t.Logf("node 2 killed at %d steps in all, restarted on %s", at, p.addr)
+
+	run := <-ran
+	run.check(t, cfg.Edits)
+	run.checkWS(t, cfg)
+	s := run.summary
+	// The node's editors met its death: long-poll requests failed, and
+	// WebSockets closed under them or (when it died between two of their
+	// connections) failed to connect.
+	if s.NetErrors == 0 || s.WS.ServerCloses["1006"]+s.WS.FailedConnects == 0 {
+		t.Errorf("summary: %d long-poll requests failed on the network, %d WebSockets closed by the dying server, %d failed to connect: want some of each kind",
+			s.NetErrors, s.WS.ServerCloses["1006"], s.WS.FailedConnects)
+	}
+	t.Logf("kill: %d long-poll requests failed and tried again, %d own steps confirmed by polls; %d WebSockets closed by the dying server, %d connection attempts failed",
+		s.NetErrors, s.ConfirmedByEvents, s.WS.ServerCloses["1006"], s.WS.FailedConnects)
 	c.checkDocs(t, docIDs, run, cfg)
 }
 

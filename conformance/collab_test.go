@@ -134,6 +134,12 @@ type editorsSummary struct {
 	Breaks        int64  `json:"breaks"`
 	UnloadsSeen   int64  `json:"unloadsSeen"`
 	Bursts        int64  `json:"bursts"`
+	// NetErrors counts long-poll requests that failed on the network and
+	// were tried again, ConfirmedByEvents own steps confirmed by a poll
+	// (a resent POST whose first try was committed); both only with
+	// --faults.
+	NetErrors         int64 `json:"netErrors"`
+	ConfirmedByEvents int64 `json:"confirmedByEvents"`
 	// SelectionGuards counts node selections the harness kept from
 	// crashing prosemirror-state (guardNodeSelection in js/collab-editors.mjs).
 	SelectionGuards int64             `json:"selectionGuards"`
@@ -166,6 +172,7 @@ type wsEditorsSummary struct {
 	MessagesSent      int64            `json:"messagesSent"`
 	MessagesReceived  int64            `json:"messagesReceived"`
 	Drops             int64            `json:"drops"`
+	FailedConnects    int64            `json:"failedConnects"` // with --faults
 	Reconnects        int64            `json:"reconnects"`
 	Resumes           int64            `json:"resumes"`
 	ConfirmedOnResume int64            `json:"confirmedOnResume"`
@@ -203,6 +210,9 @@ type editorsConfig struct {
 	NoComments bool
 	// Token is the token every editor presents (--token).
 	Token string
+	// Faults tells the harness that servers may die and come back
+	// during the run (--faults 1).
+	Faults bool
 }
 
 // editorsRun is what one run of the harness printed.
@@ -273,6 +283,9 @@ func runEditors(t *testing.T, node, url string, docIDs []string, cfg editorsConf
 	}
 	if cfg.Token != "" {
 		args = append(args, "--token", cfg.Token)
+	}
+	if cfg.Faults {
+		args = append(args, "--faults", "1")
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
 	var stdout, stderr bytes.Buffer
@@ -374,9 +387,11 @@ func (r editorsRun) checkWS(t *testing.T, cfg editorsConfig) {
 	if cfg.ReconnectEvery > 0 && w.Drops == 0 {
 		t.Errorf("summary: no WebSocket connection dropped")
 	}
-	if closes := w.Drops + w.Pauses + w.ServerCloses["4008"]; w.Reconnects != closes || w.Resumes < closes {
-		t.Errorf("summary: %d connections dropped (%d by the harness, %d in pauses), %d reconnections, %d resumed with a version",
-			closes, w.Drops, w.Pauses, w.Reconnects, w.Resumes)
+	// A 1006 close is a server that died (only with cfg.Faults; else the
+	// harness fails).
+	if closes := w.Drops + w.Pauses + w.ServerCloses["4008"] + w.ServerCloses["1006"]; w.Reconnects != closes || w.Resumes < closes {
+		t.Errorf("summary: %d connections dropped (%d by the harness, %d in pauses, %d by a dying server), %d reconnections, %d resumed with a version",
+			closes, w.Drops, w.Pauses, w.ServerCloses["1006"], w.Reconnects, w.Resumes)
 	}
 	if w.SnapshotsOnResume != 0 || w.StepsLost != 0 {
 		t.Errorf("summary: %d resumptions answered with a snapshot, %d unconfirmed steps lost", w.SnapshotsOnResume, w.StepsLost)

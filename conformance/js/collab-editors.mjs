@@ -35,6 +35,7 @@
 //        [--ws 0] [--reconnect-every 50] [--client ../../web/src/client.js]
 //        [--history 0] [--lag 0] [--lag-every 15] [--breaks 0] [--burst 0] [--burst-every 60]
 //        [--token JWT]   (every editor presents it: Authorization header, hello token)
+//        [--faults 0]    (1: servers may be killed and restarted during the run)
 //
 // With several URLs (servers sharing one store), editor i talks to URL
 // i mod their number; the drain waits until every server is at the
@@ -58,6 +59,17 @@
 // editor sends or receives (in order, as over TCP). A WebSocket editor
 // drops its connection after every --reconnect-every of its edits or so
 // (0: never), half the time abruptly.
+//
+// With --faults 1 a server may die and come back (kill -9, restart on
+// its address): a long-poll request that fails on the network is tried
+// again after 100 ms (a POST is resent at its version: when the lost
+// one was committed it answers 409, and the poll that follows brings the
+// editor's own steps, which confirm them), and a WebSocket connection
+// that closes abnormally (1006) after its welcome is counted as a server
+// close (serverCloses["1006"]) and resumed by the client's back-off;
+// connection attempts that fail before a welcome are counted in
+// ws.failedConnects. Comments are not made safe to resend (run with
+// --comments 0), nor is the reload after a 410 tried again.
 //
 // The seed fixes each editor's choices given what it sees; the timing of
 // the network decides what it sees, so a run is reproducible only in
@@ -84,14 +96,14 @@ function parseFlags(argv) {
     url: "", doc: "editors", editors: 8, edits: 2000, seed: null,
     maxDelay: 20, editGap: 30, comments: 0.03, drainTimeout: 60,
     ws: 0, reconnectEvery: 50, client: fileURLToPath(new URL("../../web/src/client.js", import.meta.url)),
-    history: 0, lag: 0, lagEvery: 15, breaks: 0, burst: 0, burstEvery: 60, token: "",
+    history: 0, lag: 0, lagEvery: 15, breaks: 0, burst: 0, burstEvery: 60, token: "", faults: 0,
   }
   let names = {
     "--url": "url", "--doc": "doc", "--editors": "editors", "--edits": "edits", "--seed": "seed",
     "--max-delay": "maxDelay", "--edit-gap": "editGap", "--comments": "comments", "--drain-timeout": "drainTimeout",
     "--ws": "ws", "--reconnect-every": "reconnectEvery", "--client": "client",
     "--history": "history", "--lag": "lag", "--lag-every": "lagEvery", "--breaks": "breaks",
-    "--burst": "burst", "--burst-every": "burstEvery", "--token": "token",
+    "--burst": "burst", "--burst-every": "burstEvery", "--token": "token", "--faults": "faults",
   }
   for (let i = 0; i < argv.length; i++) {
     let name = names[argv[i]]
@@ -187,6 +199,12 @@ async function request(method, url, body, signal) {
   let resp = await fetch(url, init)
   let text = await resp.text()
   return { status: resp.status, text }
+}
+
+// isNetError tells whether e is fetch's failure to reach the server or
+// to read its whole answer (undici's "fetch failed", "terminated").
+function isNetError(e) {
+  return e instanceof TypeError && (e.message == "fetch failed" || e.message == "terminated")
 }
 
 function parseJSON(what, text) {
@@ -364,7 +382,7 @@ function guardNodeSelection(state, tr) {
 // stats are the run's totals (the summary line).
 const stats = {
   edits: 0, stepsLocal: 0, stepsSent: 0, maxPostSteps: 0, stepsAccepted: 0, posts: 0, conflicts: 0, polls: 0, pollsAborted: 0,
-  stepsReceived: 0, stepsDropped: 0, rebased: 0, commandsThrew: 0, commentsCreated: 0, commentsDeleted: 0, commentEventsReceived: 0,
+  stepsReceived: 0, stepsDropped: 0, rebased: 0, netErrors: 0, confirmedByEvents: 0, commandsThrew: 0, commentsCreated: 0, commentsDeleted: 0, commentEventsReceived: 0,
   // Falling behind (--lag): lags begun, 410 answers to polls (each a
   // reload), unconfirmed steps lost in reloads and in snapshots on resume,
   // and steps in doubt: those of a submission still unanswered when its
@@ -594,6 +612,11 @@ class PollEditor extends Editor {
     let ctl = this.pollCtl = new AbortController()
     this.doPoll(ctl).catch(e => {
       if (ctl.signal.aborted) { stats.pollsAborted++; return }
+      if (this.h.flags.faults && isNetError(e)) {
+        stats.netErrors++
+        sleep(100).then(() => { if (this.comm == "poll" && this.pollCtl == ctl) this.poll() })
+        return
+      }
       this.h.fail(e, this)
     })
   }
@@ -644,18 +667,26 @@ class PollEditor extends Editor {
   receive(version, commentVersion, data) {
     this.checkEvents(version, commentVersion, data)
     // This editor's own steps come back only in POST answers: it never
-    // polls while a POST is out.
-    if (data.clientIDs.some(id => id == this.clientID))
+    // polls while a POST is out. With --faults, a POST whose answer was
+    // lost may have been committed: its steps come back here and confirm
+    // the editor's first unconfirmed ones.
+    let own = data.clientIDs.filter(id => id == this.clientID).length
+    if (own && !this.h.flags.faults)
       throw new Error(`events answer for version ${version} holds this editor's own steps: ${JSON.stringify(data.clientIDs)}`)
     let steps = data.steps.map(j => Step.fromJSON(this.h.schema, j))
     let before = unconfirmed(this.state)
+    if (own > before)
+      throw new Error(`events answer for version ${version} holds ${own} of this editor's steps, ${before} unconfirmed`)
     let tr = guardNodeSelection(this.state, receiveTransaction(this.state, steps, data.clientIDs))
-    stats.stepsReceived += steps.length
-    if (before && tr.docChanged) stats.rebased++
+    stats.stepsReceived += steps.length - own
+    stats.stepsAccepted += own
+    stats.confirmedByEvents += own
+    this.accepted += own
+    if (before > own && tr.docChanged) stats.rebased++
     this.apply(tr)
     // Rebasing drops the unconfirmed steps that no longer apply (typing
     // into text another editor deleted …).
-    stats.stepsDropped += before - unconfirmed(this.state)
+    stats.stepsDropped += before - own - unconfirmed(this.state)
     // Comment events refer to the server's document at data.version: this
     // editor's document when it has no unconfirmed steps left on top.
     let serverDoc = sendableSteps(this.state) ? null : this.state.doc
@@ -674,7 +705,16 @@ class PollEditor extends Editor {
 
   send(sendable) {
     this.comm = "send"
-    this.doSend(sendable).catch(e => this.h.fail(e, this))
+    this.doSend(sendable).catch(e => {
+      if (this.h.flags.faults && isNetError(e) && this.comm == "send") {
+        // Sent or not: send again at the same version.
+        stats.netErrors++
+        this.comm = "retry"
+        sleep(100).then(() => this.afterRequest())
+        return
+      }
+      this.h.fail(e, this)
+    })
   }
 
   async doSend({ steps, comments, sent }) {
@@ -774,7 +814,7 @@ class PollEditor extends Editor {
 // also count in stats (stepsSent, stepsAccepted, conflicts …).
 const wsStats = {
   editors: 0, submissions: 0, acks: 0, conflicts: 0, messagesSent: 0, messagesReceived: 0,
-  drops: 0, reconnects: 0, resumes: 0, confirmedOnResume: 0, snapshotsOnResume: 0, stepsLost: 0, serverCloses: {},
+  drops: 0, failedConnects: 0, reconnects: 0, resumes: 0, confirmedOnResume: 0, snapshotsOnResume: 0, stepsLost: 0, serverCloses: {},
   presenceSent: 0, presenceReceived: 0, presenceEntries: 0, presenceChecked: 0, presenceUnchecked: 0,
   // Pauses (lags and breaks) disconnect; with --history, a resumption
   // answered with a snapshot is the history gone (not counted in
@@ -1006,10 +1046,12 @@ class WSEditor extends Editor {
     this.unanswered = 0
     for (let sub of ws.submissions.values()) this.unanswered += sub.n
     if (ws.dropped || this.stopped) return
+    // A server that died (--faults): the client reconnects with back-off.
+    if (this.h.flags.faults && code == 1006 && !ws.welcomed) { wsStats.failedConnects++; return }
     wsStats.serverCloses[code] = (wsStats.serverCloses[code] || 0) + 1
     // 4008 (too slow) is back-pressure doing its job; any other close is
     // the server's or the network's failure.
-    if (code != 4008)
+    if (code != 4008 && !(this.h.flags.faults && code == 1006))
       this.h.fail(new Error(`the connection closed with ${code} ${JSON.stringify(reason)}${err ? ` (${err.message})` : ""}`), this)
   }
 
@@ -1444,7 +1486,7 @@ class Harness {
       summary.error = `${wsStats.stepsLost} unconfirmed steps lost to snapshots`
     // Every drop (and every 4008, every pause) is one reconnection,
     // resumed at the client's version.
-    let closes = wsStats.drops + wsStats.pauses + (wsStats.serverCloses[4008] || 0)
+    let closes = wsStats.drops + wsStats.pauses + (wsStats.serverCloses[4008] || 0) + (wsStats.serverCloses[1006] || 0)
     if (!summary.error && (wsStats.reconnects != closes || wsStats.resumes < closes))
       summary.error = `${closes} connections dropped or paused, ${wsStats.reconnects} reconnections, ${wsStats.resumes} resumed`
     if (all && !summary.error) {
