@@ -611,6 +611,17 @@ func firstLine(s, sub string) string {
 	return ""
 }
 
+// wsUpgradeRequest is the raw WebSocket upgrade request of document id
+// for host, with an Origin header unless origin is "".
+func wsUpgradeRequest(id, host, origin string) string {
+	req := "GET /docs/" + id + "/ws HTTP/1.1\r\nHost: " + host + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: pmauthority.v1\r\n"
+	if origin != "" {
+		req += "Origin: " + origin + "\r\n"
+	}
+	return req + "\r\n"
+}
+
 // rawRequest sends raw over a new TCP connection to addr and returns the
 // status code of the answer.
 func rawRequest(t *testing.T, addr, raw string) int {
@@ -646,11 +657,7 @@ func TestHostileRequests(t *testing.T) {
 	p.mustPost("d", 0, `[{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"x"}]}}]`, "")
 	steps := []byte(`{"version":1,"clientID":3,"steps":[{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"evil"}]}}]}`)
 	port := p.addr[strings.LastIndexByte(p.addr, ':')+1:]
-	wsUpgrade := func(host, origin string) string {
-		return "GET /docs/d/ws HTTP/1.1\r\nHost: " + host + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-			"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: pmauthority.v1\r\n" +
-			"Origin: " + origin + "\r\n\r\n"
-	}
+	wsUpgrade := func(host, origin string) string { return wsUpgradeRequest("d", host, origin) }
 	for _, tc := range []struct {
 		name   string
 		status func() int
@@ -892,10 +899,7 @@ func TestHostileLimits(t *testing.T) {
 	bin := hostileBinary(t)
 	p := startHostile(t, bin, t.TempDir(), nil, "--trust-proxy", "--max-client-conns", "3", "--max-ws-messages", "1",
 		"--max-submissions", "1", "--max-creates", "3", "--max-documents", "6")
-	ws := func(id string) string {
-		return "GET /docs/" + id + "/ws HTTP/1.1\r\nHost: " + p.addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-			"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: pmauthority.v1\r\n\r\n"
-	}
+	ws := func(id string) string { return wsUpgradeRequest(id, p.addr, "") }
 	dial := func(id string) (net.Conn, int, string) {
 		c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
 		if err != nil {
