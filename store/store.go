@@ -108,6 +108,20 @@ type Head struct {
 	Oldest int64
 }
 
+// Checkpoint is a named version of a document: its document there is
+// kept from pruning (see AddCheckpoint).
+type Checkpoint struct {
+	// Name identifies the checkpoint among the document's.
+	Name    string
+	Version int64
+	// Author is the principal that recorded it ("" when there was none).
+	Author string
+	// Time is when it was recorded.
+	Time time.Time
+	// Doc is the document's JSON at Version (nil in Checkpoints).
+	Doc []byte
+}
+
 // DocInfo describes a stored document in List.
 type DocInfo struct {
 	ID      string
@@ -161,14 +175,38 @@ type Store interface {
 	// from one state of the store). Steps at or before the snapshot and
 	// the metadata base that are older than keep steps before the latest
 	// version (Version ≤ latest−keep) are pruned; keep < 0 prunes
-	// nothing.
+	// nothing. Pruning stops at a snapshot: the new Oldest is the
+	// version of the newest kept snapshot at or below that bound, so
+	// that every version from Oldest on can be rebuilt from a snapshot
+	// and the steps after it (SnapshotAt). The snapshots older than the
+	// new Oldest are dropped; the others are kept.
 	SaveSnapshot(ctx context.Context, id string, snap Snapshot, keep int64) error
+
+	// SnapshotAt returns the kept snapshot, or checkpoint's document,
+	// with the greatest Version ≤ version (its Version and Doc; no
+	// Meta). It fails with ErrCompacted when there is none, and with
+	// ErrNotFound for an unknown document. When its Version is at least
+	// Head.Oldest, the steps after it (Steps) rebuild every later version.
+	SnapshotAt(ctx context.Context, id string, version int64) (Snapshot, error)
+
+	// AddCheckpoint records cp under its name, with its document (the
+	// document's JSON at cp.Version, 0 ≤ cp.Version ≤ the latest
+	// version), which pruning keeps for as long as the document exists.
+	// It fails with ErrExists when the document has a checkpoint of that
+	// name, and with ErrNotFound for an unknown document. A zero Time is
+	// the current time.
+	AddCheckpoint(ctx context.Context, id string, cp Checkpoint) error
+
+	// Checkpoints returns the checkpoints of a document ordered by
+	// Version, then Name, without their Doc (ErrNotFound for an unknown
+	// document).
+	Checkpoints(ctx context.Context, id string) ([]Checkpoint, error)
 
 	// List returns every stored document, ordered by id.
 	List(ctx context.Context) ([]DocInfo, error)
 
-	// Delete removes a document with its steps, snapshots and metadata
-	// (ErrNotFound when there is none).
+	// Delete removes a document with its steps, snapshots, checkpoints
+	// and metadata (ErrNotFound when there is none).
 	Delete(ctx context.Context, id string) error
 
 	// Close waits for pending writes and releases the backend.

@@ -6,6 +6,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -40,10 +41,16 @@ type doc struct {
 	metaBase    int64
 	metaSeq     int64
 	entries     []store.MetaEntry
-	snap        store.Snapshot
+	// snaps are the kept snapshots (Doc only), oldest first: the last is
+	// the latest.
+	snaps       []store.Snapshot
+	checkpoints []store.Checkpoint
 	steps       []store.Step
 	updated     time.Time
 }
+
+// latest returns the latest snapshot.
+func (d *doc) latest() store.Snapshot { return d.snaps[len(d.snaps)-1] }
 
 // New returns an empty store.
 func New() *Store {
@@ -92,7 +99,7 @@ func (s *Store) Create(ctx context.Context, id, schema string, docJSON, meta []b
 	s.docs[id] = &doc{
 		schema:  schema,
 		meta:    clone(meta),
-		snap:    store.Snapshot{Version: 0, Doc: clone(docJSON)},
+		snaps:   []store.Snapshot{{Version: 0, Doc: clone(docJSON)}},
 		updated: s.now(),
 	}
 	s.notes.queue(store.Notice{ID: id, Version: 0})
@@ -114,7 +121,7 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 		MetaVersion: d.metaVersion,
 		MetaBase:    d.metaBase,
 		MetaSeq:     d.metaSeq,
-		Snapshot:    store.Snapshot{Version: d.snap.Version, Doc: clone(d.snap.Doc)},
+		Snapshot:    store.Snapshot{Version: d.latest().Version, Doc: clone(d.latest().Doc)},
 		Oldest:      d.oldest,
 	}, nil
 }
@@ -232,13 +239,18 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 	if err != nil {
 		return fmt.Errorf("store: snapshot of %q at %d: %w", id, snap.Version, err)
 	}
-	if snap.Version < d.snap.Version || snap.Version > d.version {
-		return fmt.Errorf("store: snapshot of %q at %d: outside [%d, %d]", id, snap.Version, d.snap.Version, d.version)
+	if latest := d.latest().Version; snap.Version < latest || snap.Version > d.version {
+		return fmt.Errorf("store: snapshot of %q at %d: outside [%d, %d]", id, snap.Version, latest, d.version)
 	}
 	if snap.Meta != nil && (snap.MetaSeq < 0 || snap.MetaSeq > d.metaSeq) {
 		return fmt.Errorf("store: snapshot of %q at %d: metadata entry %d outside [0, %d]", id, snap.Version, snap.MetaSeq, d.metaSeq)
 	}
-	d.snap = store.Snapshot{Version: snap.Version, Doc: clone(snap.Doc)}
+	kept := store.Snapshot{Version: snap.Version, Doc: clone(snap.Doc)}
+	if d.latest().Version == snap.Version {
+		d.snaps[len(d.snaps)-1] = kept
+	} else {
+		d.snaps = append(d.snaps, kept)
+	}
 	if snap.Meta != nil && snap.MetaSeq >= d.metaBase && snap.Version >= d.metaVersion {
 		d.meta, d.metaVersion = clone(snap.Meta), snap.Version
 		// Copy the kept entries so that the dropped ones can be collected.
@@ -246,13 +258,95 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 		d.metaBase = snap.MetaSeq
 	}
 	if keep >= 0 {
-		if cut := min(snap.Version, d.version-keep, d.metaVersion); cut > d.oldest {
-			// Copy the kept steps so that the pruned ones can be collected.
+		bound := min(snap.Version, d.version-keep, d.metaVersion)
+		// The newest snapshot at or below bound: pruning stops there.
+		i := len(d.snaps) - 1
+		for i > 0 && d.snaps[i].Version > bound {
+			i--
+		}
+		if cut := d.snaps[i].Version; cut > d.oldest && cut <= bound {
+			// Copy the kept steps and snapshots so that the pruned ones
+			// can be collected.
 			d.steps = slices.Clone(d.steps[cut-d.oldest:])
+			d.snaps = slices.Clone(d.snaps[i:])
 			d.oldest = cut
 		}
 	}
 	return nil
+}
+
+// SnapshotAt implements store.Store.
+func (s *Store) SnapshotAt(ctx context.Context, id string, version int64) (store.Snapshot, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return store.Snapshot{}, fmt.Errorf("store: snapshot of %q at %d: %w", id, version, err)
+	}
+	best := store.Snapshot{Version: -1}
+	for _, sn := range d.snaps {
+		if sn.Version <= version && sn.Version > best.Version {
+			best = sn
+		}
+	}
+	for _, cp := range d.checkpoints {
+		if cp.Version <= version && cp.Version > best.Version {
+			best = store.Snapshot{Version: cp.Version, Doc: cp.Doc}
+		}
+	}
+	if best.Version < 0 {
+		return store.Snapshot{}, fmt.Errorf("store: snapshot of %q at %d: %w", id, version, store.ErrCompacted)
+	}
+	return store.Snapshot{Version: best.Version, Doc: clone(best.Doc)}, nil
+}
+
+// AddCheckpoint implements store.Store.
+func (s *Store) AddCheckpoint(ctx context.Context, id string, cp store.Checkpoint) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return fmt.Errorf("store: checkpoint %q of %q: %w", cp.Name, id, err)
+	}
+	if cp.Version < 0 || cp.Version > d.version {
+		return fmt.Errorf("store: checkpoint %q of %q at %d: outside [0, %d]", cp.Name, id, cp.Version, d.version)
+	}
+	for _, c := range d.checkpoints {
+		if c.Name == cp.Name {
+			return fmt.Errorf("store: checkpoint %q of %q: %w", cp.Name, id, store.ErrExists)
+		}
+	}
+	if cp.Time.IsZero() {
+		cp.Time = s.now()
+	}
+	cp.Doc = clone(cp.Doc)
+	d.checkpoints = append(d.checkpoints, cp)
+	return nil
+}
+
+// Checkpoints implements store.Store.
+func (s *Store) Checkpoints(ctx context.Context, id string) ([]store.Checkpoint, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: checkpoints of %q: %w", id, err)
+	}
+	out := make([]store.Checkpoint, len(d.checkpoints))
+	for i, cp := range d.checkpoints {
+		cp.Doc = nil
+		out[i] = cp
+	}
+	slices.SortFunc(out, compareCheckpoints)
+	return out, nil
+}
+
+// compareCheckpoints orders checkpoints by version, then name.
+func compareCheckpoints(a, b store.Checkpoint) int {
+	if a.Version != b.Version {
+		return cmp.Compare(a.Version, b.Version)
+	}
+	return strings.Compare(a.Name, b.Name)
 }
 
 // List implements store.Store.

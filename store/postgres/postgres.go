@@ -445,6 +445,12 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 		if snap.Meta != nil && (snap.MetaSeq < 0 || snap.MetaSeq > metaSeq) {
 			return fmt.Errorf("%w: metadata entry %d outside [0, %d]", errBadSnapshot, snap.MetaSeq, metaSeq)
 		}
+		// The row's snapshot, when older, joins the older ones.
+		if _, err := tx.Exec(ctx, `INSERT INTO pma_snapshots (doc_id, version, doc)
+			SELECT id, snap_version, snap_doc FROM pma_docs WHERE id = $1 AND snap_version < $2
+			ON CONFLICT (doc_id, version) DO NOTHING`, bid, snap.Version); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "UPDATE pma_docs SET snap_version = $2, snap_doc = $3 WHERE id = $1", bid, snap.Version, snap.Doc); err != nil {
 			return err
 		}
@@ -459,11 +465,23 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 			metaVersion = snap.Version
 		}
 		if keep >= 0 {
-			if cut := min(snap.Version, version-keep, metaVersion); cut > oldest {
+			// Pruning stops at the newest snapshot at or below the bound.
+			bound := min(snap.Version, version-keep, metaVersion)
+			cut := int64(-1)
+			if snap.Version <= bound {
+				cut = snap.Version
+			} else if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), -1) FROM pma_snapshots WHERE doc_id = $1 AND version <= $2",
+				bid, bound).Scan(&cut); err != nil {
+				return err
+			}
+			if cut > oldest {
 				if _, err := tx.Exec(ctx, "UPDATE pma_docs SET oldest = $2 WHERE id = $1", bid, cut); err != nil {
 					return err
 				}
 				if _, err := tx.Exec(ctx, "DELETE FROM pma_steps WHERE doc_id = $1 AND version <= $2", bid, cut); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, "DELETE FROM pma_snapshots WHERE doc_id = $1 AND version < $2", bid, cut); err != nil {
 					return err
 				}
 			}
@@ -521,6 +539,8 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		for _, q := range []string{
 			"DELETE FROM pma_steps WHERE doc_id = $1",
 			"DELETE FROM pma_meta_entries WHERE doc_id = $1",
+			"DELETE FROM pma_snapshots WHERE doc_id = $1",
+			"DELETE FROM pma_checkpoints WHERE doc_id = $1",
 			"DELETE FROM pma_docs WHERE id = $1",
 		} {
 			if _, err := tx.Exec(ctx, q, bid); err != nil {
@@ -534,6 +554,117 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("store: delete %q: %w", id, dbErr(ctx, err))
 	}
 	return nil
+}
+
+// SnapshotAt implements store.Store: the row's snapshot, the older
+// ones and the checkpoints' documents are its candidates.
+func (s *Store) SnapshotAt(ctx context.Context, id string, version int64) (store.Snapshot, error) {
+	if err := s.begin(ctx); err != nil {
+		return store.Snapshot{}, fmt.Errorf("store: snapshot of %q at %d: %w", id, version, err)
+	}
+	defer s.mu.RUnlock()
+	var exists bool
+	snap := store.Snapshot{Version: -1}
+	err := s.pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM pma_docs WHERE id = $1),
+			coalesce(c.version, -1), c.doc
+		FROM (SELECT 1) AS one LEFT JOIN (
+			SELECT snap_version AS version, snap_doc AS doc FROM pma_docs WHERE id = $1 AND snap_version <= $2
+			UNION ALL
+			SELECT version, doc FROM pma_snapshots WHERE doc_id = $1 AND version <= $2
+			UNION ALL
+			SELECT version, doc FROM pma_checkpoints WHERE doc_id = $1 AND version <= $2
+			ORDER BY version DESC LIMIT 1) AS c ON true`, []byte(id), version).Scan(&exists, &snap.Version, &snap.Doc)
+	switch {
+	case err != nil:
+		return store.Snapshot{}, fmt.Errorf("store: snapshot of %q at %d: %w", id, version, dbErr(ctx, err))
+	case !exists:
+		return store.Snapshot{}, fmt.Errorf("store: snapshot of %q at %d: %w", id, version, store.ErrNotFound)
+	case snap.Version < 0:
+		return store.Snapshot{}, fmt.Errorf("store: snapshot of %q at %d: %w", id, version, store.ErrCompacted)
+	}
+	return snap, nil
+}
+
+// errBadCheckpoint marks an AddCheckpoint refused for its arguments.
+var errBadCheckpoint = errors.New("bad checkpoint")
+
+// AddCheckpoint implements store.Store, in one transaction that locks the
+// document's row first.
+func (s *Store) AddCheckpoint(ctx context.Context, id string, cp store.Checkpoint) error {
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("store: checkpoint %q of %q: %w", cp.Name, id, err)
+	}
+	defer s.mu.RUnlock()
+	bid := []byte(id)
+	t := cp.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var version int64
+		err := tx.QueryRow(ctx, "SELECT version FROM pma_docs WHERE id = $1 FOR UPDATE", bid).Scan(&version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if cp.Version < 0 || cp.Version > version {
+			return fmt.Errorf("%w: version %d outside [0, %d]", errBadCheckpoint, cp.Version, version)
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO pma_checkpoints (doc_id, name, version, doc, author, time)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (doc_id, name) DO NOTHING`,
+			bid, []byte(cp.Name), cp.Version, cp.Doc, []byte(cp.Author), nanos(t))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return store.ErrExists
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: checkpoint %q of %q: %w", cp.Name, id, dbErr(ctx, err))
+	}
+	return nil
+}
+
+// Checkpoints implements store.Store, in one read-only transaction.
+func (s *Store) Checkpoints(ctx context.Context, id string) ([]store.Checkpoint, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("store: checkpoints of %q: %w", id, err)
+	}
+	defer s.mu.RUnlock()
+	bid := []byte(id)
+	var out []store.Checkpoint
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, "SELECT 1 FROM pma_docs WHERE id = $1", bid).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT name, version, author, time FROM pma_checkpoints WHERE doc_id = $1 ORDER BY version, name", bid)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Checkpoint, error) {
+			var name, author []byte
+			var cp store.Checkpoint
+			var t int64
+			err := row.Scan(&name, &cp.Version, &author, &t)
+			cp.Name, cp.Author, cp.Time = string(name), string(author), time.Unix(0, t)
+			return cp, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: checkpoints of %q: %w", id, dbErr(ctx, err))
+	}
+	return out, nil
 }
 
 // Check implements store.Checker: the database answers within five

@@ -47,6 +47,24 @@ var migrations = []string{
 		json    bytea  NOT NULL,
 		PRIMARY KEY (doc_id, seq)
 	);`,
+	// 2: the snapshots older than the latest (which stays in the
+	// document's row), from the oldest kept step on, and the named
+	// checkpoints with the document at their version.
+	`CREATE TABLE pma_snapshots (
+		doc_id  bytea  NOT NULL,
+		version bigint NOT NULL,
+		doc     bytea,
+		PRIMARY KEY (doc_id, version)
+	);
+	CREATE TABLE pma_checkpoints (
+		doc_id  bytea  NOT NULL,
+		name    bytea  NOT NULL,
+		version bigint NOT NULL,
+		doc     bytea,
+		author  bytea  NOT NULL,
+		time    bigint NOT NULL,
+		PRIMARY KEY (doc_id, name)
+	);`,
 }
 
 // migrateLock is the key of the transaction-level advisory lock that

@@ -78,6 +78,17 @@ var layouts = []string{
 	// for none, as for every step written before).
 	`ALTER TABLE steps ADD COLUMN author TEXT;
 	ALTER TABLE log ADD COLUMN author TEXT;`,
+	// 5: named checkpoints, each with the document at its version (kept
+	// from pruning). Snapshots from docs.oldest on are kept from now on.
+	`CREATE TABLE checkpoints (
+		doc_id  TEXT NOT NULL,
+		name    TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		doc     BLOB,
+		author  TEXT,
+		time    INTEGER NOT NULL,
+		PRIMARY KEY (doc_id, name)
+	);`,
 }
 
 // schemaVersion is the layout version this code reads and writes.

@@ -417,3 +417,91 @@ func (s *Store) list(ctx context.Context) ([]store.DocInfo, error) {
 	}
 	return list, rows.Err()
 }
+
+// SnapshotAt implements store.Store.
+func (s *Store) SnapshotAt(ctx context.Context, id string, version int64) (store.Snapshot, error) {
+	if s.closed.Load() {
+		return store.Snapshot{}, store.ErrClosed
+	}
+	snap, err := s.snapshotAt(ctx, id, version)
+	if err != nil {
+		return store.Snapshot{}, fmt.Errorf("store: snapshot of %q at %d: %w", id, version, s.readErr(err))
+	}
+	return snap, nil
+}
+
+func (s *Store) snapshotAt(ctx context.Context, id string, version int64) (store.Snapshot, error) {
+	s.readers.RLock()
+	defer s.readers.RUnlock()
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return store.Snapshot{}, err
+	}
+	defer tx.Rollback()
+	if err := docExists(ctx, tx, id); err != nil {
+		return store.Snapshot{}, err
+	}
+	var snap store.Snapshot
+	err = tx.QueryRowContext(ctx, `
+		SELECT version, doc FROM snapshots WHERE doc_id = ?1 AND version <= ?2
+		UNION ALL
+		SELECT version, doc FROM checkpoints WHERE doc_id = ?1 AND version <= ?2
+		ORDER BY 1 DESC LIMIT 1`, id, version).Scan(&snap.Version, &snap.Doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Snapshot{}, store.ErrCompacted
+	}
+	return snap, err
+}
+
+// docExists returns nil when the document id exists, else ErrNotFound
+// or the query's error.
+func docExists(ctx context.Context, tx *sql.Tx, id string) error {
+	var one int
+	err := tx.QueryRowContext(ctx, "SELECT 1 FROM docs WHERE id = ?", id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+// Checkpoints implements store.Store.
+func (s *Store) Checkpoints(ctx context.Context, id string) ([]store.Checkpoint, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	list, err := s.checkpoints(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: checkpoints of %q: %w", id, s.readErr(err))
+	}
+	return list, nil
+}
+
+func (s *Store) checkpoints(ctx context.Context, id string) ([]store.Checkpoint, error) {
+	s.readers.RLock()
+	defer s.readers.RUnlock()
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if err := docExists(ctx, tx, id); err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT name, version, author, time FROM checkpoints WHERE doc_id = ? ORDER BY version, name", id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	list := []store.Checkpoint{}
+	for rows.Next() {
+		var cp store.Checkpoint
+		var author sql.NullString
+		var t int64
+		if err := rows.Scan(&cp.Name, &cp.Version, &author, &t); err != nil {
+			return nil, err
+		}
+		cp.Author, cp.Time = author.String, time.Unix(0, t)
+		list = append(list, cp)
+	}
+	return list, rows.Err()
+}

@@ -81,7 +81,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	if h.Schema != "basic" || h.Version != 3 || string(h.Meta) != "m2" || h.MetaVersion != 2 || h.MetaBase != 1 ||
-		h.MetaSeq != 1 || h.Oldest != 1 || h.Snapshot.Version != 2 || string(h.Snapshot.Doc) != `{"doc":2}` {
+		h.MetaSeq != 1 || h.Oldest != 0 || h.Snapshot.Version != 2 || string(h.Snapshot.Doc) != `{"doc":2}` {
 		t.Errorf("reopened head %+v", h)
 	}
 	got, err := s.Steps(ctx, "d", 1, 3)
@@ -103,9 +103,9 @@ func TestReopen(t *testing.T) {
 	}
 }
 
-// TestOneSnapshot checks that only the latest snapshot of a document is
-// kept.
-func TestOneSnapshot(t *testing.T) {
+// TestSnapshotsKept checks that the snapshots from the oldest kept step
+// on are kept, and only those.
+func TestSnapshotsKept(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "store.db"), Options{})
 	defer closeStore(t, s)
@@ -117,20 +117,28 @@ func TestOneSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for v := range int64(6) {
+	count := func(want map[string]int) {
+		t.Helper()
+		for id, want := range want {
+			var n int
+			if err := s.rdb.QueryRow("SELECT count(*) FROM snapshots WHERE doc_id = ?", id).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != want {
+				t.Errorf("%s has %d snapshots, want %d", id, n, want)
+			}
+		}
+	}
+	for v := range int64(5) {
 		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: []byte(`{}`)}, -1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for id, want := range map[string]int{"a": 1, "b": 1} {
-		var n int
-		if err := s.rdb.QueryRow("SELECT count(*) FROM snapshots WHERE doc_id = ?", id).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != want {
-			t.Errorf("%s has %d snapshots, want %d", id, n, want)
-		}
+	count(map[string]int{"a": 5, "b": 1})
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 5, Doc: []byte(`{}`), Meta: []byte(`{}`)}, 2); err != nil {
+		t.Fatal(err)
 	}
+	count(map[string]int{"a": 3, "b": 1}) // 3, 4 and 5
 }
 
 // TestBatch runs batches of operations through the writer's commit

@@ -62,6 +62,8 @@ type writer struct {
 	insertMeta, metaState         *sql.Stmt
 	setMetaBase, dropMeta         *sql.Stmt
 	deleteMeta, deleteBase        *sql.Stmt
+	snapBelow, addCheckpoint      *sql.Stmt
+	deleteCheckpoints             *sql.Stmt
 
 	// insertSteps[n-1] inserts n steps into the log, prepared on first
 	// use.
@@ -131,6 +133,10 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.putSnap, "INSERT OR REPLACE INTO snapshots (doc_id, version, doc, time) VALUES (?, ?, ?, ?)"},
 		{&w.latestSnap, "SELECT max(version) FROM snapshots WHERE doc_id = ?"},
 		{&w.dropSnap, "DELETE FROM snapshots WHERE doc_id = ? AND version < ?"},
+		{&w.snapBelow, "SELECT coalesce(max(version), -1) FROM snapshots WHERE doc_id = ? AND version <= ?"},
+		{&w.addCheckpoint, `INSERT INTO checkpoints (doc_id, name, version, doc, author, time)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (doc_id, name) DO NOTHING`},
+		{&w.deleteCheckpoints, "DELETE FROM checkpoints WHERE doc_id = ?"},
 		{&w.pruneSteps, "DELETE FROM steps WHERE doc_id = ? AND version <= ?"},
 		{&w.setOldest, "UPDATE docs SET oldest = ? WHERE id = ?"},
 		{&w.deleteSteps, "DELETE FROM steps WHERE doc_id = ?"},
@@ -656,7 +662,8 @@ func (s *Store) appendOp(id string, base int64, steps []store.Step, metaSeq int6
 	}
 }
 
-// SaveSnapshot implements store.Store. Only the latest snapshot is kept.
+// SaveSnapshot implements store.Store. The snapshots from the oldest kept
+// step on are kept.
 func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot, keep int64) error {
 	if err := s.submit(ctx, s.snapshotOp(id, snap, keep)); err != nil {
 		return fmt.Errorf("store: snapshot of %q at %d: %w", id, snap.Version, err)
@@ -691,9 +698,6 @@ func (s *Store) snapshotOp(id string, snap store.Snapshot, keep int64) func(w *w
 		if _, err := w.putSnap.Exec(id, snap.Version, snap.Doc, s.now().UnixNano()); err != nil {
 			return err
 		}
-		if _, err := w.dropSnap.Exec(id, snap.Version); err != nil {
-			return err
-		}
 		if snap.Meta != nil && snap.MetaSeq >= metaBase && snap.Version >= metaVersion {
 			if _, err := w.setMetaBase.Exec(snap.Meta, snap.Version, snap.MetaSeq, id); err != nil {
 				return err
@@ -706,11 +710,19 @@ func (s *Store) snapshotOp(id string, snap store.Snapshot, keep int64) func(w *w
 		if keep < 0 {
 			return nil
 		}
-		if cut := min(snap.Version, version-keep, metaVersion); cut > oldest {
+		// Pruning stops at the newest snapshot at or below the bound.
+		var cut int64
+		if err := w.snapBelow.QueryRow(id, min(snap.Version, version-keep, metaVersion)).Scan(&cut); err != nil {
+			return err
+		}
+		if cut > oldest {
 			if _, err := w.pruneSteps.Exec(id, cut); err != nil {
 				return err
 			}
 			if _, err := w.setOldest.Exec(cut, id); err != nil {
+				return err
+			}
+			if _, err := w.dropSnap.Exec(id, cut); err != nil {
 				return err
 			}
 		}
@@ -740,10 +752,49 @@ func deleteOp(id string) func(w *writer) error {
 		} else if !deleted {
 			return store.ErrNotFound
 		}
-		for _, stmt := range []*sql.Stmt{w.deleteSteps, w.deleteLog, w.deleteSnaps, w.deleteMeta, w.deleteBase} {
+		for _, stmt := range []*sql.Stmt{w.deleteSteps, w.deleteLog, w.deleteSnaps, w.deleteMeta, w.deleteBase, w.deleteCheckpoints} {
 			if _, err := stmt.Exec(id); err != nil {
 				return err
 			}
+		}
+		return nil
+	}
+}
+
+// AddCheckpoint implements store.Store.
+func (s *Store) AddCheckpoint(ctx context.Context, id string, cp store.Checkpoint) error {
+	if err := s.submit(ctx, s.checkpointOp(id, cp)); err != nil {
+		return fmt.Errorf("store: checkpoint %q of %q: %w", cp.Name, id, err)
+	}
+	return nil
+}
+
+// checkpointOp returns AddCheckpoint's operation.
+func (s *Store) checkpointOp(id string, cp store.Checkpoint) func(w *writer) error {
+	return func(w *writer) error {
+		var version, oldest int64
+		err := w.docVersion.QueryRow(id).Scan(&version, &oldest)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		if cp.Version < 0 || cp.Version > version {
+			return fmt.Errorf("%w: version %d outside [0, %d]", errInvalid, cp.Version, version)
+		}
+		t := cp.Time
+		if t.IsZero() {
+			t = s.now()
+		}
+		var author any // NULL for none
+		if cp.Author != "" {
+			author = cp.Author
+		}
+		added, err := execOne(w.addCheckpoint, id, cp.Name, cp.Version, cp.Doc, author, t.UnixNano())
+		if err != nil {
+			return err
+		} else if !added {
+			return store.ErrExists
 		}
 		return nil
 	}

@@ -41,6 +41,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Snapshot", testSnapshot, false},
 		{"SnapshotRange", testSnapshotRange, false},
 		{"Prune", testPrune, false},
+		{"SnapshotAt", testSnapshotAt, false},
+		{"PruneAtSnapshot", testPruneAtSnapshot, false},
+		{"Checkpoints", testCheckpoints, false},
 		{"NotFound", testNotFound, false},
 		{"Delete", testDelete, false},
 		{"List", testList, false},
@@ -517,6 +520,165 @@ func testPrune(t *testing.T, s store.Store) {
 	}
 }
 
+// snapshotAt returns SnapshotAt(id, v) and fails the test on an error.
+func snapshotAt(t *testing.T, s store.Store, id string, v int64) store.Snapshot {
+	t.Helper()
+	snap, err := s.SnapshotAt(context.Background(), id, v)
+	if err != nil {
+		t.Fatalf("SnapshotAt(%q, %d): %v", id, v, err)
+	}
+	return snap
+}
+
+// testSnapshotAt checks that SnapshotAt finds the newest snapshot at or
+// below a version among all those kept.
+func testSnapshotAt(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mkDoc(t, s, "a", 10)
+	mkDoc(t, s, "b", 2)
+	for _, v := range []int64{3, 6} {
+		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: fmt.Appendf(nil, `{"v":%d}`, v)}, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for v, want := range map[int64]string{0: `{"type":"doc"}`, 2: `{"type":"doc"}`, 3: `{"v":3}`, 5: `{"v":3}`, 6: `{"v":6}`, 9: `{"v":6}`, 100: `{"v":6}`} {
+		want := store.Snapshot{Version: map[string]int64{`{"type":"doc"}`: 0, `{"v":3}`: 3, `{"v":6}`: 6}[want], Doc: []byte(want)}
+		if got := snapshotAt(t, s, "a", v); got.Version != want.Version || !bytes.Equal(got.Doc, want.Doc) || got.Meta != nil {
+			t.Errorf("SnapshotAt(%d) = {%d %s %s}, want {%d %s}", v, got.Version, got.Doc, got.Meta, want.Version, want.Doc)
+		}
+	}
+	if got := snapshotAt(t, s, "b", 2); got.Version != 0 {
+		t.Errorf("SnapshotAt(b, 2) = version %d, want 0: another document's snapshot", got.Version)
+	}
+	if snap, err := s.SnapshotAt(ctx, "a", -1); !errors.Is(err, store.ErrCompacted) {
+		t.Errorf("SnapshotAt(-1) = %d, %v; want ErrCompacted", snap.Version, err)
+	}
+	// The latest snapshot stays the head's.
+	if h := load(t, s, "a"); h.Snapshot.Version != 6 || string(h.Snapshot.Doc) != `{"v":6}` {
+		t.Errorf("head: %s", fmtHead(h))
+	}
+}
+
+// testPruneAtSnapshot checks that pruning stops at a snapshot, so that
+// every version from Oldest on has a snapshot at or below it with the
+// steps after it kept, and that it drops the snapshots below Oldest.
+func testPruneAtSnapshot(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	all := mkDoc(t, s, "a", 10)
+	snap := func(v, keep, wantOldest int64) {
+		t.Helper()
+		doc := fmt.Appendf(nil, `{"v":%d}`, v)
+		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: doc, Meta: doc}, keep); err != nil {
+			t.Fatalf("SaveSnapshot(%d, keep %d): %v", v, keep, err)
+		}
+		if h := load(t, s, "a"); h.Oldest != wantOldest || h.Snapshot.Version != v {
+			t.Errorf("SaveSnapshot(%d, keep %d): %s, want Oldest %d", v, keep, fmtHead(h), wantOldest)
+		}
+	}
+	snap(3, -1, 0)
+	snap(7, 5, 3) // the bound is 10-5, the newest snapshot below it 3
+	snap(8, 4, 3) // the bound is 6: still 3
+	sameSteps(t, "Steps(3, 10)", getSteps(t, s, "a", 3, 10), all[3:])
+	if got := snapshotAt(t, s, "a", 3); got.Version != 3 {
+		t.Errorf("SnapshotAt(3) = %d, want 3", got.Version)
+	}
+	if got := snapshotAt(t, s, "a", 7); got.Version != 7 || string(got.Doc) != `{"v":7}` {
+		t.Errorf("SnapshotAt(7) = {%d %s}, want 7: a snapshot that is not the latest is kept", got.Version, got.Doc)
+	}
+	if snap, err := s.SnapshotAt(ctx, "a", 2); !errors.Is(err, store.ErrCompacted) {
+		t.Errorf("SnapshotAt(2) = %d, %v; want ErrCompacted (the snapshot at 0 is pruned)", snap.Version, err)
+	}
+	snap(9, 2, 8) // the bound is 10-2, a snapshot
+	if snap, err := s.SnapshotAt(ctx, "a", 7); !errors.Is(err, store.ErrCompacted) {
+		t.Errorf("SnapshotAt(7) = %d, %v; want ErrCompacted", snap.Version, err)
+	}
+	if got := snapshotAt(t, s, "a", 8); got.Version != 8 {
+		t.Errorf("SnapshotAt(8) = %d, want 8", got.Version)
+	}
+}
+
+// testCheckpoints checks AddCheckpoint and Checkpoints, that a
+// checkpoint's document outlives pruning, and that Delete removes them.
+func testCheckpoints(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mkDoc(t, s, "a", 5)
+	mkDoc(t, s, "other", 1)
+	at := time.Date(2025, 3, 4, 5, 6, 7, 8, time.UTC)
+	for _, cp := range []store.Checkpoint{
+		{Name: "b", Version: 2, Author: "ann", Time: at, Doc: []byte(`{"cp":"b"}`)},
+		{Name: "a", Version: 2, Time: at.Add(time.Second), Doc: []byte(`{"cp":"a"}`)},
+		{Name: "zero", Version: 0, Author: "bob", Time: at, Doc: []byte(`{"cp":"zero"}`)},
+		{Name: "Ünïcode ✓", Version: 5, Time: at, Doc: []byte(`{"cp":"u"}`)},
+	} {
+		if err := s.AddCheckpoint(ctx, "a", cp); err != nil {
+			t.Fatalf("AddCheckpoint(%q): %v", cp.Name, err)
+		}
+	}
+	if err := s.AddCheckpoint(ctx, "a", store.Checkpoint{Name: "b", Version: 4, Doc: []byte(`{}`)}); !errors.Is(err, store.ErrExists) {
+		t.Errorf("AddCheckpoint of a taken name: %v, want ErrExists", err)
+	}
+	for _, v := range []int64{-1, 6} {
+		err := s.AddCheckpoint(ctx, "a", store.Checkpoint{Name: "bad", Version: v, Doc: []byte(`{}`)})
+		if err == nil || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
+			t.Errorf("AddCheckpoint at version %d: %v, want a refusal", v, err)
+		}
+	}
+	// A name is the document's own: another may take it.
+	if err := s.AddCheckpoint(ctx, "other", store.Checkpoint{Name: "b", Version: 1, Doc: []byte(`{}`)}); err != nil {
+		t.Errorf("AddCheckpoint(other, b): %v", err)
+	}
+	list, err := s.Checkpoints(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"zero@0 bob", "a@2 ", "b@2 ann", "Ünïcode ✓@5 "}
+	var got []string
+	for i, cp := range list {
+		got = append(got, fmt.Sprintf("%s@%d %s", cp.Name, cp.Version, cp.Author))
+		if cp.Doc != nil {
+			t.Errorf("checkpoint %q has Doc %s in Checkpoints", cp.Name, cp.Doc)
+		}
+		if wantT := map[bool]time.Time{true: at.Add(time.Second), false: at}[cp.Name == "a"]; !cp.Time.Equal(wantT) {
+			t.Errorf("checkpoint %d %q: time %v, want %v", i, cp.Name, cp.Time, wantT)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Checkpoints = %q, want %q", got, want)
+	}
+	// A checkpoint's document is a snapshot to SnapshotAt, kept whatever
+	// is pruned.
+	if got := snapshotAt(t, s, "a", 3); got.Version != 2 || (string(got.Doc) != `{"cp":"a"}` && string(got.Doc) != `{"cp":"b"}`) {
+		t.Errorf("SnapshotAt(3) = {%d %s}, want a checkpoint at 2", got.Version, got.Doc)
+	}
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 5, Doc: []byte(`{"v":5}`), Meta: []byte(`{}`)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if h := load(t, s, "a"); h.Oldest != 5 {
+		t.Errorf("after pruning everything: %s", fmtHead(h))
+	}
+	if got := snapshotAt(t, s, "a", 0); got.Version != 0 || string(got.Doc) != `{"cp":"zero"}` {
+		t.Errorf("SnapshotAt(0) after pruning = {%d %s}, want the checkpoint zero", got.Version, got.Doc)
+	}
+	if list, err := s.Checkpoints(ctx, "a"); err != nil || len(list) != 4 {
+		t.Errorf("Checkpoints after pruning: %d, %v; want 4", len(list), err)
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, "a", "basic", []byte(`{"type":"doc"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := s.Checkpoints(ctx, "a"); err != nil || len(list) != 0 {
+		t.Errorf("Checkpoints of a document created again: %v, %v; want none", list, err)
+	}
+	if got := snapshotAt(t, s, "a", 3); got.Version != 0 || string(got.Doc) != `{"type":"doc"}` {
+		t.Errorf("SnapshotAt(3) of a document created again = {%d %s}", got.Version, got.Doc)
+	}
+	if list, err := s.Checkpoints(ctx, "other"); err != nil || len(list) != 1 {
+		t.Errorf("Checkpoints(other) = %v, %v; want its one", list, err)
+	}
+}
+
 func testNotFound(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mkDoc(t, s, "other", 1)
@@ -532,6 +694,9 @@ func testNotFound(t *testing.T, s store.Store) {
 		_, calls["Steps"] = s.Steps(ctx, id, 0, 1)
 		_, calls["Steps empty"] = s.Steps(ctx, id, 0, 0)
 		calls["SaveSnapshot"] = s.SaveSnapshot(ctx, id, store.Snapshot{Version: 0, Doc: []byte(`{}`)}, 0)
+		_, calls["SnapshotAt"] = s.SnapshotAt(ctx, id, 0)
+		calls["AddCheckpoint"] = s.AddCheckpoint(ctx, id, store.Checkpoint{Name: "c", Doc: []byte(`{}`)})
+		_, calls["Checkpoints"] = s.Checkpoints(ctx, id)
 		calls["Delete"] = s.Delete(ctx, id)
 		for name, err := range calls {
 			if !errors.Is(err, store.ErrNotFound) {
@@ -1141,6 +1306,9 @@ func testClose(t *testing.T, s store.Store) {
 	_, calls["Steps"] = s.Steps(ctx, "a", 0, 1)
 	_, calls["MetaEntries"] = s.MetaEntries(ctx, "a", 0, 1)
 	calls["SaveSnapshot"] = s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 1, Doc: []byte(`{}`)}, 0)
+	_, calls["SnapshotAt"] = s.SnapshotAt(ctx, "a", 1)
+	calls["AddCheckpoint"] = s.AddCheckpoint(ctx, "a", store.Checkpoint{Name: "c", Doc: []byte(`{}`)})
+	_, calls["Checkpoints"] = s.Checkpoints(ctx, "a")
 	_, calls["List"] = s.List(ctx)
 	calls["Delete"] = s.Delete(ctx, "a")
 	calls["Close"] = s.Close()
