@@ -724,3 +724,7 @@ func (a *Authority) Delete(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// AutoCreates reports whether a request for an unknown document creates
+// it (Config.AutoCreate).
+func (a *Authority) AutoCreates() bool { return a.cfg.AutoCreate }

@@ -27,8 +27,12 @@ var (
 	// Config.AutoCreate is off or the document was deleted meanwhile
 	// (HTTP 404).
 	ErrNotFound = errors.New("document not found")
-	// ErrExists is returned by Create for a document that exists.
+	// ErrExists is returned by Create for a document that exists (HTTP
+	// 409).
 	ErrExists = errors.New("document already exists")
+	// ErrCheckpointExists is returned by Checkpoint for a name that the
+	// document's checkpoints have (HTTP 409).
+	ErrCheckpointExists = errors.New("checkpoint already exists")
 	// ErrTooManyDocuments is matched by the refusal to create a document
 	// when the store holds Config.MaxDocuments (HTTP 507).
 	ErrTooManyDocuments = errors.New("too many documents")

@@ -1,0 +1,490 @@
+package collab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/pmauthority/pmauthority/model"
+	"github.com/pmauthority/pmauthority/store"
+	"github.com/pmauthority/pmauthority/transform"
+)
+
+// DocAt returns the document id at version, for any version from the
+// store's oldest kept step on (store.Head.Oldest) up to the current one,
+// and at every checkpoint's version: the newest snapshot (or checkpoint)
+// at or below version with the steps after it replayed, so that its cost
+// is at most Config.SnapshotEvery steps applied after decoding one
+// snapshot. It fails with ErrInvalidVersion for a negative version or
+// one ahead of the document's, ErrHistoryGone for a version whose steps
+// are pruned, and ErrNotFound for an unknown document (it never creates
+// one). A loaded document at version is answered from memory.
+func (a *Authority) DocAt(ctx context.Context, id string, version int64) (*model.Node, error) {
+	if a.isClosed() {
+		return nil, ErrClosed
+	}
+	if version < 0 {
+		return nil, &versionError{version: version}
+	}
+	a.mu.Lock()
+	d := a.docs[id]
+	loaded := d != nil && d.loaded
+	a.mu.Unlock()
+	if loaded {
+		d.mu.Lock()
+		st, deleted := d.st, d.deleted
+		d.mu.Unlock()
+		if !deleted && st.version == version {
+			return st.node, nil
+		}
+	}
+	for try := 0; ; try++ {
+		node, err := a.docAt(ctx, id, version)
+		// A snapshot by another writer may prune steps between the reads.
+		if errors.Is(err, store.ErrCompacted) && try < 3 {
+			continue
+		}
+		if errors.Is(err, store.ErrCompacted) {
+			return nil, fmt.Errorf("collab: %q at version %d: %w", id, version, ErrHistoryGone)
+		}
+		return node, err
+	}
+}
+
+// docAt is DocAt from the store; its error matches store.ErrCompacted
+// when steps were pruned while it read them.
+func (a *Authority) docAt(ctx context.Context, id string, version int64) (*model.Node, error) {
+	head, schema, err := a.head(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if version > head.Version {
+		return nil, &versionError{version: version}
+	}
+	snap, err := a.store.SnapshotAt(ctx, id, version)
+	if errors.Is(err, store.ErrCompacted) {
+		return nil, fmt.Errorf("collab: %q at version %d: %w", id, version, ErrHistoryGone)
+	}
+	if err != nil {
+		return nil, storeFailed(err, "collab: snapshot of %q at %d", id, version)
+	}
+	if snap.Version < version && snap.Version < head.Oldest {
+		return nil, fmt.Errorf("collab: %q at version %d (oldest kept %d): %w", id, version, head.Oldest, ErrHistoryGone)
+	}
+	if limit := a.maxDocMemory(); limit > 0 && int64(len(snap.Doc)) > limit {
+		return nil, fmt.Errorf("collab: %q: snapshot at version %d: %w", id, snap.Version, a.docMemoryError(int64(len(snap.Doc))))
+	}
+	node, err := schema.NodeFromJSON(snap.Doc)
+	if err != nil {
+		return nil, fmt.Errorf("collab: %q: snapshot at version %d: %w", id, snap.Version, err)
+	}
+	if snap.Version == version {
+		return node, nil
+	}
+	steps, err := a.store.Steps(ctx, id, snap.Version, version)
+	if errors.Is(err, store.ErrCompacted) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, storeFailed(err, "collab: steps of %q after %d", id, snap.Version)
+	}
+	if int64(len(steps)) != version-snap.Version {
+		return nil, fmt.Errorf("collab: %q: the store returned %d steps after version %d, want %d", id, len(steps), snap.Version, version-snap.Version)
+	}
+	if node, err = a.replaySteps(node, steps, make([]StepRecord, len(steps))); err != nil {
+		return nil, fmt.Errorf("collab: %q at version %d: %w", id, version, err)
+	}
+	return node, nil
+}
+
+// head returns the store's head of id and its schema.
+func (a *Authority) head(ctx context.Context, id string) (store.Head, *model.Schema, error) {
+	head, err := a.store.Load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return head, nil, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return head, nil, storeFailed(err, "collab: load %q", id)
+	}
+	schema, ok := a.cfg.Schemas(head.Schema)
+	if !ok {
+		return head, nil, fmt.Errorf("collab: %q: unknown schema %q", id, head.Schema)
+	}
+	return head, schema, nil
+}
+
+// StepPage is a page of a document's step log (StepLog).
+type StepPage struct {
+	// Steps are the steps, oldest first, with their version, client id,
+	// author and time.
+	Steps []store.Step
+	// Version is the document's latest version, and Oldest the version
+	// before its oldest kept step.
+	Version, Oldest int64
+}
+
+// StepLog returns at most limit steps of the document id after version
+// from, as the store keeps them. It fails with ErrInvalidVersion for a
+// negative from or one ahead of the document's, ErrHistoryGone when the
+// steps after from are pruned, ErrNotFound for an unknown document, and
+// ErrInvalidRequest for a limit below 1.
+func (a *Authority) StepLog(ctx context.Context, id string, from int64, limit int) (StepPage, error) {
+	if a.isClosed() {
+		return StepPage{}, ErrClosed
+	}
+	if from < 0 {
+		return StepPage{}, &versionError{version: from}
+	}
+	if limit < 1 {
+		return StepPage{}, invalidf("limit %d is not positive", limit)
+	}
+	head, _, err := a.head(ctx, id)
+	if err != nil {
+		return StepPage{}, err
+	}
+	if from > head.Version {
+		return StepPage{}, &versionError{version: from}
+	}
+	if from < head.Oldest {
+		return StepPage{}, fmt.Errorf("collab: steps of %q after %d (oldest kept %d): %w", id, from, head.Oldest, ErrHistoryGone)
+	}
+	to := min(head.Version, from+int64(limit))
+	steps, err := a.store.Steps(ctx, id, from, to)
+	if errors.Is(err, store.ErrCompacted) {
+		return StepPage{}, fmt.Errorf("collab: steps of %q after %d: %w", id, from, ErrHistoryGone)
+	}
+	if err != nil {
+		return StepPage{}, storeFailed(err, "collab: steps of %q after %d", id, from)
+	}
+	if steps == nil {
+		steps = []store.Step{}
+	}
+	return StepPage{Steps: steps, Version: head.Version, Oldest: head.Oldest}, nil
+}
+
+// MaxCheckpointName is the longest checkpoint name, in bytes.
+const MaxCheckpointName = 256
+
+// Checkpoint records the current version of the document id under name,
+// by author, and returns it (without its Doc). The store keeps the
+// document at that version from pruning (store.AddCheckpoint), so that
+// DocAt and Restore reach it however old it gets. It fails with
+// ErrCheckpointExists when the document has a checkpoint of that name,
+// ErrInvalidRequest for a name that is empty, longer than
+// MaxCheckpointName bytes or not UTF-8, and ErrNotFound for an unknown
+// document.
+func (a *Authority) Checkpoint(ctx context.Context, id, name, author string) (store.Checkpoint, error) {
+	switch {
+	case name == "":
+		return store.Checkpoint{}, invalidf("empty checkpoint name")
+	case len(name) > MaxCheckpointName:
+		return store.Checkpoint{}, invalidf("checkpoint name of %d bytes (at most %d)", len(name), MaxCheckpointName)
+	case !utf8.ValidString(name):
+		return store.Checkpoint{}, invalidf("checkpoint name not UTF-8")
+	}
+	if a.isClosed() {
+		return store.Checkpoint{}, ErrClosed
+	}
+	head, _, err := a.head(ctx, id)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	node, err := a.DocAt(ctx, id, head.Version)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	cp := store.Checkpoint{Name: name, Version: head.Version, Author: author, Time: a.now()}
+	cp.Doc = node.AppendJSON(nil)
+	err = a.store.AddCheckpoint(ctx, id, cp)
+	switch {
+	case errors.Is(err, store.ErrExists):
+		return store.Checkpoint{}, fmt.Errorf("collab: checkpoint %q of %q: %w", name, id, ErrCheckpointExists)
+	case errors.Is(err, store.ErrNotFound):
+		return store.Checkpoint{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+	case err != nil:
+		return store.Checkpoint{}, storeFailed(err, "collab: checkpoint %q of %q", name, id)
+	}
+	cp.Doc = nil
+	return cp, nil
+}
+
+// Checkpoints returns the checkpoints of the document id, ordered by
+// version, then name (ErrNotFound for an unknown document).
+func (a *Authority) Checkpoints(ctx context.Context, id string) ([]store.Checkpoint, error) {
+	if a.isClosed() {
+		return nil, ErrClosed
+	}
+	list, err := a.store.Checkpoints(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, storeFailed(err, "collab: checkpoints of %q", id)
+	}
+	if list == nil {
+		list = []store.Checkpoint{}
+	}
+	return list, nil
+}
+
+// CheckpointVersion returns the version of the checkpoint name of the
+// document id (ErrNotFound when there is none).
+func (a *Authority) CheckpointVersion(ctx context.Context, id, name string) (int64, error) {
+	list, err := a.Checkpoints(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	for _, cp := range list {
+		if cp.Name == name {
+			return cp.Version, nil
+		}
+	}
+	return 0, fmt.Errorf("collab: checkpoint %q of %q: %w", name, id, ErrNotFound)
+}
+
+// RestoreClientID is the client id of the steps that Restore submits.
+var RestoreClientID = ClientID(`"restore"`)
+
+// restoreTries bounds how often Restore submits again when editors'
+// submissions keep winning the race for the next version.
+const restoreTries = 20
+
+// Restore makes the document id equal to what it was at version again,
+// as a new submission by author (with RestoreClientID) for user: one
+// replace step of the part that differs, which every client receives like
+// any other step, so that history stays linear and nobody reloads. When
+// editors' steps come first, it diffs against the newer document and
+// submits again. It returns the submission's Result (the current version
+// when the document is already equal). Its errors are DocAt's and
+// Submit's (a BeforeSubmit hook sees the step).
+func (a *Authority) Restore(ctx context.Context, id, user string, version int64, author string) (Result, error) {
+	target, err := a.DocAt(ctx, id, version)
+	if err != nil {
+		return Result{}, err
+	}
+	for try := 0; ; try++ {
+		st, err := a.Get(ctx, id, user)
+		if err != nil {
+			return Result{}, err
+		}
+		step, err := restoreStep(st.Doc, target)
+		if err != nil {
+			return Result{}, fmt.Errorf("collab: restore %q to version %d: %w", id, version, err)
+		}
+		if step == nil {
+			return Result{Version: st.Version, CommentVersion: st.CommentVersion}, nil
+		}
+		res, err := a.Submit(ctx, id, user, Submission{
+			Version:  st.Version,
+			Steps:    [][]byte{step.AppendJSON(nil)},
+			ClientID: RestoreClientID,
+			Author:   author,
+		})
+		if errors.Is(err, ErrConflict) && try < restoreTries {
+			continue
+		}
+		return res, err
+	}
+}
+
+// restoreStep returns a replace step that makes cur equal to target: the
+// range between their common start and end replaced with target's, or,
+// should that not give target, the whole content replaced. It is nil when
+// they are equal.
+func restoreStep(cur, target *model.Node) (transform.Step, error) {
+	start, differ := cur.Content.FindDiffStart(target.Content, 0)
+	if !differ {
+		return nil, nil
+	}
+	endA, endB, _ := cur.Content.FindDiffEnd(target.Content, cur.Content.Size(), target.Content.Size())
+	// A common end overlapping the common start (repeated content, as in
+	// "aa" to "a") is moved after it.
+	if overlap := start - min(endA, endB); overlap > 0 {
+		endA, endB = endA+overlap, endB+overlap
+	}
+	if slice, err := target.Slice(start, endB, false); err == nil {
+		step := &transform.ReplaceStep{From: start, To: endA, Slice: slice}
+		if doc, err := step.Apply(cur); err == nil && doc.Eq(target) {
+			return step, nil
+		}
+	}
+	step := &transform.ReplaceStep{From: 0, To: cur.Content.Size(), Slice: model.NewSlice(target.Content, 0, 0)}
+	doc, err := step.Apply(cur)
+	if err != nil {
+		return nil, err
+	}
+	if !doc.Eq(target) {
+		return nil, errors.New("replacing the whole content does not give the version's document")
+	}
+	return step, nil
+}
+
+// AuthorRange is a range of a document and who inserted it (Authors).
+type AuthorRange struct {
+	// From and To are positions in the document (From < To).
+	From, To int
+	// Version is the version of the step that inserted the range, or
+	// Authorship.Oldest for content older than the kept steps.
+	Version int64
+	// Author is the principal that submitted the step ("" when there was
+	// none, and for content older than the kept steps).
+	Author string
+	// ClientID is the submitting client's id (nil for content older than
+	// the kept steps).
+	ClientID ClientID
+}
+
+// Authorship is who inserted each part of a document (Authors).
+type Authorship struct {
+	// Version is the version of the document described.
+	Version int64
+	// Oldest is the version from which on steps were read: content that
+	// was there before (the initial document, or what pruned steps made)
+	// is attributed to no one at version Oldest.
+	Oldest int64
+	// Ranges cover the document's content, [0, its size], in order;
+	// adjacent ranges of one step are merged.
+	Ranges []AuthorRange
+}
+
+// Authors returns who inserted each part of the current document id: the
+// kept steps are read in order, and the ranges found so far are mapped
+// through each step's map (as transform.Mapping maps positions), the
+// ranges a step's map replaces being attributed to that step. A replace
+// step inserts its slice; a replaceAround step inserts its slice's open
+// and close tokens around the content it keeps (that content keeps its
+// authors); mark and attribute steps insert nothing, so formatting does
+// not change authorship. Content older than the kept steps has no author.
+// It fails with ErrNotFound for an unknown document.
+func (a *Authority) Authors(ctx context.Context, id string) (Authorship, error) {
+	if a.isClosed() {
+		return Authorship{}, ErrClosed
+	}
+	for try := 0; ; try++ {
+		au, err := a.authors(ctx, id)
+		if errors.Is(err, store.ErrCompacted) && try < 3 {
+			continue
+		}
+		if errors.Is(err, store.ErrCompacted) {
+			return Authorship{}, fmt.Errorf("collab: authors of %q: %w", id, ErrHistoryGone)
+		}
+		return au, err
+	}
+}
+
+func (a *Authority) authors(ctx context.Context, id string) (Authorship, error) {
+	head, schema, err := a.head(ctx, id)
+	if err != nil {
+		return Authorship{}, err
+	}
+	doc, err := a.DocAt(ctx, id, head.Version)
+	if err != nil {
+		return Authorship{}, err
+	}
+	steps, err := a.store.Steps(ctx, id, head.Oldest, head.Version)
+	if errors.Is(err, store.ErrCompacted) {
+		return Authorship{}, err
+	}
+	if err != nil {
+		return Authorship{}, storeFailed(err, "collab: steps of %q after %d", id, head.Oldest)
+	}
+	if int64(len(steps)) != head.Version-head.Oldest {
+		return Authorship{}, fmt.Errorf("collab: %q: the store returned %d steps after version %d, want %d", id, len(steps), head.Oldest, head.Version-head.Oldest)
+	}
+	maps := make([]*transform.StepMap, len(steps))
+	size := doc.Content.Size() // the size at Oldest, once the steps' changes are taken back
+	for i, s := range steps {
+		step, err := transform.StepFromJSON(schema, s.JSON)
+		if err != nil {
+			return Authorship{}, fmt.Errorf("collab: %q: step %d: %w", id, s.Version, err)
+		}
+		maps[i] = step.GetMap()
+		maps[i].ForEach(func(oldStart, oldEnd, newStart, newEnd int) {
+			size -= (newEnd - newStart) - (oldEnd - oldStart)
+		})
+	}
+	var spans []span
+	if size > 0 {
+		spans = append(spans, span{from: 0, to: size, step: -1})
+	}
+	for i, m := range maps {
+		spans = mapSpans(spans, m, i)
+	}
+	au := Authorship{Version: head.Version, Oldest: head.Oldest, Ranges: make([]AuthorRange, 0, len(spans))}
+	pos := 0
+	for _, sp := range spans {
+		if sp.from != pos {
+			return Authorship{}, fmt.Errorf("collab: authors of %q: a gap or overlap at %d", id, pos)
+		}
+		pos = sp.to
+		r := AuthorRange{From: sp.from, To: sp.to, Version: head.Oldest}
+		if sp.step >= 0 {
+			s := steps[sp.step]
+			r.Version, r.Author, r.ClientID = s.Version, s.Author, s.ClientID
+		}
+		au.Ranges = append(au.Ranges, r)
+	}
+	if pos != doc.Content.Size() {
+		return Authorship{}, fmt.Errorf("collab: authors of %q: the ranges end at %d, the document at %d", id, pos, doc.Content.Size())
+	}
+	return au, nil
+}
+
+// span is a range of a document inserted by the step of index step (-1:
+// before the steps read).
+type span struct {
+	from, to int
+	step     int
+}
+
+// mapSpans returns spans, ordered and adjacent, mapped through m, the map
+// of the step of index step, with the ranges m inserts attributed to it.
+// A span is first cut where a changed range starts or ends inside it,
+// so that no span covers what m inserts.
+func mapSpans(spans []span, m *transform.StepMap, step int) []span {
+	type change struct{ oldStart, oldEnd, newStart, newEnd int }
+	var changes []change
+	m.ForEach(func(oldStart, oldEnd, newStart, newEnd int) {
+		changes = append(changes, change{oldStart, oldEnd, newStart, newEnd})
+	})
+	if len(changes) == 0 {
+		return spans
+	}
+	out := make([]span, 0, len(spans)+3*len(changes))
+	add := func(sp span) {
+		if sp.from >= sp.to {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].step == sp.step && out[n-1].to == sp.from {
+			out[n-1].to = sp.to
+			return
+		}
+		out = append(out, sp)
+	}
+	c := 0 // the next change to insert
+	insertBefore := func(pos int) {
+		for ; c < len(changes) && changes[c].newStart <= pos; c++ {
+			add(span{from: changes[c].newStart, to: changes[c].newEnd, step: step})
+		}
+	}
+	for _, sp := range spans {
+		// The span's pieces between the changes' bounds.
+		from := sp.from
+		for _, ch := range changes {
+			for _, cut := range [2]int{ch.oldStart, ch.oldEnd} {
+				if from < cut && cut < sp.to {
+					piece := span{from: m.Map(from, 1), to: m.Map(cut, -1), step: sp.step}
+					insertBefore(piece.from)
+					add(piece)
+					from = cut
+				}
+			}
+		}
+		piece := span{from: m.Map(from, 1), to: m.Map(sp.to, -1), step: sp.step}
+		insertBefore(piece.from)
+		add(piece)
+	}
+	insertBefore(int(^uint(0) >> 1))
+	return out
+}
