@@ -257,9 +257,10 @@ func (p *Policy) Authorize(ctx context.Context, pr server.Principal, docID strin
 		err = p.hook.authorize(ctx, pr.ID, s.hook, docID, a, need)
 	case !p.now().Before(s.claims.Expires.Add(p.skew)):
 		err = fmt.Errorf("%w at %s", ErrExpired, s.claims.Expires.UTC().Format(time.RFC3339))
-	case need == RoleNone || docID == "" && a == server.ActionRead:
-		// A valid token: the apply endpoint, or the list of documents
-		// (MayRead filters it).
+	case need == RoleNone || docID == "" && (a == server.ActionRead || a == server.ActionCreate):
+		// A valid token: the apply endpoint, the list of documents
+		// (MayRead filters it), or POST /docs before its body names the
+		// document (authorized for it then).
 	default:
 		if got := s.claims.Docs.Role(docID); got < need {
 			err = forbidden(pr.ID, docID, a, got)

@@ -604,12 +604,16 @@ func (a *Authority) List(ctx context.Context) ([]DocInfo, error) {
 	return out, nil
 }
 
-// Create creates the document id with the given schema and initial
-// document (nil means the schema's top node, filled to be valid). It fails
-// with ErrExists when id is taken. The document is loaded on first use.
+// Create creates the document id with the given schema ("" means
+// Config.DefaultSchema) and initial document (nil means the schema's top
+// node, filled to be valid). It fails with ErrExists when id is taken.
+// The document is loaded on first use.
 func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *model.Node) error {
 	if id == "" {
 		return invalidf("empty document id")
+	}
+	if schemaName == "" {
+		schemaName = a.cfg.DefaultSchema
 	}
 	_, doc, err := a.initialDoc(schemaName, doc)
 	if err != nil {
@@ -728,3 +732,13 @@ func (a *Authority) Delete(ctx context.Context, id string) error {
 // AutoCreates reports whether a request for an unknown document creates
 // it (Config.AutoCreate).
 func (a *Authority) AutoCreates() bool { return a.cfg.AutoCreate }
+
+// Schema returns the schema of a name ("" means Config.DefaultSchema)
+// and the name it resolved to; ok is false for an unknown name.
+func (a *Authority) Schema(name string) (schema *model.Schema, resolved string, ok bool) {
+	if name == "" {
+		name = a.cfg.DefaultSchema
+	}
+	schema, ok = a.cfg.Schemas(name)
+	return schema, name, ok
+}

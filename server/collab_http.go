@@ -97,7 +97,7 @@ func (s *Server) listDocs(x *exchange, r *http.Request, _ string) {
 	s.write(x, http.StatusOK, x.out)
 }
 
-// getDoc answers GET /docs/{id}.
+// getDoc answers GET /docs/{id}, and with ?version=N getDocAt.
 func (s *Server) getDoc(x *exchange, r *http.Request, id string) {
 	if r.Method == http.MethodHead {
 		// A HEAD reads: unlike GET (as in the demo), it creates nothing.
@@ -109,6 +109,10 @@ func (s *Server) getDoc(x *exchange, r *http.Request, id string) {
 			s.fail(x, err)
 			return
 		}
+	}
+	if _, ok := queryValue(r.URL.RawQuery, "version"); ok && r.Method == http.MethodGet {
+		s.getDocAt(x, r, id)
+		return
 	}
 	st, err := s.collab.Get(r.Context(), id, s.client(r, x.principal))
 	if err != nil {
@@ -167,9 +171,10 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 		start := time.Now()
 		ev, err = s.collab.Events(ctx, id, user, version, cv, true)
 		x.waited = time.Since(start)
+		done := ctx.Err() // before cancel, which sets it
 		stop()
 		cancel()
-		if err != nil && ctx.Err() != nil {
+		if err != nil && done != nil {
 			// Timed out, the client went away, or shutdown: {} asks the
 			// client to poll again.
 			s.write(x, http.StatusOK, emptyObject)
@@ -191,24 +196,7 @@ var emptyObject = []byte("{}")
 // as a non-negative integer. Digits too many for an int64 read as
 // math.MaxInt64, a version ahead of any document's. Its error is a 400.
 func queryVersion(rawQuery, name string) (int64, error) {
-	val, found := "", false
-	for q := rawQuery; q != "" && !found; {
-		var pair string
-		pair, q, _ = strings.Cut(q, "&")
-		key, v, _ := strings.Cut(pair, "=")
-		if strings.ContainsAny(key, "%+") {
-			key, _ = url.QueryUnescape(key)
-		}
-		if key == name {
-			val, found = v, true
-			if strings.ContainsAny(v, "%+") {
-				var err error
-				if val, err = url.QueryUnescape(v); err != nil {
-					val = v
-				}
-			}
-		}
-	}
+	val, found := queryValue(rawQuery, name)
 	if !found {
 		return 0, &httpError{http.StatusBadRequest, "missing query parameter " + strconv.Quote(name) +
 			": want ?version=V&commentVersion=C (non-negative integers)"}
@@ -228,6 +216,29 @@ func queryVersion(rawQuery, name string) (int64, error) {
 		n = math.MaxInt64
 	}
 	return n, nil
+}
+
+// queryValue returns the value of the query parameter name (the first
+// of that name), unescaped, and whether there is one.
+func queryValue(rawQuery, name string) (val string, found bool) {
+	for q := rawQuery; q != "" && !found; {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		key, v, _ := strings.Cut(pair, "=")
+		if strings.ContainsAny(key, "%+") {
+			key, _ = url.QueryUnescape(key)
+		}
+		if key == name {
+			val, found = v, true
+			if strings.ContainsAny(v, "%+") {
+				var err error
+				if val, err = url.QueryUnescape(v); err != nil {
+					val = v
+				}
+			}
+		}
+	}
+	return val, found
 }
 
 // submitEvents answers POST /docs/{id}/events. The route is authorized

@@ -47,6 +47,12 @@ type collabEnv struct {
 // basic schema and never unloaded).
 func newCollab(t testing.TB, cfg Config, ccfg collab.Config) *collabEnv {
 	t.Helper()
+	return newCollabAuto(t, cfg, ccfg, true)
+}
+
+// newCollabAuto is newCollab with collab.Config.AutoCreate set to auto.
+func newCollabAuto(t testing.TB, cfg Config, ccfg collab.Config, auto bool) *collabEnv {
+	t.Helper()
 	clock := testutil.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	if ccfg.Store == nil {
 		ccfg.Store = memstore.New()
@@ -55,7 +61,7 @@ func newCollab(t testing.TB, cfg Config, ccfg collab.Config) *collabEnv {
 		sc, err := schemas.Get(name)
 		return sc, err == nil
 	}
-	ccfg.AutoCreate = true
+	ccfg.AutoCreate = auto
 	if ccfg.Now == nil {
 		ccfg.Now = clock.Now
 	}
@@ -207,9 +213,9 @@ func TestCollabErrors(t *testing.T) {
 		{"nothing at all", post(`{"version":1}`), "", 200, `{"version":1,"commentVersion":1}`, -1, ""},
 		{"delete an unknown comment", post(`{"version":1,"steps":[],"clientID":0,"comment":[{"type":"delete","id":8}]}`), "", 200, `{"version":1,"commentVersion":1}`, -1, ""},
 
-		{"POST /docs", mk("POST", "/docs", "{}"), "", 405, "method POST not allowed", -1, "GET, HEAD"},
-		{"DELETE doc", mk("DELETE", "/docs/d", ""), "", 405, "method DELETE not allowed", -1, "GET, HEAD"},
-		{"POST doc", mk("POST", "/docs/d", "{}"), "", 405, "not allowed", -1, "GET, HEAD"},
+		{"PUT /docs", mk("PUT", "/docs", "{}"), "", 405, "method PUT not allowed", -1, "GET, HEAD, POST"},
+		{"PATCH doc", mk("PATCH", "/docs/d", ""), "", 405, "method PATCH not allowed", -1, "GET, HEAD, DELETE"},
+		{"POST doc", mk("POST", "/docs/d", "{}"), "", 405, "not allowed", -1, "GET, HEAD, DELETE"},
 		{"PUT events", mk("PUT", "/docs/d/events", "{}"), "", 405, "method PUT not allowed", -1, "GET, POST"},
 		{"HEAD events", mk("HEAD", "/docs/d/events?version=0&commentVersion=0", ""), "", 405, "not allowed", -1, "GET, POST"},
 		{"unknown doc route", get("/docs/d/x"), "", 404, "no route for /docs/d/x", -1, ""},

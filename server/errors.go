@@ -68,7 +68,8 @@ type errAnswer struct {
 //	403  ErrForbidden (the policy), a *collab.RefusedError matching it
 //	404  collab.ErrNotFound, a path without a route
 //	405  a method the path does not take (with Allow)
-//	409  collab.ErrConflict ("Version not current")
+//	409  collab.ErrConflict ("Version not current"), collab.ErrExists,
+//	     collab.ErrCheckpointExists
 //	410  collab.ErrHistoryGone ("History no longer available")
 //	413  *collab.LimitError, apply's limits, the body limit
 //	415  a Content-Type that is not JSON
@@ -111,6 +112,8 @@ func answerOf(err error) errAnswer {
 		return errAnswer{status: http.StatusUnprocessableEntity, step: -1, msg: err.Error()}
 	case errors.Is(err, ErrForbidden):
 		return errAnswer{status: http.StatusForbidden, step: -1, msg: err.Error()}
+	case errors.Is(err, collab.ErrExists) || errors.Is(err, collab.ErrCheckpointExists):
+		return errAnswer{status: http.StatusConflict, step: -1, msg: err.Error()}
 	case errors.Is(err, collab.ErrConflict):
 		return errAnswer{status: http.StatusConflict, step: -1, msg: collab.ErrConflict.Error()}
 	case errors.Is(err, collab.ErrInvalidVersion):
@@ -192,7 +195,8 @@ func shuttingDown(err error) bool {
 // wsCloseOf returns the close code and reason of a connection whose
 // hello failed with err (after the error message, see answerOf): 1001
 // when the server shuts down, 4400 for a version the document never had
-// (the client reloads), 4029 over a rate limit, 1011 when the document
+// (the client reloads), 4404 for a document that does not exist (without
+// collab.Config.AutoCreate), 4029 over a rate limit, 1011 when the document
 // is unavailable, 1008 for other refusals (a bad hello, the policy's, the
 // document limit).
 func wsCloseOf(err error, status int) (websocket.StatusCode, string) {
@@ -201,6 +205,8 @@ func wsCloseOf(err error, status int) (websocket.StatusCode, string) {
 		return websocket.StatusGoingAway, "server shutting down"
 	case errors.Is(err, collab.ErrInvalidVersion):
 		return wsCloseInvalidVersion, "invalid version: reload"
+	case errors.Is(err, collab.ErrNotFound):
+		return wsCloseNotFound, "document not found"
 	case status == http.StatusTooManyRequests:
 		return wsCloseTooManyRequests, "too many requests"
 	case status == http.StatusInsufficientStorage:
@@ -212,11 +218,15 @@ func wsCloseOf(err error, status int) (websocket.StatusCode, string) {
 }
 
 // wsHubCloseOf returns the close code and reason of the connections of a
-// document hub that failed with err: 1001 when the authority closed, else
-// 1011 (the document is unavailable: deleted, or its store failed).
+// document hub that failed with err: 1001 when the authority closed, 4404
+// when the document was deleted, else 1011 (the document is unavailable:
+// its store failed).
 func wsHubCloseOf(err error) (websocket.StatusCode, string) {
-	if errors.Is(err, collab.ErrClosed) {
+	switch {
+	case errors.Is(err, collab.ErrClosed):
 		return websocket.StatusGoingAway, "server shutting down"
+	case errors.Is(err, collab.ErrNotFound):
+		return wsCloseNotFound, "document deleted"
 	}
 	return websocket.StatusInternalError, "document unavailable"
 }

@@ -50,7 +50,10 @@ type Credentials struct {
 // any other error with 500 (logged). Nothing changes on a refusal.
 //
 // A POST /docs/{id}/events is authorized for ActionComment before its body
-// is read, and for ActionEdit too once it is seen to carry steps. A route
+// is read, and for ActionEdit too once it is seen to carry steps. A POST
+// /docs is authorized for ActionCreate with docID "" before its body is
+// read, and with the new document's id once the body gives it (or it is
+// generated). A route
 // that creates its document by using it (GET /docs/{id}, GET and POST
 // /docs/{id}/events, a WebSocket hello) is authorized for ActionCreate
 // too when the document does not exist yet (unless the policy is

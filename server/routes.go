@@ -78,12 +78,22 @@ func (s *Server) routeTable() []route {
 		rs = append(rs,
 			route{Route: Route{"GET", "/docs", ActionRead}, handle: s.listDocs, slash: true},
 			route{Route: Route{"HEAD", "/docs", ActionRead}, handle: s.listDocs, slash: true},
+			// Authorized with docID "" here, and for its new document's
+			// id once the body gives it (createDoc).
+			route{Route: Route{"POST", "/docs", ActionCreate}, handle: s.createDoc, slash: true, changes: true},
 			route{Route: Route{"GET", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true, creates: true},
 			route{Route: Route{"HEAD", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true},
+			route{Route: Route{"DELETE", "/docs/{id}", ActionAdmin}, handle: s.deleteDoc, slash: true},
 			route{Route: Route{"GET", "/docs/{id}/events", ActionRead}, handle: s.pollEvents, slash: true, creates: true},
 			// ActionEdit too once the body shows steps (submitEvents).
 			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true, creates: true},
 			route{Route: Route{"GET", "/docs/{id}/ws", ActionRead}, handle: s.serveWS, slash: true, atHello: true},
+			// The documents API (docs_api.go).
+			route{Route: Route{"GET", "/docs/{id}/steps", ActionRead}, handle: s.getSteps, slash: true},
+			route{Route: Route{"GET", "/docs/{id}/checkpoints", ActionRead}, handle: s.listCheckpoints, slash: true},
+			route{Route: Route{"POST", "/docs/{id}/checkpoints", ActionEdit}, handle: s.addCheckpoint, slash: true, changes: true},
+			route{Route: Route{"POST", "/docs/{id}/restore", ActionEdit}, handle: s.restoreDoc, slash: true, changes: true},
+			route{Route: Route{"GET", "/docs/{id}/authors", ActionRead}, handle: s.getAuthors, slash: true},
 		)
 	}
 	if s.web != nil {
@@ -213,10 +223,11 @@ func (s *Server) admitted(rt route) http.Handler {
 }
 
 // authorizeCreate authorizes p for ActionCreate on document id when it
-// does not exist yet, so that using it would create it (with AllowAll
-// it does not look).
+// does not exist yet, so that using it would create it (with AllowAll,
+// or without collab.Config.AutoCreate, it does not look).
 func (s *Server) authorizeCreate(ctx context.Context, p Principal, id string) error {
-	if s.policy == AllowAll {
+	if s.policy == AllowAll || !s.collab.AutoCreates() {
+		// Without AutoCreate, using an unknown document answers 404.
 		return nil
 	}
 	ok, err := s.collab.Exists(ctx, id)

@@ -46,12 +46,20 @@ func TestRouteTable(t *testing.T) {
 		{"GET", "/docs/{id}/events", ActionRead}:     400, // no version
 		{"POST", "/docs/{id}/events", ActionComment}: 415, // no Content-Type: refused as a possible cross-site request
 		{"GET", "/docs/{id}/ws", ActionRead}:         http.StatusUpgradeRequired,
-		{"GET", "/{$}", ActionPage}:                  http.StatusTeapot,
-		{"HEAD", "/{$}", ActionPage}:                 http.StatusTeapot,
-		{"GET", "/edit/{id}", ActionPage}:            http.StatusTeapot,
-		{"HEAD", "/edit/{id}", ActionPage}:           http.StatusTeapot,
-		{"GET", "/assets/{file}", ActionPage}:        http.StatusTeapot,
-		{"HEAD", "/assets/{file}", ActionPage}:       http.StatusTeapot,
+		// The documents API, on an existing document "d".
+		{"POST", "/docs", ActionCreate}:                415, // no Content-Type
+		{"DELETE", "/docs/{id}", ActionAdmin}:          204,
+		{"GET", "/docs/{id}/steps", ActionRead}:        200,
+		{"GET", "/docs/{id}/checkpoints", ActionRead}:  200,
+		{"POST", "/docs/{id}/checkpoints", ActionEdit}: 415,
+		{"POST", "/docs/{id}/restore", ActionEdit}:     415,
+		{"GET", "/docs/{id}/authors", ActionRead}:      200,
+		{"GET", "/{$}", ActionPage}:                    http.StatusTeapot,
+		{"HEAD", "/{$}", ActionPage}:                   http.StatusTeapot,
+		{"GET", "/edit/{id}", ActionPage}:              http.StatusTeapot,
+		{"HEAD", "/edit/{id}", ActionPage}:             http.StatusTeapot,
+		{"GET", "/assets/{file}", ActionPage}:          http.StatusTeapot,
+		{"HEAD", "/assets/{file}", ActionPage}:         http.StatusTeapot,
 	}
 	routes := e.s.Routes()
 	if len(routes) != len(served) {
@@ -64,7 +72,8 @@ func TestRouteTable(t *testing.T) {
 		}
 		methods[rt.Pattern] = append(methods[rt.Pattern], rt.Method)
 	}
-	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/ws": true}
+	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/ws": true,
+		"/docs/{id}/steps": true, "/docs/{id}/checkpoints": true, "/docs/{id}/restore": true, "/docs/{id}/authors": true}
 	for pattern, ms := range methods {
 		paths := []string{concretePath(pattern)}
 		if slash[pattern] {
@@ -73,6 +82,7 @@ func TestRouteTable(t *testing.T) {
 		page := strings.HasPrefix(pattern, "/edit/") || strings.HasPrefix(pattern, "/assets/")
 		for _, path := range paths {
 			for _, method := range []string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"} {
+				e.mustGet(t, "/docs/d") // it exists (a DELETE deleted it)
 				w := e.serve(defaultIP, method, path, "", nil)
 				want, ok := 0, false
 				for _, m := range ms {

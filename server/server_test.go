@@ -63,10 +63,17 @@ const (
 )
 
 // checkAnswer checks what every answer has: JSON with its Content-Type
-// and Content-Length, and for errors {"error":{"message":…}}; it returns
+// and Content-Length (no body for a 204), and for errors
+// {"error":{"message":…}}; it returns
 // the error's step (-1 when absent) and message.
 func checkAnswer(t *testing.T, status int, h http.Header, body []byte) (step int, msg string) {
 	t.Helper()
+	if status == http.StatusNoContent {
+		if len(body) != 0 {
+			t.Errorf("a 204 with a body: %q", body)
+		}
+		return -1, ""
+	}
 	if ct := h.Get("Content-Type"); ct != jsonType {
 		t.Errorf("Content-Type %q, want %q", ct, jsonType)
 	}
@@ -76,7 +83,7 @@ func checkAnswer(t *testing.T, status int, h http.Header, body []byte) (step int
 	if !json.Valid(body) {
 		t.Fatalf("answer is not JSON: %q", body)
 	}
-	if status == http.StatusOK {
+	if status == http.StatusOK || status == http.StatusCreated {
 		return -1, ""
 	}
 	var e struct {

@@ -40,6 +40,7 @@ const (
 	wsCloseTooManyRequests websocket.StatusCode = 4029
 	wsCloseInvalidVersion  websocket.StatusCode = 4400
 	wsCloseTokenExpired    websocket.StatusCode = 4401
+	wsCloseNotFound        websocket.StatusCode = 4404
 )
 
 // wsHubs holds the WebSocket connections of a Server and one hub per

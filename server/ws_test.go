@@ -31,7 +31,13 @@ type wsEnv struct {
 // settings before it serves (nil keeps the defaults).
 func newWS(t testing.TB, cfg Config, ccfg collab.Config, tune func(*wsHubs)) *wsEnv {
 	t.Helper()
-	e := newCollab(t, cfg, ccfg)
+	return newWSAuto(t, cfg, ccfg, tune, true)
+}
+
+// newWSAuto is newWS with collab.Config.AutoCreate set to auto.
+func newWSAuto(t testing.TB, cfg Config, ccfg collab.Config, tune func(*wsHubs), auto bool) *wsEnv {
+	t.Helper()
+	e := newCollabAuto(t, cfg, ccfg, auto)
 	if tune != nil {
 		tune(&e.s.ws)
 	}

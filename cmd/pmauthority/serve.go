@@ -38,7 +38,8 @@ documents are snapshotted and the store closed; a second signal exits at once.
   GET  /healthz                 {"status":"ok"}
 
 The collab API of the ProseMirror website's collab demo (its client works
-unchanged); a document is created, with the default schema, when first read:
+unchanged); a document is created, with the default schema, when first read
+(unless --auto-create=false):
 
   GET  /docs                    [{"id", "users", "version", "updated"}, …]
   GET  /docs/{id}               {"doc", "users", "version", "comments", "commentVersion"}
@@ -47,6 +48,17 @@ unchanged); a document is created, with the default schema, when first read:
                                 as soon as there are some ({} after --poll-timeout)
   POST /docs/{id}/events        {"version", "steps", "clientID", "comment"}
                                 → {"version", "commentVersion"}
+
+The documents API, for an application's backend (docs/api.md):
+
+  POST   /docs                  {"id"?, "schema"?, "doc"?} → 201 {"id", "version"}
+  DELETE /docs/{id}             204; its editors are closed with 4404
+  GET    /docs/{id}?version=N   {"doc", "version"}: any version still kept (--keep-steps)
+  GET    /docs/{id}/steps?from=V&limit=K
+                                the step log with client ids, authors and times
+  POST   /docs/{id}/checkpoints {"name"}; GET lists them
+  POST   /docs/{id}/restore     {"version"} or {"checkpoint"}: a new step
+  GET    /docs/{id}/authors     who inserted each range of the document
 
 The demo pages (--web=false turns them off): GET / lists the documents and
 opens new ones, GET /edit/{id} is an editor collaborating live.
@@ -134,6 +146,8 @@ type serveFlags struct {
 	addr, storeKind, data, syncMode string
 	postgres                        postgresFlags
 	history, snapshotEvery          int
+	keepSteps                       int64
+	autoCreate                      bool
 	idleUnload                      time.Duration // -1: never
 	pollTimeout                     time.Duration
 	trustProxy, strict, webPages    bool
@@ -168,6 +182,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	f.postgres.register(fs)
 	fs.IntVar(&f.history, "history", 10_000, "steps kept in memory per document; a client further behind reloads (410)")
 	fs.IntVar(&f.snapshotEvery, "snapshot-every", 1000, "snapshot a document after this many steps since the last snapshot")
+	fs.Int64Var(&f.keepSteps, "keep-steps", 0, "steps the store keeps behind the latest version, for past versions (GET /docs/{id}?version=N, /steps, /authors; 410 beyond) and clients catching up; pruning stops at a snapshot, and checkpoints keep their version (0: as many as --history; -1: all)")
+	fs.BoolVar(&f.autoCreate, "auto-create", true, "create a document, with the default schema, when a request first uses it (as the collab demo does); false: an unknown document answers 404 (WebSocket close 4404) and only POST /docs creates")
 	fs.DurationVar(&f.idleUnload, "idle-unload", 10*time.Minute, "unload documents idle for this long, snapshotting them (0: never)")
 	fs.DurationVar(&f.pollTimeout, "poll-timeout", server.DefaultPollTimeout, "how long GET /docs/{id}/events waits for news before answering {}")
 	fs.BoolVar(&f.trustProxy, "trust-proxy", false, "count users by the first X-Forwarded-For address (only behind a proxy that sets it)")
@@ -258,6 +274,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if f.idleUnload < 0 {
 		return nil, errors.New("--idle-unload must not be negative")
 	}
+	if f.keepSteps < -1 {
+		return nil, errors.New("--keep-steps must be -1 (all), 0 (as many as --history) or positive")
+	}
 	if f.idleUnload == 0 {
 		f.idleUnload = -1 // never, for collab.Config
 	}
@@ -326,8 +345,9 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 	c.collab = collab.Config{
 		Schemas:         reg.Lookup,
 		DefaultSchema:   reg.Default(),
-		AutoCreate:      true,
+		AutoCreate:      f.autoCreate,
 		History:         f.history,
+		KeepSteps:       f.keepSteps,
 		SnapshotEvery:   f.snapshotEvery,
 		IdleUnload:      f.idleUnload,
 		MaxSteps:        f.limits.MaxSteps,
