@@ -213,6 +213,9 @@ type editorsConfig struct {
 	// Faults tells the harness that servers may die and come back
 	// during the run (--faults 1).
 	Faults bool
+	// Others tells the harness that writers besides the editors add
+	// steps (--others 1).
+	Others bool
 }
 
 // editorsRun is what one run of the harness printed.
@@ -286,6 +289,9 @@ func runEditors(t *testing.T, node, url string, docIDs []string, cfg editorsConf
 	}
 	if cfg.Faults {
 		args = append(args, "--faults", "1")
+	}
+	if cfg.Others {
+		args = append(args, "--others", "1")
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
 	var stdout, stderr bytes.Buffer
