@@ -468,22 +468,30 @@ func mapSpans(spans []span, m *transform.StepMap, step int) []span {
 			add(span{from: changes[c].newStart, to: changes[c].newEnd, step: step})
 		}
 	}
+	// piece adds the part from–to of a span (in the old document), unless
+	// a change replaces it.
+	piece := func(from, to, step int) {
+		for _, ch := range changes {
+			if ch.oldStart <= from && to <= ch.oldEnd {
+				return
+			}
+		}
+		sp := span{from: m.Map(from, 1), to: m.Map(to, -1), step: step}
+		insertBefore(sp.from)
+		add(sp)
+	}
 	for _, sp := range spans {
 		// The span's pieces between the changes' bounds.
 		from := sp.from
 		for _, ch := range changes {
 			for _, cut := range [2]int{ch.oldStart, ch.oldEnd} {
 				if from < cut && cut < sp.to {
-					piece := span{from: m.Map(from, 1), to: m.Map(cut, -1), step: sp.step}
-					insertBefore(piece.from)
-					add(piece)
+					piece(from, cut, sp.step)
 					from = cut
 				}
 			}
 		}
-		piece := span{from: m.Map(from, 1), to: m.Map(sp.to, -1), step: sp.step}
-		insertBefore(piece.from)
-		add(piece)
+		piece(from, sp.to, sp.step)
 	}
 	insertBefore(int(^uint(0) >> 1))
 	return out
