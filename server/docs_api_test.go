@@ -336,3 +336,16 @@ func TestDocsAuthors(t *testing.T) {
 		`{"from":3,"to":4,"version":0,"author":null,"clientID":null}]}`)
 	expect(t, e, "GET", "/docs/nothing/authors", "", 404, "document not found")
 }
+
+// TestDocsCreateLimit: POST /docs over collab.Config.MaxDocuments is a
+// 507.
+func TestDocsCreateLimit(t *testing.T) {
+	e := newCollab(t, Config{}, collab.Config{MaxDocuments: 1})
+	expect(t, e, "POST", "/docs", `{"id":"one"}`, 201, "")
+	if w := e.serve(defaultIP, "POST", "/docs", `{"id":"two"}`, nil); w.Code != http.StatusInsufficientStorage || !strings.Contains(w.Body.String(), "too many documents") {
+		t.Errorf("over MaxDocuments: %d %s", w.Code, w.Body)
+	}
+	if list := e.mustGet(t, "/docs"); strings.Contains(list, `"two"`) {
+		t.Errorf("created over the limit: %s", list)
+	}
+}
