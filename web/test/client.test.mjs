@@ -211,6 +211,21 @@ test("welcome carrying its own lost submission confirms it", async () => {
   client.close()
 })
 
+test("4404 (document deleted) stays offline until reconnectNow", async () => {
+  let statuses = []
+  let { client, ws } = await start({}, { onStatus: s => statuses.push(s) })
+  let before = FakeSocket.all.length
+  ws.drop(4404, "document deleted")
+  assert.deepEqual(statuses.at(-1), { status: "offline", detail: "document deleted", retryIn: 0 })
+  assert.equal(client.retryTimer, null, "no attempt scheduled")
+  windowEvents.dispatchEvent(new Event("online"))
+  assert.equal(FakeSocket.all.length, before, "coming back online does not reconnect")
+  client.reconnectNow()
+  let { hello } = await nextSocket(before)
+  assert.equal(hello.type, "hello")
+  client.close()
+})
+
 test("4400 (version ahead of the server) and a refused step resync from a snapshot", async () => {
   let { client, ws, notices, states } = await start()
   let before = FakeSocket.all.length

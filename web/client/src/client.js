@@ -144,12 +144,15 @@ export class CollabClient {
     this.lastPresenceAt = 0
 
     this.closed = false
+    // gone: the server closed with 4404 (the document was deleted, or
+    // does not exist); the client waits for reconnectNow.
+    this.gone = false
     this.reached = false // the last connection attempt opened
     // A browser that comes back online, or a tab shown again, reconnects
     // at once instead of waiting out the back-off.
     this.wake = () => {
       if (globalThis.document?.visibilityState == "hidden") return
-      if (!this.closed && !this.welcomed && !this.connecting) this.reconnectNow()
+      if (!this.closed && !this.gone && !this.welcomed && !this.connecting) this.reconnectNow()
     }
     // Gone offline: a connection that still answers a ping is kept (a
     // server on this machine), a silent one is given up at once rather
@@ -287,6 +290,7 @@ export class CollabClient {
   // and connects at once (e.g. when the browser comes back online).
   reconnectNow() {
     if (this.closed) return
+    this.gone = false
     this.drop()
     this.connect()
   }
@@ -370,6 +374,16 @@ export class CollabClient {
   }
 
   closedWith(code, reason) {
+    // 4404: the document was deleted, or does not exist. Reconnecting
+    // would create it again on a server that creates documents when they
+    // are used, so the client stays offline until reconnectNow (the
+    // app's decision).
+    if (code == 4404) {
+      this.gone = true
+      this.lost()
+      this.status("offline", reason || "document deleted")
+      return
+    }
     // 4400: our version is ahead of the server's; 1009: our message is
     // too big to ever be accepted. Both: start over from its document.
     if (code == 4400 || code == 1009) this.resync = true
