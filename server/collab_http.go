@@ -272,10 +272,16 @@ func (s *Server) submitEvents(x *exchange, r *http.Request, id string) {
 		s.fail(x, err)
 		return
 	}
-	buf := append(x.out[:0], `{"version":`...)
+	x.out = appendResult(x.out[:0], res)
+	s.write(x, http.StatusOK, x.out)
+}
+
+// appendResult appends a submission's answer: {"version",
+// "commentVersion"}.
+func appendResult(buf []byte, res collab.Result) []byte {
+	buf = append(buf, `{"version":`...)
 	buf = strconv.AppendInt(buf, res.Version, 10)
 	buf = append(buf, `,"commentVersion":`...)
 	buf = strconv.AppendInt(buf, res.CommentVersion, 10)
-	x.out = append(buf, '}')
-	s.write(x, http.StatusOK, x.out)
+	return append(buf, '}')
 }

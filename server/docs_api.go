@@ -350,11 +350,7 @@ func (s *Server) restoreDoc(x *exchange, r *http.Request, id string) {
 		s.fail(x, err)
 		return
 	}
-	buf := append(x.out[:0], `{"version":`...)
-	buf = strconv.AppendInt(buf, res.Version, 10)
-	buf = append(buf, `,"commentVersion":`...)
-	buf = strconv.AppendInt(buf, res.CommentVersion, 10)
-	x.out = append(buf, '}')
+	x.out = appendResult(x.out[:0], res)
 	s.write(x, http.StatusOK, x.out)
 }
 

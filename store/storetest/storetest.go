@@ -471,18 +471,26 @@ func testSnapshotRange(t *testing.T, s store.Store) {
 	sameSteps(t, "after rejected snapshots", getSteps(t, s, "a", 0, 6), steps)
 }
 
+// snapPruning saves a snapshot {"v":v} of id at v, with metadata, keeping
+// keep steps, and checks that it is the head's and that Oldest is then
+// wantOldest.
+func snapPruning(t *testing.T, s store.Store, id string, v, keep, wantOldest int64) {
+	t.Helper()
+	doc := fmt.Appendf(nil, `{"v":%d}`, v)
+	if err := s.SaveSnapshot(context.Background(), id, store.Snapshot{Version: v, Doc: doc, Meta: doc}, keep); err != nil {
+		t.Fatalf("SaveSnapshot(%d, keep %d): %v", v, keep, err)
+	}
+	if h := load(t, s, id); h.Oldest != wantOldest || h.Snapshot.Version != v {
+		t.Errorf("SaveSnapshot(%d, keep %d): %s, want Oldest %d", v, keep, fmtHead(h), wantOldest)
+	}
+}
+
 func testPrune(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	all := mkDoc(t, s, "a", 10)
 	snap := func(v, keep, wantOldest int64) {
 		t.Helper()
-		doc := fmt.Appendf(nil, `{"v":%d}`, v)
-		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: doc, Meta: doc}, keep); err != nil {
-			t.Fatalf("SaveSnapshot(%d, keep %d): %v", v, keep, err)
-		}
-		if h := load(t, s, "a"); h.Oldest != wantOldest || h.Snapshot.Version != v {
-			t.Errorf("SaveSnapshot(%d, keep %d): %s, want Oldest %d", v, keep, fmtHead(h), wantOldest)
-		}
+		snapPruning(t, s, "a", v, keep, wantOldest)
 	}
 	compacted := func(from, to int64) {
 		t.Helper()
@@ -567,13 +575,7 @@ func testPruneAtSnapshot(t *testing.T, s store.Store) {
 	all := mkDoc(t, s, "a", 10)
 	snap := func(v, keep, wantOldest int64) {
 		t.Helper()
-		doc := fmt.Appendf(nil, `{"v":%d}`, v)
-		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: doc, Meta: doc}, keep); err != nil {
-			t.Fatalf("SaveSnapshot(%d, keep %d): %v", v, keep, err)
-		}
-		if h := load(t, s, "a"); h.Oldest != wantOldest || h.Snapshot.Version != v {
-			t.Errorf("SaveSnapshot(%d, keep %d): %s, want Oldest %d", v, keep, fmtHead(h), wantOldest)
-		}
+		snapPruning(t, s, "a", v, keep, wantOldest)
 	}
 	snap(3, -1, 0)
 	snap(7, 5, 3) // the bound is 10-5, the newest snapshot below it 3
