@@ -85,6 +85,11 @@ type Config struct {
 	// MaxComments bounds the number of comments of one document (default
 	// 10,000).
 	MaxComments int
+	// MaxCheckpoints bounds the checkpoints of one document (default
+	// 1,000; each keeps a copy of the document): Checkpoint beyond it
+	// fails with a *LimitError (HTTP 413). Concurrent Checkpoint calls
+	// may together go a little over it.
+	MaxCheckpoints int
 	// MaxDocuments bounds the documents of the store (default 100,000):
 	// creating one more fails with an error matching
 	// ErrTooManyDocuments. The store's documents are counted at the
@@ -168,6 +173,8 @@ const (
 	DefaultMaxComments     = 10_000
 	// DefaultMaxDocuments is Config.MaxDocuments' default.
 	DefaultMaxDocuments = 100_000
+	// DefaultMaxCheckpoints is Config.MaxCheckpoints' default.
+	DefaultMaxCheckpoints = 1000
 	// DefaultMaxCreatesPerHour is Config.MaxCreatesPerHour' default.
 	DefaultMaxCreatesPerHour = 1000
 )
@@ -274,6 +281,9 @@ func New(cfg Config) (*Authority, error) {
 	}
 	if cfg.MaxDocuments <= 0 {
 		cfg.MaxDocuments = DefaultMaxDocuments
+	}
+	if cfg.MaxCheckpoints <= 0 {
+		cfg.MaxCheckpoints = DefaultMaxCheckpoints
 	}
 	if cfg.MaxCreatesPerHour <= 0 {
 		cfg.MaxCreatesPerHour = DefaultMaxCreatesPerHour

@@ -113,7 +113,8 @@ func invalidf(format string, args ...any) error {
 type LimitError struct {
 	// What names the limit: "steps", "comment events", "document size",
 	// "document bytes (JSON)", "bytes in the text of comment event N",
-	// "comments" or "bytes of comments (--max-comment-bytes)".
+	// "comments", "bytes of comments (--max-comment-bytes)" or
+	// "checkpoints (--max-checkpoints)".
 	What string
 	// Limit is the configured maximum.
 	Limit int

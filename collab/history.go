@@ -171,6 +171,7 @@ const MaxCheckpointName = 256
 // document at that version from pruning (store.AddCheckpoint), so that
 // DocAt and Restore reach it however old it gets. It fails with
 // ErrCheckpointExists when the document has a checkpoint of that name,
+// a *LimitError when it has Config.MaxCheckpoints already,
 // ErrInvalidRequest for a name that is empty, longer than
 // MaxCheckpointName bytes or not UTF-8, and ErrNotFound for an unknown
 // document.
@@ -185,6 +186,13 @@ func (a *Authority) Checkpoint(ctx context.Context, id, name, author string) (st
 	}
 	if a.isClosed() {
 		return store.Checkpoint{}, ErrClosed
+	}
+	list, err := a.Checkpoints(ctx, id)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	if n := len(list); n >= a.cfg.MaxCheckpoints {
+		return store.Checkpoint{}, &LimitError{What: "checkpoints (--max-checkpoints)", Limit: a.cfg.MaxCheckpoints, Value: n + 1}
 	}
 	head, _, err := a.head(ctx, id)
 	if err != nil {

@@ -194,6 +194,29 @@ func TestCheckpoints(t *testing.T) {
 	}
 }
 
+func TestMaxCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	a := newAuthority(t, nil, collab.Config{MaxCheckpoints: 2})
+	typeText(t, a, "d", "ab")
+	for _, name := range []string{"one", "two"} {
+		if _, err := a.Checkpoint(ctx, "d", name, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var le *collab.LimitError
+	if _, err := a.Checkpoint(ctx, "d", "three", ""); !errors.As(err, &le) || le.Limit != 2 || le.Value != 3 {
+		t.Fatalf("a third checkpoint: %v, want a LimitError", err)
+	}
+	if list, _ := a.Checkpoints(ctx, "d"); len(list) != 2 {
+		t.Errorf("%d checkpoints after the refusal, want 2", len(list))
+	}
+	// Another document has its own.
+	typeText(t, a, "e", "x")
+	if _, err := a.Checkpoint(ctx, "e", "one", ""); err != nil {
+		t.Errorf("another document's checkpoint: %v", err)
+	}
+}
+
 func TestRestore(t *testing.T) {
 	ctx := context.Background()
 	a := newAuthority(t, nil, collab.Config{})

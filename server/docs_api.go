@@ -23,11 +23,11 @@ import (
 
 // Pages of GET /docs/{id}/steps.
 const (
-	// DefaultStepsLimit is the steps of a page without ?limit.
+	// DefaultStepsLimit is the steps of a page without ?limit (at most
+	// Config.MaxStepsPage).
 	DefaultStepsLimit = 100
-	// MaxStepsLimit is the most steps of a page; a larger ?limit is
-	// taken as it.
-	MaxStepsLimit = 1000
+	// DefaultMaxStepsPage is Config.MaxStepsPage's default.
+	DefaultMaxStepsPage = 1000
 )
 
 // decodeBody reads a JSON object body into v (a pointer to a struct):
@@ -196,7 +196,7 @@ func (s *Server) getSteps(x *exchange, r *http.Request, id string) {
 		s.fail(x, err)
 		return
 	}
-	page, err := s.collab.StepLog(r.Context(), id, from, int(min(limit, MaxStepsLimit)))
+	page, err := s.collab.StepLog(r.Context(), id, from, int(min(limit, int64(s.stepsPage))))
 	if err != nil {
 		s.fail(x, err)
 		return

@@ -349,3 +349,31 @@ func TestDocsCreateLimit(t *testing.T) {
 		t.Errorf("created over the limit: %s", list)
 	}
 }
+
+// TestDocsStepsPage: Config.MaxStepsPage bounds a page, also the default
+// one.
+func TestDocsStepsPage(t *testing.T) {
+	e := newCollab(t, Config{MaxStepsPage: 2}, collab.Config{})
+	typeInto(t, e, "d", "abcde")
+	for _, target := range []string{"/docs/d/steps", "/docs/d/steps?limit=100"} {
+		var page struct {
+			Steps []json.RawMessage
+			Next  *int64
+		}
+		if err := json.Unmarshal([]byte(expect(t, e, "GET", target, "", 200, "")), &page); err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Steps) != 2 || page.Next == nil || *page.Next != 2 {
+			t.Errorf("%s: %d steps, next %v; want 2 and 2", target, len(page.Steps), page.Next)
+		}
+	}
+}
+
+// TestDocsMaxCheckpoints: a checkpoint over collab.Config.MaxCheckpoints
+// is a 413.
+func TestDocsMaxCheckpoints(t *testing.T) {
+	e := newCollab(t, Config{}, collab.Config{MaxCheckpoints: 1})
+	typeInto(t, e, "d", "a")
+	expect(t, e, "POST", "/docs/d/checkpoints", `{"name":"one"}`, 201, "")
+	expect(t, e, "POST", "/docs/d/checkpoints", `{"name":"two"}`, 413, "checkpoints (--max-checkpoints) over the limit: 2 > 1")
+}

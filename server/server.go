@@ -69,6 +69,10 @@ type Config struct {
 	// answering {} (0 means DefaultPollTimeout). Waiting requests get
 	// their own connection deadlines, so it may exceed Timeouts.Write.
 	PollTimeout time.Duration
+	// MaxStepsPage is the most steps of one page of GET
+	// /docs/{id}/steps (0 means DefaultMaxStepsPage); a larger ?limit is
+	// taken as it.
+	MaxStepsPage int
 	// TrustProxy takes the client's address, which the user counts of the
 	// collab API go by, from the first entry of X-Forwarded-For (when it
 	// is an IP address) instead of the connection. Set it only behind a
@@ -207,6 +211,7 @@ type Server struct {
 
 	collab        *collab.Authority
 	pollTimeout   time.Duration
+	stepsPage     int // Config.MaxStepsPage
 	trustProxy    bool
 	origins       []string           // Config.AllowOrigins, lower-cased
 	hosts         []string           // Config.AllowedHosts, lower-cased
@@ -259,6 +264,7 @@ func New(cfg Config) (*Server, error) {
 		jsonType:    []string{"application/json; charset=utf-8"},
 		collab:      cfg.Collab,
 		pollTimeout: cfg.PollTimeout,
+		stepsPage:   cfg.MaxStepsPage,
 		trustProxy:  cfg.TrustProxy,
 		web:         cfg.Web,
 		policy:      cfg.Policy,
@@ -270,6 +276,9 @@ func New(cfg Config) (*Server, error) {
 	s.now = time.Now
 	if s.pollTimeout <= 0 {
 		s.pollTimeout = DefaultPollTimeout
+	}
+	if s.stepsPage <= 0 {
+		s.stepsPage = DefaultMaxStepsPage
 	}
 	s.polls, s.stopPolls = context.WithCancel(context.Background())
 	workers := cfg.ApplyWorkers

@@ -157,6 +157,7 @@ type serveFlags struct {
 	defaultSchema                   string
 	limits                          server.Limits
 	maxDocuments, maxCreates        int
+	maxCheckpoints, maxStepsPage    int
 	timeouts                        server.Timeouts
 	workers                         int
 	maxMemory, maxBodyMemory        int64 // 0: the defaults (planMemory)
@@ -211,6 +212,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&lim.MaxSubmissions, "max-submissions", lim.MaxSubmissions, "most submissions (POST events, WebSocket steps) per second from one client (twice as many in a burst); 429 above")
 	fs.IntVar(&f.maxDocuments, "max-documents", collab.DefaultMaxDocuments, "most documents in the store (counted at the first creation, then this server's creations and deletions); creating one more: 507")
 	fs.IntVar(&f.maxCreates, "max-creates", collab.DefaultMaxCreatesPerHour, "most documents one client creates per hour (as many at once); 429 above")
+	fs.IntVar(&f.maxCheckpoints, "max-checkpoints", collab.DefaultMaxCheckpoints, "most checkpoints of one document (each keeps a copy of the document); 413 above")
+	fs.IntVar(&f.maxStepsPage, "max-steps-page", server.DefaultMaxStepsPage, "most steps of one page of GET /docs/{id}/steps (a larger ?limit is taken as it)")
 	fs.DurationVar(&tmo.ReadHeader, "read-header-timeout", tmo.ReadHeader, "time allowed to read a request's header")
 	fs.DurationVar(&tmo.Read, "read-timeout", tmo.Read, "time allowed to read a whole request, body included")
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
@@ -248,7 +251,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		"max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes),
 		"max-conns": int64(lim.MaxConns), "max-client-conns": int64(lim.MaxClientConns), "max-ws-messages": int64(lim.MaxWSMessages),
 		"max-presence": int64(lim.MaxPresence), "max-submissions": int64(lim.MaxSubmissions),
-		"max-documents": int64(f.maxDocuments), "max-creates": int64(f.maxCreates)} {
+		"max-documents": int64(f.maxDocuments), "max-creates": int64(f.maxCreates),
+		"max-checkpoints": int64(f.maxCheckpoints), "max-steps-page": int64(f.maxStepsPage)} {
 		if v <= 0 {
 			return nil, fmt.Errorf("--%s must be positive", name)
 		}
@@ -331,6 +335,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		LogRequests:   f.logRequests,
 		SlowRequest:   f.logSlow,
 		PollTimeout:   f.pollTimeout,
+		MaxStepsPage:  f.maxStepsPage,
 		TrustProxy:    f.trustProxy,
 		Strict:        f.strict,
 		AllowOrigins:  f.origins,
@@ -360,6 +365,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		Logger:          c.logger,
 
 		MaxCreatesPerHour: f.maxCreates,
+		MaxCheckpoints:    f.maxCheckpoints,
 	}
 	// server.New checks the rest (the origins); check before the store is
 	// opened, so that a bad flag leaves no data directory behind.
