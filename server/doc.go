@@ -18,6 +18,13 @@
 //	GET  /docs/{id}/events   read    ?version=V&commentVersion=C: long poll
 //	POST /docs/{id}/events   comment {version, steps, clientID, comment}; edit too with steps
 //	GET  /docs/{id}/ws       read    WebSocket (docs/protocol.md), authorized at its hello
+//	POST /docs               create  {id?, schema?, doc?} → 201 {id, version}: the documents API
+//	DELETE /docs/{id}        admin   204 (its WebSockets closed with 4404)
+//	GET  /docs/{id}?version=N read   {doc, version}: a past version
+//	GET  /docs/{id}/steps    read    ?from=V&limit=K: the step log, paged
+//	GET  /docs/{id}/checkpoints read; POST edit {name} → 201
+//	POST /docs/{id}/restore  edit    {version} or {checkpoint}: one new step
+//	GET  /docs/{id}/authors  read    who inserted each range
 //	GET  /{$}, /edit/{id}, /assets/{file}
 //	                         page    the demo pages                   (Config.Web)
 //
@@ -63,7 +70,8 @@
 //	     server's own (its Host) nor one of Config.AllowOrigins (CSRF)
 //	404  an unknown path or document
 //	405  a method the path does not take, with an Allow header
-//	409  "Version not current" (collab.ErrConflict)
+//	409  "Version not current" (collab.ErrConflict); a document or a
+//	     checkpoint name that exists (POST /docs, POST checkpoints)
 //	410  "History no longer available" (collab.ErrHistoryGone)
 //	413  a body, a step count or a document content size over its limit;
 //	     for a document that a step makes too large, "step" is that step
