@@ -3,6 +3,7 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -121,5 +122,72 @@ func TestAuthoritiesMissedNotice(t *testing.T) {
 	ev, err = a.Events(wctx, "d", "", 1, 1, true)
 	if err != nil || ev.CommentVersion != 2 || len(ev.Comment) != 1 || ev.Comment[0].Text != "reply" {
 		t.Fatalf("a's events after b's comment: %+v, %v", ev, err)
+	}
+}
+
+// TestAuthoritiesDelete deletes a document through one Authority while a
+// waiter of the other, on another Store over the same database, waits on
+// it: the waiter answers ErrNotFound, the other Authority no longer has
+// the document, and another document stays as it was on both. A restore
+// through one is a step the other's waiter receives.
+func TestAuthoritiesDelete(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	sa := open(t, url)
+	sb := open(t, url+"&application_name=b")
+	a, b := newAuthority(t, sa), newAuthority(t, sb)
+	defer sa.Close()
+	defer sb.Close()
+	step := []byte(`{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"x"}]}}`)
+	for _, id := range []string{"gone", "keep"} {
+		if _, err := a.Get(ctx, id, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Submit(ctx, id, "", collab.Submission{Version: 0, Steps: [][]byte{step}, ClientID: collab.ClientID("1")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	// b waits on both documents at version 1.
+	waited := make(chan error, 2)
+	for _, id := range []string{"gone", "keep"} {
+		go func() {
+			_, err := b.Events(waitCtx, id, "w", 1, 0, true)
+			waited <- err
+		}()
+	}
+	for b.Waiting("gone") == 0 || b.Waiting("keep") == 0 {
+		if waitCtx.Err() != nil {
+			t.Fatal("b's waiters did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := a.Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; !errors.Is(err, collab.ErrNotFound) {
+		t.Fatalf("b's waiter on the deleted document: %v, want ErrNotFound", err)
+	}
+	if ok, err := b.Exists(ctx, "gone"); err != nil || ok {
+		t.Errorf("b: Exists(gone) = %v, %v", ok, err)
+	}
+	// The restore of keep to version 0 reaches b's waiter as a step.
+	if _, err := a.Restore(ctx, "keep", "", 0, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Fatalf("b's waiter on keep: %v", err)
+	}
+	st, err := b.Get(ctx, "keep", "")
+	for err == nil && st.Version < 2 && waitCtx.Err() == nil {
+		time.Sleep(time.Millisecond)
+		st, err = b.Get(ctx, "keep", "")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(st.DocJSON); st.Version != 2 || got != `{"type":"doc","content":[{"type":"paragraph"}]}` {
+		t.Errorf("b: keep at version %d: %s", st.Version, got)
 	}
 }
