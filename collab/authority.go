@@ -35,7 +35,10 @@ type Config struct {
 	// reloaded after a restart) for Events (default 10,000).
 	History int
 	// KeepSteps is how many steps the store keeps behind the latest
-	// snapshot (default History); negative keeps all.
+	// version (default History; negative keeps all): a snapshot prunes
+	// the older ones, stopping at the newest snapshot at or below them
+	// (store.Store.SaveSnapshot). DocAt, StepLog and Authors reach the
+	// versions kept; checkpoints keep theirs.
 	KeepSteps int64
 	// SnapshotEvery is how many steps after the last snapshot a new one
 	// is saved (default 1,000). Documents are also snapshot when they are
