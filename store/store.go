@@ -17,6 +17,7 @@ package store
 import (
 	"context"
 	"errors"
+	"iter"
 	"time"
 )
 
@@ -234,4 +235,19 @@ type Notifier interface {
 // Check returns nil when they can, and why not otherwise.
 type Checker interface {
 	Check() error
+}
+
+// Scanner is implemented by stores that can show a document as it is
+// stored, for a check of its integrity (collab.Verify, pmauthority
+// verify): the rows as they are, in one consistent state of the store,
+// without the checks that Load and Steps make on them.
+type Scanner interface {
+	// Scan calls fn with document id's Head and an iterator over its
+	// stored steps, both read from one state of the store (a transaction),
+	// and returns fn's error; it fails with ErrNotFound when there is no
+	// such document. steps yields the step rows with Version > Oldest in
+	// version order, without checking that the versions follow on or end
+	// at Head.Version, and stops after yielding a read error. steps must
+	// not be used after fn returns.
+	Scan(ctx context.Context, id string, fn func(head Head, steps iter.Seq2[Step, error]) error) error
 }

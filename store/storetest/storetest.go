@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -29,31 +30,33 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		name string
 		fn   func(t *testing.T, s store.Store)
 		swap bool // needs a store.MetaSwapper
+		scan bool // needs a store.Scanner
 	}{
-		{"CreateLoad", testCreateLoad, false},
-		{"CreateExists", testCreateExists, false},
-		{"Append", testAppend, false},
-		{"AppendConflict", testAppendConflict, false},
-		{"AppendEmpty", testAppendEmpty, false},
-		{"AppendMany", testAppendMany, false},
-		{"Bytes", testBytes, false},
-		{"Steps", testSteps, false},
-		{"Snapshot", testSnapshot, false},
-		{"SnapshotRange", testSnapshotRange, false},
-		{"Prune", testPrune, false},
-		{"NotFound", testNotFound, false},
-		{"Delete", testDelete, false},
-		{"List", testList, false},
-		{"Aliasing", testAliasing, false},
-		{"Canceled", testCanceled, false},
-		{"ConcurrentDocs", testConcurrentDocs, false},
-		{"ConcurrentOneDoc", testConcurrentOneDoc, false},
-		{"MetaEntries", testMetaEntries, false},
-		{"MetaBase", testMetaBase, false},
-		{"MetaBaseOlder", testMetaBaseOlder, false},
-		{"MetaSeq", testMetaSeq, true},
-		{"AppendIf", testAppendIf, true},
-		{"AppendIfConcurrent", testAppendIfConcurrent, true},
+		{"CreateLoad", testCreateLoad, false, false},
+		{"CreateExists", testCreateExists, false, false},
+		{"Append", testAppend, false, false},
+		{"AppendConflict", testAppendConflict, false, false},
+		{"AppendEmpty", testAppendEmpty, false, false},
+		{"AppendMany", testAppendMany, false, false},
+		{"Bytes", testBytes, false, false},
+		{"Steps", testSteps, false, false},
+		{"Snapshot", testSnapshot, false, false},
+		{"SnapshotRange", testSnapshotRange, false, false},
+		{"Prune", testPrune, false, false},
+		{"NotFound", testNotFound, false, false},
+		{"Delete", testDelete, false, false},
+		{"List", testList, false, false},
+		{"Aliasing", testAliasing, false, false},
+		{"Canceled", testCanceled, false, false},
+		{"ConcurrentDocs", testConcurrentDocs, false, false},
+		{"ConcurrentOneDoc", testConcurrentOneDoc, false, false},
+		{"MetaEntries", testMetaEntries, false, false},
+		{"MetaBase", testMetaBase, false, false},
+		{"MetaBaseOlder", testMetaBaseOlder, false, false},
+		{"MetaSeq", testMetaSeq, true, false},
+		{"AppendIf", testAppendIf, true, false},
+		{"AppendIfConcurrent", testAppendIfConcurrent, true, false},
+		{"Scan", testScan, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,6 +71,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			})
 			if _, ok := s.(store.MetaSwapper); tt.swap && !ok {
 				t.Skip("the store is not a store.MetaSwapper")
+			}
+			if _, ok := s.(store.Scanner); tt.scan && !ok {
+				t.Skip("the store is not a store.Scanner")
 			}
 			tt.fn(t, s)
 		})
@@ -1148,5 +1154,60 @@ func testClose(t *testing.T, s store.Store) {
 		if !errors.Is(err, store.ErrClosed) {
 			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
 		}
+	}
+}
+
+func testScan(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	sc := s.(store.Scanner)
+	scan := func(id string) (store.Head, []store.Step) {
+		t.Helper()
+		var head store.Head
+		var steps []store.Step
+		err := sc.Scan(ctx, id, func(h store.Head, it iter.Seq2[store.Step, error]) error {
+			head = h
+			for st, err := range it {
+				if err != nil {
+					return err
+				}
+				steps = append(steps, st)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Scan %q: %v", id, err)
+		}
+		return head, steps
+	}
+	all := mkDoc(t, s, "a", 10)
+	mkDoc(t, s, "b", 3)
+	if err := s.Append(ctx, "a", 10, nil, []byte(`{"e":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	head, steps := scan("a")
+	sameHead(t, "Scan head", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps", steps, all)
+
+	snap := store.Snapshot{Version: 6, Doc: []byte(`{"v":6}`), Meta: []byte(`{"m":6}`), MetaSeq: 1}
+	if err := s.SaveSnapshot(ctx, "a", snap, 7); err != nil {
+		t.Fatal(err)
+	}
+	head, steps = scan("a")
+	sameHead(t, "Scan head after a snapshot", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps after pruning", steps, all[3:])
+
+	// fn's error is Scan's; breaking off the iteration is allowed.
+	stop := errors.New("stop")
+	err := sc.Scan(ctx, "b", func(_ store.Head, it iter.Seq2[store.Step, error]) error {
+		for range it {
+			break
+		}
+		return stop
+	})
+	if !errors.Is(err, stop) {
+		t.Errorf("Scan returning fn's error: %v", err)
+	}
+	if err := sc.Scan(ctx, "nope", func(store.Head, iter.Seq2[store.Step, error]) error { return nil }); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Scan of an unknown document: %v, want ErrNotFound", err)
 	}
 }

@@ -1,0 +1,78 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/pmauthority/pmauthority/store"
+)
+
+var _ store.Scanner = (*Store)(nil)
+
+// Scan implements store.Scanner: one read transaction reads the head, as
+// Load does, and then the step rows of both the steps table and the log
+// that Append writes to.
+func (s *Store) Scan(ctx context.Context, id string, fn func(store.Head, iter.Seq2[store.Step, error]) error) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := s.scan(ctx, id, fn); err != nil {
+		return fmt.Errorf("store: scan %q: %w", id, s.readErr(err))
+	}
+	return nil
+}
+
+func (s *Store) scan(ctx context.Context, id string, fn func(store.Head, iter.Seq2[store.Step, error]) error) error {
+	s.readers.RLock()
+	defer s.readers.RUnlock()
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var h store.Head
+	err = tx.QueryRowContext(ctx, `
+		SELECT d.schema, d.version, d.oldest, b.meta, b.version, b.seq, d.meta_seq, s.version, s.doc
+		FROM docs d JOIN snapshots s ON s.doc_id = d.id JOIN meta_bases b ON b.doc_id = d.id
+		WHERE d.id = ? ORDER BY s.version DESC LIMIT 1`, id).
+		Scan(&h.Schema, &h.Version, &h.Oldest, &h.Meta, &h.MetaVersion, &h.MetaBase, &h.MetaSeq, &h.Snapshot.Version, &h.Snapshot.Doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	steps := func(yield func(store.Step, error) bool) {
+		rows, err := tx.QueryContext(ctx, `
+			SELECT version, json, client_id, author, time FROM steps WHERE doc_id = ?1 AND version > ?2
+			UNION ALL
+			SELECT version, json, client_id, author, time FROM log WHERE doc_id = ?1 AND version > ?2
+			ORDER BY version`, id, h.Oldest)
+		if err != nil {
+			yield(store.Step{}, err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var st store.Step
+			var t int64
+			var author sql.NullString
+			if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &author, &t); err != nil {
+				yield(store.Step{}, err)
+				return
+			}
+			st.Author, st.Time = author.String, time.Unix(0, t)
+			if !yield(st, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(store.Step{}, err)
+		}
+	}
+	return fn(h, steps)
+}
