@@ -52,11 +52,12 @@ type Verified struct {
 	// ID and Version are the document's id and latest version.
 	ID      string
 	Version int64
-	// Steps is the number of step rows read, Replayed those of them
-	// applied to the snapshot, and Snapshots the snapshots that decoded
-	// (0 or 1: stores keep the latest).
+	// Steps is the number of step rows read, and Replayed those of them
+	// applied to a snapshot.
 	Steps, Replayed int64
-	Snapshots       int
+	// Snapshots is the number of valid snapshots, and Compared those of
+	// them compared with the replay of the steps before them.
+	Snapshots, Compared int
 	// Comments is the number of comments at Version.
 	Comments int
 	// Problems are the first problems found, in the order of their
@@ -77,23 +78,26 @@ func (v *Verified) problem(max int, version int64, format string, args ...any) {
 }
 
 // Verify checks the stored document id as a load would rebuild it, and
-// more. The snapshot must be a document of its schema, stored as its
-// canonical JSON (what Node.toJSON gives: a snapshot is always written
-// so); the step rows must follow on from the oldest kept up to the
-// document's version, each must decode with the schema, and those after
-// the snapshot must apply to it in order; the comments (their base and
-// the entries after it) must decode, fit the document at their version
-// and replay through the steps. Stores keep one snapshot per document, the
-// latest, so that the steps at or before it are checked only to decode:
-// nothing is left to replay them from.
+// more. Each kept snapshot must be a document of its schema, stored as its
+// canonical JSON (what Node.toJSON gives: snapshots are written so); the
+// step rows must follow on from the oldest kept up to the document's
+// version, and each must decode with the schema; from the oldest kept
+// snapshot on, every step must apply in order, and a later snapshot must
+// equal the document that the steps before it make (compared as canonical
+// JSON); the comments (their base and the entries after it) must decode,
+// fit the document at their version and replay through the steps. The
+// backends keep the snapshot at the oldest kept version while there is
+// one (see store.Scanner): the creation's, until steps are pruned. The
+// steps before the oldest snapshot (only there once steps were pruned
+// short of a snapshot) are only decoded.
 //
 // Verify reads the document in one state of the store when the store is
 // a store.Scanner (the backends of this module are), otherwise with Load
-// and Steps, a chunk of steps at a time; it holds one step row, the
-// document, and the step maps after the comments' version, never the
-// whole log. What is wrong with the data is reported in
-// Verified.Problems; the error is for a document that cannot be read at
-// all (store.ErrNotFound, a failed read, the context's end).
+// and Steps a chunk at a time, the latest snapshot only. It holds one step
+// row, the kept snapshots' documents and the step maps after the
+// comments' version, never the whole log. What is wrong with the data is
+// reported in Verified.Problems; the error is for a document that cannot
+// be read at all (store.ErrNotFound, a failed read, the context's end).
 func Verify(ctx context.Context, st store.Store, id string, opts VerifyOptions) (Verified, error) {
 	if opts.MaxProblems <= 0 {
 		opts.MaxProblems = defaultMaxProblems
@@ -127,16 +131,16 @@ func verifyOnce(ctx context.Context, st store.Store, id string, opts VerifyOptio
 const scanChunk = 1000
 
 // scanReads returns store.Scanner.Scan for st, which is not one: Load,
-// then Steps a chunk at a time. On a store that a server is writing to,
-// the steps may be pruned meanwhile (store.ErrCompacted: Verify tries
-// again).
-func scanReads(st store.Store) func(context.Context, string, func(store.Head, iter.Seq2[store.Step, error]) error) error {
-	return func(ctx context.Context, id string, fn func(store.Head, iter.Seq2[store.Step, error]) error) error {
+// then Steps a chunk at a time, without older snapshots. On a store that
+// a server is writing to, the steps may be pruned meanwhile
+// (store.ErrCompacted: Verify tries again).
+func scanReads(st store.Store) func(context.Context, string, func(store.Head, []store.Snapshot, iter.Seq2[store.Step, error]) error) error {
+	return func(ctx context.Context, id string, fn func(store.Head, []store.Snapshot, iter.Seq2[store.Step, error]) error) error {
 		head, err := st.Load(ctx, id)
 		if err != nil {
 			return err
 		}
-		return fn(head, func(yield func(store.Step, error) bool) {
+		return fn(head, nil, func(yield func(store.Step, error) bool) {
 			for from := head.Oldest; from < head.Version; from += scanChunk {
 				steps, err := st.Steps(ctx, id, from, min(from+scanChunk, head.Version))
 				if err != nil {
@@ -155,11 +159,19 @@ func scanReads(st store.Store) func(context.Context, string, func(store.Head, it
 
 // verifier is the state of one Verify.
 type verifier struct {
-	v    Verified
-	opts VerifyOptions
-	head store.Head
-	// node is the snapshot with the steps after it applied, up to
-	// version at; nil once that failed.
+	v      Verified
+	opts   VerifyOptions
+	head   store.Head
+	schema *model.Schema
+	// snaps are the kept snapshots, oldest first (the latest last), and
+	// nodes their documents (nil for one that is not valid); reached is
+	// the number of them that the replay has passed.
+	snaps   []store.Snapshot
+	nodes   []*model.Node
+	reached int
+	// node is the document at version at, a snapshot with the steps
+	// after it applied; nil while there is none (before the first
+	// snapshot, after a step that failed or is missing).
 	node *model.Node
 	at   int64
 	// metaSize is the content size of the document at the comments'
@@ -174,8 +186,8 @@ func (c *verifier) problem(version int64, format string, args ...any) {
 	c.v.problem(c.opts.MaxProblems, version, format, args...)
 }
 
-// checkSteps checks the head, the snapshot and the steps.
-func (c *verifier) checkSteps(head store.Head, steps iter.Seq2[store.Step, error]) error {
+// checkSteps checks the head, the snapshots and the steps.
+func (c *verifier) checkSteps(head store.Head, older []store.Snapshot, steps iter.Seq2[store.Step, error]) error {
 	c.head, c.v.Version = head, head.Version
 	c.metaSize, c.mapsOK = -1, true
 	snap := head.Snapshot.Version
@@ -189,15 +201,24 @@ func (c *verifier) checkSteps(head store.Head, steps iter.Seq2[store.Step, error
 	if head.MetaBase < 0 || head.MetaBase > head.MetaSeq {
 		c.problem(-1, "comment base folds in entry %d, want 0 to %d", head.MetaBase, head.MetaSeq)
 	}
-	var schema *model.Schema
-	if c.opts.Schemas != nil {
-		schema, _ = c.opts.Schemas(head.Schema)
+	for i, o := range older {
+		if o.Version < head.Oldest || o.Version >= snap || i > 0 && o.Version <= older[i-1].Version {
+			c.problem(o.Version, "an older snapshot out of order (oldest %d, latest snapshot %d)", head.Oldest, snap)
+		}
 	}
-	if schema == nil {
+	c.snaps = append(slices.Clone(older), head.Snapshot)
+	c.nodes = make([]*model.Node, len(c.snaps))
+	if c.opts.Schemas != nil {
+		c.schema, _ = c.opts.Schemas(head.Schema)
+	}
+	if c.schema == nil {
 		c.problem(-1, "unknown schema %q: only the versions of the steps are checked", head.Schema)
 	} else {
-		c.checkSnapshot(schema)
+		for i, s := range c.snaps {
+			c.nodes[i] = c.checkSnapshot(s)
+		}
 	}
+	c.reach(head.Oldest)
 	next := head.Oldest + 1 // the version due
 	for row, err := range steps {
 		if err != nil {
@@ -215,35 +236,59 @@ func (c *verifier) checkSteps(head store.Head, steps iter.Seq2[store.Step, error
 			c.missing(next, row.Version-1)
 		}
 		next = row.Version + 1
-		if schema != nil {
-			c.checkStep(schema, row)
+		if c.schema != nil {
+			c.reach(row.Version - 1)
+			c.checkStep(row)
 		}
 	}
 	if next <= head.Version {
 		c.missing(next, head.Version)
 	}
+	c.reach(head.Version)
 	return nil
 }
 
-// checkSnapshot checks that the snapshot is the canonical JSON of a
-// document of schema, which it makes the start of the replay.
-func (c *verifier) checkSnapshot(schema *model.Schema) {
-	snap := c.head.Snapshot
-	node, err := schema.NodeFromJSON(snap.Doc)
+// checkSnapshot returns the document of snap, after checking that snap
+// is its canonical JSON, or nil.
+func (c *verifier) checkSnapshot(snap store.Snapshot) *model.Node {
+	node, err := c.schema.NodeFromJSON(snap.Doc)
 	if err != nil {
 		c.problem(snap.Version, "snapshot: not a document of schema %q: %v", c.head.Schema, err)
-		return
+		return nil
 	}
 	if canon := node.AppendJSON(nil); !bytes.Equal(canon, snap.Doc) {
 		i := firstDiff(canon, snap.Doc)
-		c.problem(snap.Version, "snapshot: not the canonical JSON of the document it holds (differs at byte %d: %s, canonical %s)",
+		c.problem(snap.Version, "snapshot: not the canonical JSON of the document it holds (at byte %d: %s, canonical %s)",
 			i, excerpt(snap.Doc, i), excerpt(canon, i))
-		return
+		return nil
 	}
-	c.node, c.at = node, snap.Version
 	c.v.Snapshots++
-	if c.head.MetaVersion == snap.Version {
-		c.metaSize = node.Content.Size()
+	return node
+}
+
+// reach passes the snapshots up to version v, where the replay is (when
+// c.node is not nil): one at v is compared with the replay, and the
+// replay goes on from it, as a load would.
+func (c *verifier) reach(v int64) {
+	for ; c.reached < len(c.snaps) && c.snaps[c.reached].Version <= v; c.reached++ {
+		snap, node := c.snaps[c.reached], c.nodes[c.reached]
+		if snap.Version < v {
+			continue // passed in a gap of the steps
+		}
+		if c.node != nil && c.at == v {
+			c.v.Compared++
+			if canon := c.node.AppendJSON(nil); !bytes.Equal(canon, snap.Doc) {
+				i := firstDiff(snap.Doc, canon)
+				c.problem(v, "snapshot: not the document that the steps before it make (at byte %d: %s, the replay has %s)",
+					i, excerpt(snap.Doc, i), excerpt(canon, i))
+			}
+		}
+		if node != nil {
+			c.node, c.at = node, v
+		}
+	}
+	if c.node != nil && c.at == v && v == c.head.MetaVersion {
+		c.metaSize = c.node.Content.Size()
 	}
 }
 
@@ -255,15 +300,14 @@ func (c *verifier) missing(from, to int64) {
 		c.problem(from, "steps %d to %d missing", from, to)
 	}
 	c.mapsOK = c.mapsOK && to <= c.head.MetaVersion
-	if to > c.at {
-		c.node = nil // nothing to replay the later steps on
-	}
+	c.node = nil // nothing to replay the later steps on
 }
 
-// checkStep decodes the step row and, after the snapshot, applies it.
-func (c *verifier) checkStep(schema *model.Schema, row store.Step) {
+// checkStep applies the step row to the replay when it is at the version
+// before, and decodes it otherwise.
+func (c *verifier) checkStep(row store.Step) {
 	var step transform.Step
-	if row.Version > c.head.Snapshot.Version && c.node != nil && c.at == row.Version-1 {
+	if c.node != nil && c.at == row.Version-1 {
 		node, err := apply.Steps(c.node, 1, func(int) []byte { return row.JSON }, apply.StepOptions{},
 			func(_ int, s transform.Step, _, _ *model.Node) error {
 				step = s
@@ -279,13 +323,10 @@ func (c *verifier) checkStep(schema *model.Schema, row store.Step) {
 		} else {
 			c.node, c.at = node, row.Version
 			c.v.Replayed++
-			if row.Version == c.head.MetaVersion {
-				c.metaSize = node.Content.Size()
-			}
 		}
 	} else {
 		var err error
-		if step, err = transform.StepFromJSON(schema, row.JSON); err != nil {
+		if step, err = transform.StepFromJSON(c.schema, row.JSON); err != nil {
 			c.problem(row.Version, "step does not decode: %v (%s)", err, excerpt(row.JSON, 0))
 		}
 	}

@@ -47,7 +47,10 @@ func TestVerifyHealthy(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		st   store.Store
-	}{{"Scanner", st}, {"LoadAndSteps", struct{ store.Store }{st}}} {
+		// what the creation's snapshot, kept by the store, adds
+		snapshots, compared int
+		replayed            int64
+	}{{"Scanner", st, 2, 1, 25}, {"LoadAndSteps", struct{ store.Store }{st}, 1, 0, 0}} {
 		t.Run(tt.name, func(t *testing.T) {
 			v := verify(t, tt.st, "d")
 			if !v.OK() || len(v.Problems) != 0 {
@@ -57,7 +60,7 @@ func TestVerifyHealthy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v.Version != 25 || v.Steps != 25-head.Oldest || v.Replayed != 25-head.Snapshot.Version || v.Snapshots != 1 || v.Comments != 1 {
+			if v.Version != 25 || v.Steps != 25-head.Oldest || v.Replayed != tt.replayed || v.Snapshots != tt.snapshots || v.Compared != tt.compared || v.Comments != 1 {
 				t.Errorf("verified %+v; head: oldest %d, snapshot %d", v, head.Oldest, head.Snapshot.Version)
 			}
 		})
@@ -111,6 +114,16 @@ func TestVerifyDamaged(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, 26, "step does not apply"},
+		{"SnapshotAltered", func(t *testing.T, st store.Store) {
+			head, err := st.Load(ctx, "d")
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := strings.Replace(string(head.Snapshot.Doc), "abab", "abxb", 1)
+			if err := st.SaveSnapshot(ctx, "d", store.Snapshot{Version: 25, Doc: []byte(doc)}, -1); err != nil {
+				t.Fatal(err)
+			}
+		}, 25, "not the document that the steps before it make"},
 		{"CommentOutside", func(t *testing.T, st store.Store) {
 			entry := []byte(`[{"type":"create","id":7,"text":"x","from":1,"to":999}]`)
 			if err := st.Append(ctx, "d", 25, nil, entry); err != nil {

@@ -17,7 +17,7 @@ var _ store.Scanner = (*Store)(nil)
 // Scan implements store.Scanner in one read-only REPEATABLE READ
 // transaction, so that the head and the steps are of one state of the
 // database while other nodes write.
-func (s *Store) Scan(ctx context.Context, id string, fn func(store.Head, iter.Seq2[store.Step, error]) error) error {
+func (s *Store) Scan(ctx context.Context, id string, fn func(store.Head, []store.Snapshot, iter.Seq2[store.Step, error]) error) error {
 	if err := s.begin(ctx); err != nil {
 		return fmt.Errorf("store: scan %q: %w", id, err)
 	}
@@ -31,13 +31,14 @@ func (s *Store) Scan(ctx context.Context, id string, fn func(store.Head, iter.Se
 	return nil
 }
 
-func scan(ctx context.Context, tx pgx.Tx, id string, fn func(store.Head, iter.Seq2[store.Step, error]) error) error {
+func scan(ctx context.Context, tx pgx.Tx, id string, fn func(store.Head, []store.Snapshot, iter.Seq2[store.Step, error]) error) error {
 	var h store.Head
-	var schema []byte
+	var schema, baseDoc []byte
+	var baseVersion *int64
 	err := tx.QueryRow(ctx, `
-		SELECT schema_name, version, meta, meta_version, meta_base, meta_seq, snap_version, snap_doc, oldest
+		SELECT schema_name, version, meta, meta_version, meta_base, meta_seq, snap_version, snap_doc, oldest, base_version, base_doc
 		FROM pma_docs WHERE id = $1`, []byte(id)).
-		Scan(&schema, &h.Version, &h.Meta, &h.MetaVersion, &h.MetaBase, &h.MetaSeq, &h.Snapshot.Version, &h.Snapshot.Doc, &h.Oldest)
+		Scan(&schema, &h.Version, &h.Meta, &h.MetaVersion, &h.MetaBase, &h.MetaSeq, &h.Snapshot.Version, &h.Snapshot.Doc, &h.Oldest, &baseVersion, &baseDoc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.ErrNotFound
 	}
@@ -45,6 +46,10 @@ func scan(ctx context.Context, tx pgx.Tx, id string, fn func(store.Head, iter.Se
 		return err
 	}
 	h.Schema = string(schema)
+	var older []store.Snapshot
+	if baseVersion != nil {
+		older = []store.Snapshot{{Version: *baseVersion, Doc: baseDoc}}
+	}
 	steps := func(yield func(store.Step, error) bool) {
 		rows, err := tx.Query(ctx, `
 			SELECT version, json, client_id, author, time FROM pma_steps
@@ -71,5 +76,5 @@ func scan(ctx context.Context, tx pgx.Tx, id string, fn func(store.Head, iter.Se
 			yield(store.Step{}, dbErr(ctx, err))
 		}
 	}
-	return fn(h, steps)
+	return fn(h, older, steps)
 }

@@ -16,7 +16,7 @@ var _ store.Scanner = (*Store)(nil)
 // Scan implements store.Scanner: one read transaction reads the head, as
 // Load does, and then the step rows of both the steps table and the log
 // that Append writes to.
-func (s *Store) Scan(ctx context.Context, id string, fn func(store.Head, iter.Seq2[store.Step, error]) error) error {
+func (s *Store) Scan(ctx context.Context, id string, fn func(store.Head, []store.Snapshot, iter.Seq2[store.Step, error]) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
@@ -26,7 +26,7 @@ func (s *Store) Scan(ctx context.Context, id string, fn func(store.Head, iter.Se
 	return nil
 }
 
-func (s *Store) scan(ctx context.Context, id string, fn func(store.Head, iter.Seq2[store.Step, error]) error) error {
+func (s *Store) scan(ctx context.Context, id string, fn func(store.Head, []store.Snapshot, iter.Seq2[store.Step, error]) error) error {
 	s.readers.RLock()
 	defer s.readers.RUnlock()
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -43,6 +43,10 @@ func (s *Store) scan(ctx context.Context, id string, fn func(store.Head, iter.Se
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound
 	}
+	if err != nil {
+		return err
+	}
+	older, err := olderSnapshots(ctx, tx, id, h.Snapshot.Version)
 	if err != nil {
 		return err
 	}
@@ -74,5 +78,23 @@ func (s *Store) scan(ctx context.Context, id string, fn func(store.Head, iter.Se
 			yield(store.Step{}, err)
 		}
 	}
-	return fn(h, steps)
+	return fn(h, older, steps)
+}
+
+// olderSnapshots returns the snapshots of id before version.
+func olderSnapshots(ctx context.Context, tx *sql.Tx, id string, version int64) ([]store.Snapshot, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT version, doc FROM snapshots WHERE doc_id = ? AND version < ? ORDER BY version", id, version)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var older []store.Snapshot
+	for rows.Next() {
+		var snap store.Snapshot
+		if err := rows.Scan(&snap.Version, &snap.Doc); err != nil {
+			return nil, err
+		}
+		older = append(older, snap)
+	}
+	return older, rows.Err()
 }
