@@ -22,13 +22,13 @@ import (
 const verifyUsage = `usage: pmauthority verify [--store sqlite|postgres] [--data ./pmauthority-data]
                           [--postgres-url URL] [--schema NAME=FILE]… [flags]
 
-Checks every stored document, one at a time: its snapshot must be a
+Checks every stored document, one at a time: each kept snapshot must be a
 document of its schema (give the --schema flags that serve has), stored as
 its canonical JSON; its steps must follow on without a gap from the oldest
-kept to its version, each must decode, and those after the snapshot must
-apply to it in order; its comments must decode, fit the document and
-replay through the steps. The store keeps one snapshot per document, so
-the steps before it are only decoded.
+kept to its version and decode; from the oldest kept snapshot (the
+creation's, until steps are pruned) every step must apply in order, and the
+latest snapshot must equal what the steps before it make; its comments must
+decode, fit the document and replay through the steps.
 
 Progress goes to stderr, the summary to stdout; with problems it lists the
 first ones (document id, version, what) and exits 1. Run it on a stopped
