@@ -70,9 +70,9 @@ type Verified struct {
 func (v *Verified) OK() bool { return v.Count == 0 }
 
 // problem records a problem at version.
-func (v *Verified) problem(max int, version int64, format string, args ...any) {
+func (v *Verified) problem(limit int, version int64, format string, args ...any) {
 	v.Count++
-	if len(v.Problems) < max {
+	if len(v.Problems) < limit {
 		v.Problems = append(v.Problems, Problem{Doc: v.ID, Version: version, What: fmt.Sprintf(format, args...)})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/store/memstore"
 )
@@ -156,5 +157,18 @@ func TestVerifyDamaged(t *testing.T) {
 				t.Errorf("the other document: %v", o.Problems)
 			}
 		})
+	}
+}
+
+func TestVerifyUnknownSchema(t *testing.T) {
+	st := memstore.New()
+	writeDoc(t, st, "d", 5)
+	none := func(string) (*model.Schema, bool) { return nil, false }
+	v, err := collab.Verify(context.Background(), st, "d", collab.VerifyOptions{Schemas: none})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Count != 1 || v.Problems[0].Version != -1 || !strings.Contains(v.Problems[0].String(), `doc "d": unknown schema "basic"`) || v.Steps != 5 || v.Replayed != 0 {
+		t.Errorf("verified %+v", v)
 	}
 }

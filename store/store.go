@@ -163,6 +163,8 @@ type Store interface {
 	// the metadata base that are older than keep steps before the latest
 	// version (Version ≤ latest−keep) are pruned; keep < 0 prunes
 	// nothing.
+	// A backend may keep older snapshots (see Scanner); Load returns
+	// the latest.
 	SaveSnapshot(ctx context.Context, id string, snap Snapshot, keep int64) error
 
 	// List returns every stored document, ordered by id.

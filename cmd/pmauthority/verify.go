@@ -164,8 +164,8 @@ func verifyStore(ctx context.Context, st store.Store, opts collab.VerifyOptions,
 	return sum, nil
 }
 
-// print writes the summary and the first max problems to w.
-func (s verifySummary) print(w io.Writer, max int) {
+// print writes the summary and the first limit problems to w.
+func (s verifySummary) print(w io.Writer, limit int) {
 	fmt.Fprintf(w, "verified %d documents: %d steps (%d replayed on snapshots), %d snapshots (%d compared with the replay), %d comments in %v\n",
 		s.docs, s.steps, s.replayed, s.snapshots, s.compared, s.comments, s.took.Round(time.Millisecond))
 	if s.count == 0 {
@@ -177,7 +177,7 @@ func (s verifySummary) print(w io.Writer, max int) {
 		fmt.Fprintf(w, ", the first %d", len(s.problems))
 	}
 	fmt.Fprintln(w, ":")
-	for _, p := range s.problems[:min(len(s.problems), max)] {
+	for _, p := range s.problems[:min(len(s.problems), limit)] {
 		fmt.Fprintln(w, "  "+p.String())
 	}
 }

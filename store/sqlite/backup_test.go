@@ -158,6 +158,18 @@ func TestRestore(t *testing.T) {
 	}
 	closeStore(t, s)
 
+	// Not from a file that is not a store.
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(junk, []byte("not a store"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(ctx, junk, filepath.Join(dir, "none", "store.db"), false, BackupOptions{}); err == nil {
+		t.Error("Restore from a file that is not a store succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "none")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a failed restore left its directory: %v", err)
+	}
+
 	// Into a new directory.
 	dst := filepath.Join(dir, "dst", "store.db")
 	if _, err := Restore(ctx, backup, dst, false, BackupOptions{}); err != nil {
