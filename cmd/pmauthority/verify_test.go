@@ -122,22 +122,31 @@ func checkVerify(t *testing.T, want string, args ...string) {
 	}
 }
 
+// sqliteDocs writes the documents of writeDocs into the SQLite store of
+// a new data directory, and returns the directory and the store's
+// database, opened without the store.
+func sqliteDocs(t *testing.T) (string, *sql.DB) {
+	t.Helper()
+	data := t.TempDir()
+	path := filepath.Join(data, "pmauthority.db")
+	st, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeDocs(t, st)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, db
+}
+
 // TestVerifySQLite damages the rows of a SQLite store written by an
 // Authority and checks that verify reports each damage.
 func TestVerifySQLite(t *testing.T) {
 	for _, tt := range damages {
 		t.Run(tt.name, func(t *testing.T) {
-			data := t.TempDir()
-			path := filepath.Join(data, "pmauthority.db")
-			st, err := sqlite.Open(path, sqlite.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			writeDocs(t, st)
-			db, err := sql.Open("sqlite", path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			data, db := sqliteDocs(t)
 			for _, q := range tt.sqlite {
 				if _, err := db.Exec(q); err != nil {
 					t.Fatalf("%s: %v", q, err)
@@ -203,17 +212,7 @@ func TestVerifyFlags(t *testing.T) {
 // TestVerifyMaxProblems checks that verify lists at most --max-problems
 // problems and counts them all.
 func TestVerifyMaxProblems(t *testing.T) {
-	data := t.TempDir()
-	path := filepath.Join(data, "pmauthority.db")
-	st, err := sqlite.Open(path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeDocs(t, st)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, db := sqliteDocs(t)
 	defer db.Close()
 	for _, table := range []string{"steps", "log"} {
 		q := fmt.Sprintf(`UPDATE %s SET json = CAST('{"stepType":"nope"}' AS BLOB) WHERE version > 10`, table)

@@ -54,15 +54,11 @@ func backup(ctx context.Context, path, to string, opts BackupOptions) (BackupInf
 	if _, err := os.Lstat(to); err == nil {
 		return BackupInfo{}, fmt.Errorf("%s exists: %w", to, fs.ErrExist)
 	}
-	tmp, err := vacuumInto(ctx, path, to, opts)
+	tmp, info, err := copyStore(ctx, path, to, opts)
 	if err != nil {
 		return BackupInfo{}, err
 	}
 	defer os.Remove(tmp)
-	info, err := checkCopy(ctx, tmp)
-	if err != nil {
-		return BackupInfo{}, fmt.Errorf("checking the copy: %w", err)
-	}
 	// A link, unlike a rename, fails when to has appeared meanwhile.
 	if err := os.Link(tmp, to); err != nil {
 		return BackupInfo{}, err
@@ -107,15 +103,11 @@ func restore(ctx context.Context, from, path string, force bool, opts BackupOpti
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return BackupInfo{}, err
 	}
-	tmp, err := vacuumInto(ctx, from, path, opts)
+	tmp, info, err := copyStore(ctx, from, path, opts)
 	if err != nil {
 		return BackupInfo{}, err
 	}
 	defer os.Remove(tmp)
-	info, err := checkCopy(ctx, tmp)
-	if err != nil {
-		return BackupInfo{}, fmt.Errorf("checking the copy: %w", err)
-	}
 	if exists {
 		// The old log must go first: SQLite would apply it to the new
 		// file.
@@ -173,6 +165,22 @@ func checkLayout(ctx context.Context, db *sql.DB, path string) error {
 		return fmt.Errorf("%s has schema version %d, newer than the %d this pmauthority knows: use a newer pmauthority", path, version, schemaVersion)
 	}
 	return nil
+}
+
+// copyStore writes a copy of the store at path to a new temporary file
+// beside dest and checks it (checkCopy), returning the file's name for
+// the caller to rename or remove.
+func copyStore(ctx context.Context, path, dest string, opts BackupOptions) (string, BackupInfo, error) {
+	tmp, err := vacuumInto(ctx, path, dest, opts)
+	if err != nil {
+		return "", BackupInfo{}, err
+	}
+	info, err := checkCopy(ctx, tmp)
+	if err != nil {
+		os.Remove(tmp)
+		return "", BackupInfo{}, fmt.Errorf("checking the copy: %w", err)
+	}
+	return tmp, info, nil
 }
 
 // vacuumInto writes a copy of the store at path to a new temporary file

@@ -3,10 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"iter"
-	"time"
 
 	"github.com/pmauthority/pmauthority/store"
 )
@@ -34,15 +32,7 @@ func (s *Store) scan(ctx context.Context, id string, fn func(store.Head, []store
 		return err
 	}
 	defer tx.Rollback()
-	var h store.Head
-	err = tx.QueryRowContext(ctx, `
-		SELECT d.schema, d.version, d.oldest, b.meta, b.version, b.seq, d.meta_seq, s.version, s.doc
-		FROM docs d JOIN snapshots s ON s.doc_id = d.id JOIN meta_bases b ON b.doc_id = d.id
-		WHERE d.id = ? ORDER BY s.version DESC LIMIT 1`, id).
-		Scan(&h.Schema, &h.Version, &h.Oldest, &h.Meta, &h.MetaVersion, &h.MetaBase, &h.MetaSeq, &h.Snapshot.Version, &h.Snapshot.Doc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.ErrNotFound
-	}
+	h, err := loadHead(ctx, tx, id)
 	if err != nil {
 		return err
 	}
@@ -62,14 +52,11 @@ func (s *Store) scan(ctx context.Context, id string, fn func(store.Head, []store
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var st store.Step
-			var t int64
-			var author sql.NullString
-			if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &author, &t); err != nil {
+			st, err := scanStep(rows)
+			if err != nil {
 				yield(store.Step{}, err)
 				return
 			}
-			st.Author, st.Time = author.String, time.Unix(0, t)
 			if !yield(st, nil) {
 				return
 			}
