@@ -17,6 +17,7 @@ package store
 import (
 	"context"
 	"errors"
+	"iter"
 	"time"
 )
 
@@ -162,6 +163,8 @@ type Store interface {
 	// the metadata base that are older than keep steps before the latest
 	// version (Version ≤ latest−keep) are pruned; keep < 0 prunes
 	// nothing.
+	// A backend may keep older snapshots (see Scanner); Load returns
+	// the latest.
 	SaveSnapshot(ctx context.Context, id string, snap Snapshot, keep int64) error
 
 	// List returns every stored document, ordered by id.
@@ -234,4 +237,25 @@ type Notifier interface {
 // Check returns nil when they can, and why not otherwise.
 type Checker interface {
 	Check() error
+}
+
+// Scanner is implemented by stores that can show a document as it is
+// stored, for a check of its integrity (collab.Verify, pmauthority
+// verify): the rows as they are, in one consistent state of the store,
+// without the checks that Load and Steps make on them.
+//
+// Besides the latest snapshot, the backends keep the one at the oldest
+// kept version while there is one (the document's creation until steps
+// are pruned): the kept steps replay from it to the latest snapshot,
+// which a check compares with the replay. Load does not return it.
+type Scanner interface {
+	// Scan calls fn with document id's Head, its kept snapshots older
+	// than Head.Snapshot (oldest first), and an iterator over its stored
+	// steps, all read from one state of the store (a transaction), and
+	// returns fn's error; it fails with ErrNotFound when there is no such
+	// document. steps yields the step rows with Version > Oldest in
+	// version order, without checking that the versions follow on or end
+	// at Head.Version, and stops after yielding a read error. steps must
+	// not be used after fn returns.
+	Scan(ctx context.Context, id string, fn func(head Head, older []Snapshot, steps iter.Seq2[Step, error]) error) error
 }

@@ -249,6 +249,12 @@ func (r *crashRun) run(ends []string) {
 		t.Errorf("no submission was acknowledged in %d cycles: the test checked nothing", len(ends))
 	}
 	p.term()
+	// What the servers wrote, killed or not, replays from the first step.
+	out, err := exec.Command(r.bin, "verify", "--data", r.dir).CombinedOutput()
+	if err != nil || !strings.HasSuffix(string(out), "\nOK\n") {
+		t.Errorf("pmauthority verify: %v\n%s", err, out)
+	}
+	t.Logf("%s", bytes.TrimSpace(out))
 }
 
 // versions lists the documents' versions on p, for the log.

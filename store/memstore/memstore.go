@@ -41,8 +41,11 @@ type doc struct {
 	metaSeq     int64
 	entries     []store.MetaEntry
 	snap        store.Snapshot
-	steps       []store.Step
-	updated     time.Time
+	// base, when hasBase, is the snapshot at oldest, older than snap.
+	base    store.Snapshot
+	hasBase bool
+	steps   []store.Step
+	updated time.Time
 }
 
 // New returns an empty store.
@@ -107,6 +110,11 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 	if err != nil {
 		return store.Head{}, fmt.Errorf("store: load %q: %w", id, err)
 	}
+	return d.head(), nil
+}
+
+// head returns a copy of d's head. It is called with s.mu held.
+func (d *doc) head() store.Head {
 	return store.Head{
 		Schema:      d.schema,
 		Version:     d.version,
@@ -116,7 +124,7 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 		MetaSeq:     d.metaSeq,
 		Snapshot:    store.Snapshot{Version: d.snap.Version, Doc: clone(d.snap.Doc)},
 		Oldest:      d.oldest,
-	}, nil
+	}
 }
 
 // Append implements store.Store. Steps with a zero Time get the current
@@ -238,6 +246,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 	if snap.Meta != nil && (snap.MetaSeq < 0 || snap.MetaSeq > d.metaSeq) {
 		return fmt.Errorf("store: snapshot of %q at %d: metadata entry %d outside [0, %d]", id, snap.Version, snap.MetaSeq, d.metaSeq)
 	}
+	prev := d.snap
 	d.snap = store.Snapshot{Version: snap.Version, Doc: clone(snap.Doc)}
 	if snap.Meta != nil && snap.MetaSeq >= d.metaBase && snap.Version >= d.metaVersion {
 		d.meta, d.metaVersion = clone(snap.Meta), snap.Version
@@ -251,6 +260,14 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 			d.steps = slices.Clone(d.steps[cut-d.oldest:])
 			d.oldest = cut
 		}
+	}
+	// Keep the snapshot at oldest, the base of the kept steps.
+	switch {
+	case d.hasBase && d.base.Version == d.oldest:
+	case prev.Version == d.oldest && prev.Version < d.snap.Version:
+		d.base, d.hasBase = prev, true
+	default:
+		d.base, d.hasBase = store.Snapshot{}, false
 	}
 	return nil
 }

@@ -429,10 +429,11 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 	bid := []byte(id)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var version, snapVersion, metaVersion, metaBase, metaSeq, oldest int64
+		var baseVersion *int64
 		err := tx.QueryRow(ctx, `
-			SELECT version, snap_version, meta_version, meta_base, meta_seq, oldest
+			SELECT version, snap_version, meta_version, meta_base, meta_seq, oldest, base_version
 			FROM pma_docs WHERE id = $1 FOR UPDATE`, bid).
-			Scan(&version, &snapVersion, &metaVersion, &metaBase, &metaSeq, &oldest)
+			Scan(&version, &snapVersion, &metaVersion, &metaBase, &metaSeq, &oldest, &baseVersion)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.ErrNotFound
 		}
@@ -445,10 +446,32 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 		if snap.Meta != nil && (snap.MetaSeq < 0 || snap.MetaSeq > metaSeq) {
 			return fmt.Errorf("%w: metadata entry %d outside [0, %d]", errBadSnapshot, snap.MetaSeq, metaSeq)
 		}
+		// The snapshot at the oldest kept version is kept as the base of
+		// the kept steps.
+		newMeta := snap.Meta != nil && snap.MetaSeq >= metaBase && snap.Version >= metaVersion
+		cut := min(snap.Version, version-keep, metaVersion)
+		if newMeta {
+			cut = min(snap.Version, version-keep)
+		}
+		newOldest := oldest
+		if keep >= 0 && cut > oldest {
+			newOldest = cut
+		}
+		switch {
+		case baseVersion != nil && *baseVersion == newOldest:
+		case snapVersion == newOldest && snapVersion < snap.Version:
+			if _, err := tx.Exec(ctx, "UPDATE pma_docs SET base_version = snap_version, base_doc = snap_doc WHERE id = $1", bid); err != nil {
+				return err
+			}
+		case baseVersion != nil:
+			if _, err := tx.Exec(ctx, "UPDATE pma_docs SET base_version = NULL, base_doc = NULL WHERE id = $1", bid); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.Exec(ctx, "UPDATE pma_docs SET snap_version = $2, snap_doc = $3 WHERE id = $1", bid, snap.Version, snap.Doc); err != nil {
 			return err
 		}
-		if snap.Meta != nil && snap.MetaSeq >= metaBase && snap.Version >= metaVersion {
+		if newMeta {
 			if _, err := tx.Exec(ctx, "UPDATE pma_docs SET meta = $2, meta_version = $3, meta_base = $4 WHERE id = $1",
 				bid, snap.Meta, snap.Version, snap.MetaSeq); err != nil {
 				return err
@@ -456,16 +479,13 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 			if _, err := tx.Exec(ctx, "DELETE FROM pma_meta_entries WHERE doc_id = $1 AND seq <= $2", bid, snap.MetaSeq); err != nil {
 				return err
 			}
-			metaVersion = snap.Version
 		}
-		if keep >= 0 {
-			if cut := min(snap.Version, version-keep, metaVersion); cut > oldest {
-				if _, err := tx.Exec(ctx, "UPDATE pma_docs SET oldest = $2 WHERE id = $1", bid, cut); err != nil {
-					return err
-				}
-				if _, err := tx.Exec(ctx, "DELETE FROM pma_steps WHERE doc_id = $1 AND version <= $2", bid, cut); err != nil {
-					return err
-				}
+		if newOldest > oldest {
+			if _, err := tx.Exec(ctx, "UPDATE pma_docs SET oldest = $2 WHERE id = $1", bid, newOldest); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "DELETE FROM pma_steps WHERE doc_id = $1 AND version <= $2", bid, newOldest); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -47,6 +47,9 @@ var migrations = []string{
 		json    bytea  NOT NULL,
 		PRIMARY KEY (doc_id, seq)
 	);`,
+	// 2: the snapshot at the oldest kept version, when it is not the
+	// latest: the base that the kept steps replay from (NULL: none).
+	`ALTER TABLE pma_docs ADD COLUMN base_version bigint, ADD COLUMN base_doc bytea;`,
 }
 
 // migrateLock is the key of the transaction-level advisory lock that

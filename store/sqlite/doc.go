@@ -16,7 +16,9 @@
 //
 // The file holds six tables: docs (one row per document: schema name,
 // latest version, oldest kept version, number of the latest metadata
-// entry), snapshots (the latest snapshot of each document), meta_bases
+// entry), snapshots (the latest snapshot of each document, and the one at its
+// oldest kept version while there is one: the creation's until steps are
+// pruned), meta_bases
 // (each document's metadata base, its version and the last entry folded
 // into it), meta_log (the metadata entries after the base, keyed by
 // document and number), steps (one row per step, keyed by document and

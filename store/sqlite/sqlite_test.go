@@ -103,9 +103,9 @@ func TestReopen(t *testing.T) {
 	}
 }
 
-// TestOneSnapshot checks that only the latest snapshot of a document is
-// kept.
-func TestOneSnapshot(t *testing.T) {
+// TestSnapshotsKept checks that a document keeps its latest snapshot,
+// and the one at its oldest kept version while there is one.
+func TestSnapshotsKept(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "store.db"), Options{})
 	defer closeStore(t, s)
@@ -113,8 +113,18 @@ func TestOneSnapshot(t *testing.T) {
 		if err := s.Create(ctx, id, "basic", []byte(`{}`), nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Append(ctx, id, 0, make([]store.Step, 5), nil); err != nil {
+		if err := s.Append(ctx, id, 0, make([]store.Step, 9), nil); err != nil {
 			t.Fatal(err)
+		}
+	}
+	kept := func(id, want string) {
+		t.Helper()
+		var got string
+		if err := s.rdb.QueryRow("SELECT coalesce(group_concat(version, ' '), '') FROM (SELECT version FROM snapshots WHERE doc_id = ? ORDER BY version)", id).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s keeps the snapshots at %q, want %q", id, got, want)
 		}
 	}
 	for v := range int64(6) {
@@ -122,15 +132,22 @@ func TestOneSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for id, want := range map[string]int{"a": 1, "b": 1} {
-		var n int
-		if err := s.rdb.QueryRow("SELECT count(*) FROM snapshots WHERE doc_id = ?", id).Scan(&n); err != nil {
+	kept("a", "0 5")
+	kept("b", "0")
+	snap := func(v, keep int64) {
+		t.Helper()
+		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: []byte(`{}`), Meta: []byte(`{}`)}, keep); err != nil {
 			t.Fatal(err)
 		}
-		if n != want {
-			t.Errorf("%s has %d snapshots, want %d", id, n, want)
-		}
 	}
+	snap(6, 4) // prunes up to 5, the previous snapshot
+	kept("a", "5 6")
+	snap(6, 3) // prunes up to the snapshot at 6
+	kept("a", "6")
+	snap(8, 3) // keeps 7 to 9: the snapshot at 6 is their base
+	kept("a", "6 8")
+	snap(9, 0)
+	kept("a", "9")
 }
 
 // TestBatch runs batches of operations through the writer's commit

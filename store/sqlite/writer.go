@@ -130,7 +130,9 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.deleteBase, "DELETE FROM meta_bases WHERE doc_id = ?"},
 		{&w.putSnap, "INSERT OR REPLACE INTO snapshots (doc_id, version, doc, time) VALUES (?, ?, ?, ?)"},
 		{&w.latestSnap, "SELECT max(version) FROM snapshots WHERE doc_id = ?"},
-		{&w.dropSnap, "DELETE FROM snapshots WHERE doc_id = ? AND version < ?"},
+		// The snapshot at oldest (?3), when there is one, is the base of
+		// the kept steps.
+		{&w.dropSnap, "DELETE FROM snapshots WHERE doc_id = ?1 AND version < ?2 AND version <> ?3"},
 		{&w.pruneSteps, "DELETE FROM steps WHERE doc_id = ? AND version <= ?"},
 		{&w.setOldest, "UPDATE docs SET oldest = ? WHERE id = ?"},
 		{&w.deleteSteps, "DELETE FROM steps WHERE doc_id = ?"},
@@ -656,7 +658,8 @@ func (s *Store) appendOp(id string, base int64, steps []store.Step, metaSeq int6
 	}
 }
 
-// SaveSnapshot implements store.Store. Only the latest snapshot is kept.
+// SaveSnapshot implements store.Store. The latest snapshot is kept, and
+// the one at the oldest kept version when there is one (see Scan).
 func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot, keep int64) error {
 	if err := s.submit(ctx, s.snapshotOp(id, snap, keep)); err != nil {
 		return fmt.Errorf("store: snapshot of %q at %d: %w", id, snap.Version, err)
@@ -691,9 +694,6 @@ func (s *Store) snapshotOp(id string, snap store.Snapshot, keep int64) func(w *w
 		if _, err := w.putSnap.Exec(id, snap.Version, snap.Doc, s.now().UnixNano()); err != nil {
 			return err
 		}
-		if _, err := w.dropSnap.Exec(id, snap.Version); err != nil {
-			return err
-		}
 		if snap.Meta != nil && snap.MetaSeq >= metaBase && snap.Version >= metaVersion {
 			if _, err := w.setMetaBase.Exec(snap.Meta, snap.Version, snap.MetaSeq, id); err != nil {
 				return err
@@ -703,18 +703,17 @@ func (s *Store) snapshotOp(id string, snap store.Snapshot, keep int64) func(w *w
 			}
 			metaVersion = snap.Version
 		}
-		if keep < 0 {
-			return nil
-		}
-		if cut := min(snap.Version, version-keep, metaVersion); cut > oldest {
+		if cut := min(snap.Version, version-keep, metaVersion); keep >= 0 && cut > oldest {
 			if _, err := w.pruneSteps.Exec(id, cut); err != nil {
 				return err
 			}
 			if _, err := w.setOldest.Exec(cut, id); err != nil {
 				return err
 			}
+			oldest = cut
 		}
-		return nil
+		_, err = w.dropSnap.Exec(id, snap.Version, oldest)
+		return err
 	}
 }
 

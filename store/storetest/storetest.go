@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -29,31 +30,33 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		name string
 		fn   func(t *testing.T, s store.Store)
 		swap bool // needs a store.MetaSwapper
+		scan bool // needs a store.Scanner
 	}{
-		{"CreateLoad", testCreateLoad, false},
-		{"CreateExists", testCreateExists, false},
-		{"Append", testAppend, false},
-		{"AppendConflict", testAppendConflict, false},
-		{"AppendEmpty", testAppendEmpty, false},
-		{"AppendMany", testAppendMany, false},
-		{"Bytes", testBytes, false},
-		{"Steps", testSteps, false},
-		{"Snapshot", testSnapshot, false},
-		{"SnapshotRange", testSnapshotRange, false},
-		{"Prune", testPrune, false},
-		{"NotFound", testNotFound, false},
-		{"Delete", testDelete, false},
-		{"List", testList, false},
-		{"Aliasing", testAliasing, false},
-		{"Canceled", testCanceled, false},
-		{"ConcurrentDocs", testConcurrentDocs, false},
-		{"ConcurrentOneDoc", testConcurrentOneDoc, false},
-		{"MetaEntries", testMetaEntries, false},
-		{"MetaBase", testMetaBase, false},
-		{"MetaBaseOlder", testMetaBaseOlder, false},
-		{"MetaSeq", testMetaSeq, true},
-		{"AppendIf", testAppendIf, true},
-		{"AppendIfConcurrent", testAppendIfConcurrent, true},
+		{"CreateLoad", testCreateLoad, false, false},
+		{"CreateExists", testCreateExists, false, false},
+		{"Append", testAppend, false, false},
+		{"AppendConflict", testAppendConflict, false, false},
+		{"AppendEmpty", testAppendEmpty, false, false},
+		{"AppendMany", testAppendMany, false, false},
+		{"Bytes", testBytes, false, false},
+		{"Steps", testSteps, false, false},
+		{"Snapshot", testSnapshot, false, false},
+		{"SnapshotRange", testSnapshotRange, false, false},
+		{"Prune", testPrune, false, false},
+		{"NotFound", testNotFound, false, false},
+		{"Delete", testDelete, false, false},
+		{"List", testList, false, false},
+		{"Aliasing", testAliasing, false, false},
+		{"Canceled", testCanceled, false, false},
+		{"ConcurrentDocs", testConcurrentDocs, false, false},
+		{"ConcurrentOneDoc", testConcurrentOneDoc, false, false},
+		{"MetaEntries", testMetaEntries, false, false},
+		{"MetaBase", testMetaBase, false, false},
+		{"MetaBaseOlder", testMetaBaseOlder, false, false},
+		{"MetaSeq", testMetaSeq, true, false},
+		{"AppendIf", testAppendIf, true, false},
+		{"AppendIfConcurrent", testAppendIfConcurrent, true, false},
+		{"Scan", testScan, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,6 +71,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			})
 			if _, ok := s.(store.MetaSwapper); tt.swap && !ok {
 				t.Skip("the store is not a store.MetaSwapper")
+			}
+			if _, ok := s.(store.Scanner); tt.scan && !ok {
+				t.Skip("the store is not a store.Scanner")
 			}
 			tt.fn(t, s)
 		})
@@ -1148,5 +1154,99 @@ func testClose(t *testing.T, s store.Store) {
 		if !errors.Is(err, store.ErrClosed) {
 			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
 		}
+	}
+}
+
+func testScan(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	sc := s.(store.Scanner)
+	scan := func(id string) (store.Head, []store.Snapshot, []store.Step) {
+		t.Helper()
+		var head store.Head
+		var older []store.Snapshot
+		var steps []store.Step
+		err := sc.Scan(ctx, id, func(h store.Head, o []store.Snapshot, it iter.Seq2[store.Step, error]) error {
+			head, older = h, o
+			for st, err := range it {
+				if err != nil {
+					return err
+				}
+				steps = append(steps, st)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Scan %q: %v", id, err)
+		}
+		return head, older, steps
+	}
+	olderAre := func(what string, older []store.Snapshot, want ...string) {
+		t.Helper()
+		var got []string
+		for _, o := range older {
+			got = append(got, fmt.Sprintf("%d:%s", o.Version, o.Doc))
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: older snapshots %q, want %q", what, got, want)
+		}
+	}
+	all := mkDoc(t, s, "a", 10)
+	mkDoc(t, s, "b", 3)
+	if err := s.Append(ctx, "a", 10, nil, []byte(`{"e":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	head, older, steps := scan("a")
+	sameHead(t, "Scan head", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps", steps, all)
+	olderAre("Scan after Create", older)
+
+	snapshot := func(v, keep int64) {
+		t.Helper()
+		snap := store.Snapshot{Version: v, Doc: fmt.Appendf(nil, `{"v":%d}`, v), Meta: []byte(`{"m":1}`), MetaSeq: 1}
+		if err := s.SaveSnapshot(ctx, "a", snap, keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The creation's snapshot is kept while no step is pruned.
+	snapshot(4, -1)
+	head, older, steps = scan("a")
+	sameHead(t, "Scan head after a snapshot", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps after a snapshot", steps, all)
+	olderAre("Scan after a snapshot", older, `0:{"type":"doc"}`)
+
+	// Pruning up to 3, where there is no snapshot, drops it.
+	snapshot(6, 7)
+	head, older, steps = scan("a")
+	sameHead(t, "Scan head after pruning", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps after pruning", steps, all[3:])
+	olderAre("Scan after pruning", older)
+
+	// Pruning up to 6, the previous snapshot, keeps that one.
+	snapshot(8, 4)
+	head, older, steps = scan("a")
+	sameHead(t, "Scan head after pruning to a snapshot", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps after pruning to a snapshot", steps, all[6:])
+	olderAre("Scan after pruning to a snapshot", older, `6:{"v":6}`)
+	snapshot(9, 4)
+	_, older, _ = scan("a")
+	olderAre("Scan after another snapshot", older, `6:{"v":6}`)
+	snapshot(10, 0)
+	_, older, steps = scan("a")
+	olderAre("Scan after pruning everything", older)
+	sameSteps(t, "Scan steps after pruning everything", steps, nil)
+
+	// fn's error is Scan's; breaking off the iteration is allowed.
+	stop := errors.New("stop")
+	err := sc.Scan(ctx, "b", func(_ store.Head, _ []store.Snapshot, it iter.Seq2[store.Step, error]) error {
+		for range it {
+			break
+		}
+		return stop
+	})
+	if !errors.Is(err, stop) {
+		t.Errorf("Scan returning fn's error: %v", err)
+	}
+	if err := sc.Scan(ctx, "nope", func(store.Head, []store.Snapshot, iter.Seq2[store.Step, error]) error { return nil }); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Scan of an unknown document: %v, want ErrNotFound", err)
 	}
 }
