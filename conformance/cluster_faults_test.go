@@ -79,9 +79,10 @@ func TestClusterPostgresRestart(t *testing.T) {
 	time.Sleep(2*time.Second - time.Since(stopped))
 	pgtest.Start(t)
 	back := time.Now()
-	after := c.waitVersions(t, docIDs, before+1, ran)
-	t.Logf("PostgreSQL stopped at %d steps in all, down %v; the first commit after it was back (at %d steps) came %v later",
-		before, back.Sub(stopped).Round(time.Millisecond), after, time.Since(back).Round(time.Millisecond))
+	down := c.waitVersions(t, docIDs, 0, ran) // the steps committed before the shutdown
+	after := c.waitVersions(t, docIDs, down+1, ran)
+	t.Logf("PostgreSQL stopped (at %d steps in all when asked to, %d once down), down %v; the first commit after it was back came %v later (%d steps then)",
+		before, down, back.Sub(stopped).Round(time.Millisecond), time.Since(back).Round(time.Millisecond), after)
 
 	run := <-ran
 	run.check(t, cfg.Edits)
