@@ -169,7 +169,7 @@ func TestClusterTerminate(t *testing.T) {
 			which, last = "true", time.Now()
 		}
 		rows, err := killer.Query(ctx, `
-			SELECT pg_terminate_backend(pid), state = 'active', query LIKE '%pma_steps%'
+			SELECT pg_terminate_backend(pid), coalesce(state = 'active', false), coalesce(query LIKE '%pma_steps%', false)
 			FROM pg_stat_activity WHERE application_name = $1 AND `+which, app)
 		if err != nil {
 			t.Fatal(err)
