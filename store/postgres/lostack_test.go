@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/pgtest"
@@ -34,6 +35,7 @@ type cutProxy struct {
 	down  bool // set by a cut while downAfter, until up
 	downAfter,
 	cut bool // whether a cut happened
+	hung  bool // set by hang: connections are taken and never answered
 	conns map[net.Conn]bool
 }
 
@@ -84,6 +86,28 @@ func (p *cutProxy) up() {
 	p.mu.Unlock()
 }
 
+// hang ends every connection, and from then on takes new ones without
+// ever answering: the database is unreachable, as behind a network that
+// drops its packets.
+func (p *cutProxy) hang() {
+	p.mu.Lock()
+	p.hung = true
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+}
+
+// unhang lets connections through again, ending those held.
+func (p *cutProxy) unhang() {
+	p.mu.Lock()
+	p.hung = false
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+}
+
 // wasCut reports whether an append's answer was lost since arm.
 func (p *cutProxy) wasCut() bool {
 	p.mu.Lock()
@@ -98,10 +122,16 @@ func (p *cutProxy) accept() {
 			return
 		}
 		p.mu.Lock()
-		down := p.down
+		down, hung := p.down, p.hung
+		if hung {
+			p.conns[client] = true // closed at the cleanup
+		}
 		p.mu.Unlock()
 		if down {
 			client.Close()
+			continue
+		}
+		if hung {
 			continue
 		}
 		server, err := net.Dial("unix", p.target)
@@ -266,4 +296,40 @@ func TestLostCommitAck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUnreachableUnavailable makes the database unreachable without a
+// word (connections taken and never answered): a connection attempt
+// then gives up after the URL's connect_timeout, and the Store's error
+// is a failure of the store, not the caller's context ending, so that
+// the Authority answers collab.ErrUnavailable (HTTP 503 with
+// Retry-After) rather than a canceled request.
+func TestUnreachableUnavailable(t *testing.T) {
+	proxy, u := newCutProxy(t, pgtest.URL(t))
+	ctx := context.Background()
+	s := open(t, u+"&connect_timeout=1")
+	defer s.Close()
+	a := newAuthority(t, s)
+	step := []byte(`{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"hi"}]}}`)
+	if _, err := a.Submit(ctx, "d", "", collab.Submission{Steps: [][]byte{step}, ClientID: collab.ClientID("1")}); err != nil {
+		t.Fatal(err)
+	}
+	proxy.hang()
+	// (The pool's connections were ended: the first Load may meet one.)
+	s.Load(ctx, "d")
+	start := time.Now()
+	_, err := s.Load(ctx, "d")
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		t.Errorf("Load with the database unreachable: %v; want an error that is not the context's", err)
+	}
+	_, err = a.Submit(ctx, "d", "", collab.Submission{Version: 1, Steps: [][]byte{step}, ClientID: collab.ClientID("1")})
+	if !errors.Is(err, collab.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Submit with the database unreachable: %v; want ErrUnavailable, not a context error", err)
+	}
+	t.Logf("a Load and a Submit failed in %v", time.Since(start))
+	// pgx closes a connection whose query was interrupted by sending a
+	// cancel request, on a connection of its own: let those through, so
+	// that Close does not wait for them to time out.
+	proxy.unhang()
+	a.Close()
 }

@@ -158,10 +158,18 @@ func (s *Store) begin(ctx context.Context) error {
 
 // dbErr is err as a method returns it: the context's error when the
 // context ended (pgx may report it otherwise), ErrConflict for a unique
-// violation (the key (doc_id, version) arbitrating).
+// violation (the key (doc_id, version) arbitrating). A timeout of pgx's
+// own while the context goes on (a connection attempt over its
+// connect_timeout: the database unreachable) is a *timeoutError, which
+// does not match the context errors: the store failed, the caller did
+// not give up.
 func dbErr(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+	cerr := ctx.Err()
+	if cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	if cerr == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		return &timeoutError{msg: err.Error()}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
@@ -169,6 +177,14 @@ func dbErr(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// timeoutError is a timeout of the database's (see dbErr).
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg + " (the database did not answer in time)" }
+
+// Timeout reports true, as a net.Error's.
+func (e *timeoutError) Timeout() bool { return true }
 
 // nanos returns t as Unix nanoseconds.
 func nanos(t time.Time) int64 { return t.UnixNano() }
