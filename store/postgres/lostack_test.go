@@ -36,6 +36,9 @@ type cutProxy struct {
 	downAfter,
 	cut bool // whether a cut happened
 	hung  bool // set by hang: connections are taken and never answered
+	// frozen, set by freeze: nothing more is relayed either way on the
+	// connections open, which stay open.
+	frozen bool
 	conns map[net.Conn]bool
 }
 
@@ -98,10 +101,27 @@ func (p *cutProxy) hang() {
 	p.mu.Unlock()
 }
 
-// unhang lets connections through again, ending those held.
+// freeze stops relaying anything on the connections open, leaving them
+// open, and takes new ones without answering (hang): a network gone
+// silent, which neither end hears of.
+func (p *cutProxy) freeze() {
+	p.mu.Lock()
+	p.frozen, p.hung = true, true
+	p.mu.Unlock()
+}
+
+// isFrozen reports whether freeze was called (and not unhang).
+func (p *cutProxy) isFrozen() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.frozen
+}
+
+// unhang lets connections through again, ending those held (and the
+// frozen ones).
 func (p *cutProxy) unhang() {
 	p.mu.Lock()
-	p.hung = false
+	p.hung, p.frozen = false, false
 	for c := range p.conns {
 		c.Close()
 	}
@@ -172,6 +192,9 @@ func (p *cutProxy) pipe(client, server net.Conn) {
 				if cut {
 					once.Do(func() { close(cutting) })
 				}
+				if p.isFrozen() {
+					continue
+				}
 				if _, werr := server.Write(buf[:n]); werr != nil {
 					return
 				}
@@ -209,7 +232,7 @@ func (p *cutProxy) pipe(client, server net.Conn) {
 			continue
 		default:
 		}
-		if n > 0 {
+		if n > 0 && !p.isFrozen() {
 			if _, werr := client.Write(buf[:n]); werr != nil {
 				return
 			}
@@ -330,6 +353,45 @@ func TestUnreachableUnavailable(t *testing.T) {
 	// pgx closes a connection whose query was interrupted by sending a
 	// cancel request, on a connection of its own: let those through, so
 	// that Close does not wait for them to time out.
+	proxy.unhang()
+	a.Close()
+}
+
+// TestSilentDatabase cuts the network to the database without a word
+// (nothing relayed any more on the open connections, which stay open;
+// new ones never answered): a submission then gives up by itself after
+// the statement timeout plus the connect timeout, with
+// collab.ErrUnavailable, rather than holding its document's writer until
+// the operating system gives up on the connection (many minutes).
+func TestSilentDatabase(t *testing.T) {
+	proxy, u := newCutProxy(t, pgtest.URL(t))
+	ctx := context.Background()
+	s, err := Open(ctx, u+"&connect_timeout=1", Options{StatementTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := newAuthority(t, s)
+	step := []byte(`{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"hi"}]}}`)
+	if _, err := a.Submit(ctx, "d", "", collab.Submission{Steps: [][]byte{step}, ClientID: collab.ClientID("1")}); err != nil {
+		t.Fatal(err)
+	}
+	proxy.freeze()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := a.Submit(ctx, "d", "", collab.Submission{Version: 1, Steps: [][]byte{step}, ClientID: collab.ClientID("1")})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, collab.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Submit with the network silent: %v; want ErrUnavailable, not a context error", err)
+		}
+		t.Logf("Submit gave up after %v: %v", time.Since(start), err)
+	case <-time.After(30 * time.Second):
+		t.Errorf("Submit with the network silent still waits after 30 s")
+	}
 	proxy.unhang()
 	a.Close()
 }
