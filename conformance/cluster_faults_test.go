@@ -87,6 +87,7 @@ func TestClusterPostgresRestart(t *testing.T) {
 	run := <-ran
 	run.check(t, cfg.Edits)
 	run.checkWS(t, cfg)
+	run.checkKept(t)
 	s := run.summary
 	if s.Unavailable == 0 || s.WS.Unavailable == 0 {
 		t.Errorf("summary: %d long-poll answers 503, %d WebSocket errors 503: want some of each", s.Unavailable, s.WS.Unavailable)
@@ -209,6 +210,7 @@ func TestClusterTerminate(t *testing.T) {
 	}
 	run.check(t, cfg.Edits)
 	run.checkWS(t, cfg)
+	run.checkKept(t)
 	s := run.summary
 	if s.Unavailable+s.WS.Unavailable == 0 {
 		t.Errorf("summary: no answer 503 to node 1's editors")
@@ -323,6 +325,19 @@ func TestClusterRace(t *testing.T) {
 		if st.Version != int64(rounds) || !bytes.Equal(st.Doc, want) {
 			t.Errorf("node %d: version %d, want %d; document %s", i, st.Version, rounds, firstDifference(st.Doc, want))
 		}
+	}
+}
+
+// checkKept checks that the editors kept every edit through the faults:
+// none reloaded its document (a 410 or a snapshot on resume), so that
+// each of their steps was accepted or dropped in a rebase, none lost or
+// left in doubt (run.check and checkWS count them).
+func (r editorsRun) checkKept(t *testing.T) {
+	t.Helper()
+	s := r.summary
+	if s.StepsLost != 0 || s.StepsInDoubt != 0 || s.HistoryGone != 0 || s.WS.HistoryGone != 0 {
+		t.Errorf("summary: %d steps lost in reloads, %d in doubt, %d answers 410, %d snapshots on resume: want none",
+			s.StepsLost, s.StepsInDoubt, s.HistoryGone, s.WS.HistoryGone)
 	}
 }
 
