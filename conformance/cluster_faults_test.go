@@ -37,8 +37,7 @@ import (
 // again, and once the database is back everything converges and equals
 // the replayed log, with nothing acknowledged lost (checkDocs). Every
 // node's listener lost its connection and reconnected (its log says so),
-// after which it re-checks its loaded documents: the editors on other
-// nodes would not converge otherwise.
+// after which it re-checks its loaded documents.
 func TestClusterPostgresRestart(t *testing.T) {
 	node := editorsNode(t, "js/node_modules/ws")
 	if _, err := os.Stat("../web/src/client.js"); err != nil {
