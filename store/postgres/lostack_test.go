@@ -35,11 +35,11 @@ type cutProxy struct {
 	down  bool // set by a cut while downAfter, until up
 	downAfter,
 	cut bool // whether a cut happened
-	hung  bool // set by hang: connections are taken and never answered
+	hung bool // set by hang: connections are taken and never answered
 	// frozen, set by freeze: nothing more is relayed either way on the
 	// connections open, which stay open.
 	frozen bool
-	conns map[net.Conn]bool
+	conns  map[net.Conn]bool
 }
 
 // newCutProxy starts a proxy in front of the server of the pgtest URL u
