@@ -30,16 +30,14 @@ type cutProxy struct {
 	ln     net.Listener
 	target string // the server's socket
 
-	mu    sync.Mutex
-	armed bool
-	down  bool // set by a cut while downAfter, until up
-	downAfter,
-	cut bool // whether a cut happened
-	hung bool // set by hang: connections are taken and never answered
-	// frozen, set by freeze: nothing more is relayed either way on the
-	// connections open, which stay open.
-	frozen bool
-	conns  map[net.Conn]bool
+	mu        sync.Mutex
+	armed     bool // set by arm until the next append's cut
+	downAfter bool // arm's down
+	down      bool // set by a cut when downAfter, until up
+	cut       bool // whether a cut happened since arm
+	hung      bool // set by hang: connections are taken and never answered
+	frozen    bool // set by freeze: nothing more is relayed on the connections open
+	conns     map[net.Conn]bool
 }
 
 // newCutProxy starts a proxy in front of the server of the pgtest URL u
