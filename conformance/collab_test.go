@@ -140,6 +140,11 @@ type editorsSummary struct {
 	// --faults.
 	NetErrors         int64 `json:"netErrors"`
 	ConfirmedByEvents int64 `json:"confirmedByEvents"`
+
+	// Unavailable counts long-poll answers 503 (each with a Retry-After,
+	// tried again after it); only with --faults.
+	Unavailable int64 `json:"unavailable"`
+
 	// SelectionGuards counts node selections the harness kept from
 	// crashing prosemirror-state (guardNodeSelection in js/collab-editors.mjs).
 	SelectionGuards int64             `json:"selectionGuards"`
@@ -184,6 +189,11 @@ type wsEditorsSummary struct {
 	PresenceChecked   int64            `json:"presenceChecked"`
 	Pauses            int64            `json:"pauses"`
 	HistoryGone       int64            `json:"historyGone"` // snapshots on resume
+
+	// Unavailable counts errors 503 (the store failed),
+	// UnavailableNotices the client's notices of them; with --faults.
+	Unavailable        int64 `json:"unavailable"`
+	UnavailableNotices int64 `json:"unavailableNotices"`
 }
 
 // editorsConfig is what a run of the harness does.

@@ -68,8 +68,16 @@
 // that closes abnormally (1006) after its welcome is counted as a server
 // close (serverCloses["1006"]) and resumed by the client's back-off;
 // connection attempts that fail before a welcome are counted in
-// ws.failedConnects. Comments are not made safe to resend (run with
-// --comments 0), nor is the reload after a 410 tried again.
+// ws.failedConnects. A server's store may fail too (a database
+// restarted, its connections terminated): a long-poll request answered
+// 503 must carry a Retry-After and is tried again after it (a POST at
+// its version, as after a network error), counted in unavailable; a
+// WebSocket error 503 is counted in ws.unavailable (the client keeps the
+// submission's steps and sends them again after its back-off, and its
+// notice of it in ws.unavailableNotices), and a hello refused so (close
+// 1011 before a welcome) in ws.failedConnects. Comments are not made
+// safe to resend (run with --comments 0), nor is the reload after a 410
+// tried again.
 //
 // The seed fixes each editor's choices given what it sees; the timing of
 // the network decides what it sees, so a run is reproducible only in
@@ -198,7 +206,20 @@ async function request(method, url, body, signal) {
   if (authToken) init.headers.Authorization = "Bearer " + authToken
   let resp = await fetch(url, init)
   let text = await resp.text()
-  return { status: resp.status, text }
+  return { status: resp.status, text, retryAfter: resp.headers.get("Retry-After") }
+}
+
+// unavailable handles a 503 answer with --faults (the server's store is
+// down or its connection failed: the server asks to try again later):
+// it counts it and returns the Retry-After in milliseconds, and fails
+// on a 503 without a Retry-After of whole seconds. It returns -1 for
+// any other answer, or without --faults.
+function unavailable(h, method, url, { status, text, retryAfter }) {
+  if (!h.flags.faults || status != 503) return -1
+  stats.unavailable++
+  if (!/^[0-9]+$/.test(retryAfter || ""))
+    throw new Error(`${method} ${url}: HTTP 503 with Retry-After ${JSON.stringify(retryAfter)}: ${text.slice(0, 300)}`)
+  return Number(retryAfter) * 1000
 }
 
 // isNetError tells whether e is fetch's failure to reach the server or
@@ -382,7 +403,10 @@ function guardNodeSelection(state, tr) {
 // stats are the run's totals (the summary line).
 const stats = {
   edits: 0, stepsLocal: 0, stepsSent: 0, maxPostSteps: 0, stepsAccepted: 0, posts: 0, conflicts: 0, polls: 0, pollsAborted: 0,
-  stepsReceived: 0, stepsDropped: 0, rebased: 0, netErrors: 0, confirmedByEvents: 0, commandsThrew: 0, commentsCreated: 0, commentsDeleted: 0, commentEventsReceived: 0,
+  stepsReceived: 0, stepsDropped: 0, rebased: 0, netErrors: 0, confirmedByEvents: 0,
+  // With --faults: answers 503 (with Retry-After) to long-poll requests,
+  // each tried again after its Retry-After.
+  unavailable: 0, commandsThrew: 0, commentsCreated: 0, commentsDeleted: 0, commentEventsReceived: 0,
   // Falling behind (--lag): lags begun, 410 answers to polls (each a
   // reload), unconfirmed steps lost in reloads and in snapshots on resume,
   // and steps in doubt: those of a submission still unanswered when its
@@ -551,7 +575,13 @@ class PollEditor extends Editor {
   async load() {
     await this.delay()
     await this.gate()
-    let { status, text } = await request("GET", this.url())
+    let answer = await request("GET", this.url())
+    let { status, text } = answer
+    let wait = unavailable(this.h, "GET", this.url(), answer)
+    if (wait >= 0) {
+      await sleep(wait)
+      return this.load()
+    }
     if (status != 200) throw new HTTPError("GET", this.url(), status, text)
     let data = parseJSON("GET /docs/{id}", text)
     await this.delay()
@@ -628,11 +658,17 @@ class PollEditor extends Editor {
     let version = getVersion(this.state), commentVersion = this.commentVersion
     let url = this.url(`/events?version=${version}&commentVersion=${commentVersion}`)
     stats.polls++
-    let { status, text } = await request("GET", url, null, ctl.signal)
+    let answer = await request("GET", url, null, ctl.signal)
+    let { status, text } = answer
     await this.delay()
     // A local edit aborted this poll after its answer came: the demo drops
     // the answer (the send path took over); reading it again costs nothing.
     if (ctl.signal.aborted) { stats.pollsAborted++; return }
+    let wait = unavailable(this.h, "GET", url, answer)
+    if (wait >= 0) {
+      sleep(wait).then(() => { if (this.comm == "poll" && this.pollCtl == ctl) this.poll() })
+      return
+    }
     if (status == 410) {
       // Too far behind: as the demo client, start over from the server's
       // document.
@@ -735,9 +771,18 @@ class PollEditor extends Editor {
     stats.stepsSent += n
     stats.maxPostSteps = Math.max(stats.maxPostSteps, n)
     let url = this.url("/events")
-    let { status, text } = await request("POST", url, body)
+    let answer = await request("POST", url, body)
+    let { status, text } = answer
     await this.delay()
     if (this.comm == "stopped") return
+    let wait = unavailable(this.h, "POST", url, answer)
+    if (wait >= 0) {
+      // Taken or not (a commit whose answer was lost): send again at the
+      // same version after the Retry-After, as after a network error.
+      this.comm = "retry"
+      sleep(wait).then(() => this.afterRequest())
+      return
+    }
     if (status == 409) {
       // The document moved on: poll for the changes, then try again.
       stats.conflicts++
@@ -814,6 +859,9 @@ class PollEditor extends Editor {
 // also count in stats (stepsSent, stepsAccepted, conflicts …).
 const wsStats = {
   editors: 0, submissions: 0, acks: 0, conflicts: 0, messagesSent: 0, messagesReceived: 0,
+  // With --faults: errors 503 (the store failed) and the client's notices
+  // of them.
+  unavailable: 0, unavailableNotices: 0,
   drops: 0, failedConnects: 0, reconnects: 0, resumes: 0, confirmedOnResume: 0, snapshotsOnResume: 0, stepsLost: 0, serverCloses: {},
   presenceSent: 0, presenceReceived: 0, presenceEntries: 0, presenceChecked: 0, presenceUnchecked: 0,
   // Pauses (lags and breaks) disconnect; with --history, a resumption
@@ -953,8 +1001,12 @@ class WSEditor extends Editor {
       onStatus: ({ status }) => {
         if (status == "online" && ++this.onlines > 1) wsStats.reconnects++
       },
-      // Notices are refusals and reloads: none is expected.
-      onNotice: text => this.h.fail(new Error(`client notice: ${text}`), this),
+      // Notices are refusals and reloads: none is expected, except with
+      // --faults the store's failures (503), which the client tries again.
+      onNotice: text => {
+        if (this.h.flags.faults && /\(503\)/.test(text)) wsStats.unavailableNotices++
+        else this.h.fail(new Error(`client notice: ${text}`), this)
+      },
     })
     await ready
     this.editLoop().catch(e => this.h.fail(e, this))
@@ -1047,7 +1099,8 @@ class WSEditor extends Editor {
     for (let sub of ws.submissions.values()) this.unanswered += sub.n
     if (ws.dropped || this.stopped) return
     // A server that died (--faults): the client reconnects with back-off.
-    if (this.h.flags.faults && code == 1006 && !ws.welcomed) { wsStats.failedConnects++; return }
+    // A hello that met the store's failure (503) closes with 1011.
+    if (this.h.flags.faults && (code == 1006 || code == 1011) && !ws.welcomed) { wsStats.failedConnects++; return }
     wsStats.serverCloses[code] = (wsStats.serverCloses[code] || 0) + 1
     // 4008 (too slow) is back-pressure doing its job; any other close is
     // the server's or the network's failure.
@@ -1206,8 +1259,19 @@ class WSEditor extends Editor {
         return 0
       case "pong":
         return 0
+      case "error":
+        // With --faults, 503: the server's store failed (for a
+        // submission, its steps stay and go again after the client's
+        // back-off; for a hello, the connection closes with 1011). Any
+        // other error is unexpected: the harness sends nothing to refuse.
+        if (!this.h.flags.faults || msg.status !== 503 || typeof msg.message != "string") bad("an unexpected error")
+        wsStats.unavailable++
+        if (msg.id != null) {
+          if (!ws.submissions.has(msg.id)) bad("an error for no submission")
+          ws.submissions.delete(msg.id)
+        }
+        return 0
       default:
-        // error included: the harness sends nothing to refuse.
         bad("an unexpected message")
     }
   }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -50,8 +51,9 @@ type appendReq struct {
 
 // committer runs the batches of a Store's Appends.
 type committer struct {
-	pool *pgxpool.Pool
-	max  int // batches in flight at most
+	pool    *pgxpool.Pool
+	max     int           // batches in flight at most
+	timeout time.Duration // what a batch takes at most, 0 for no limit (Store.bound)
 
 	mu      sync.Mutex
 	queue   []*appendReq
@@ -127,8 +129,15 @@ func (c *committer) exec(batch []*appendReq) {
 		b.Queue(appendSQL, r.args...)
 	}
 	// The batch runs to its end whatever its callers' contexts do: they
-	// may stop waiting, but it commits or not for all of them.
-	br := c.pool.SendBatch(context.Background(), b)
+	// may stop waiting, but it commits or not for all of them. Only the
+	// Store's own bound ends it.
+	ctx := context.Background()
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.timeout, errOpTimeout)
+		defer cancel()
+	}
+	br := c.pool.SendBatch(ctx, b)
 	var failed, rolledBack error
 	for _, r := range live {
 		var notified int

@@ -50,7 +50,11 @@ type Options struct {
 	MaxConns int32
 	// StatementTimeout, when positive, is the database's
 	// statement_timeout for the Store's connections: a statement running
-	// longer is cancelled and its method fails.
+	// longer is cancelled and its method fails. A method also gives up by
+	// itself once it has taken StatementTimeout plus the connect timeout
+	// (for a database that cannot tell it: a network gone silent), failing
+	// as when the database is unreachable; whether an Append given up so
+	// committed is then unknown, as when its connection fails.
 	StatementTimeout time.Duration
 	// Logger, when not nil, is told when the listener loses its
 	// connection and reconnects.
@@ -71,6 +75,8 @@ type Store struct {
 	// exclusively by Close, so that Close waits for them.
 	mu     sync.RWMutex
 	closed bool
+
+	opTimeout time.Duration // what a method takes at most (bound), 0 for no limit
 
 	notes   notifier
 	commits committer
@@ -129,10 +135,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: migrating the schema of %s: %w", where, err)
 	}
 	s := &Store{pool: pool, logger: opts.Logger, where: where}
+	if opts.StatementTimeout > 0 {
+		s.opTimeout = opts.StatementTimeout + cfg.ConnConfig.ConnectTimeout
+	}
 	s.notes.store = s
 	s.notes.connCfg = cfg.ConnConfig.Copy()
 	s.notes.ping = pingEvery
-	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2)}
+	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2), timeout: s.opTimeout}
 	return s, nil
 }
 
@@ -156,12 +165,35 @@ func (s *Store) begin(ctx context.Context) error {
 	return nil
 }
 
+// errOpTimeout is the cause of a context of bound's that ran out.
+var errOpTimeout = errors.New("postgres: the database did not answer in time")
+
+// bound returns ctx limited to s.opTimeout, if any, with the cause
+// errOpTimeout.
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.opTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, s.opTimeout, errOpTimeout)
+}
+
 // dbErr is err as a method returns it: the context's error when the
-// context ended (pgx may report it otherwise), ErrConflict for a unique
-// violation (the key (doc_id, version) arbitrating).
+// caller's context ended (pgx may report it otherwise), ErrConflict for a
+// unique violation (the key (doc_id, version) arbitrating). A timeout of
+// the Store's own (bound's, or pgx's connect_timeout) while the caller's
+// context goes on is a *timeoutError, which matches no context error:
+// the store failed (the database unreachable), the caller did not give
+// up.
 func dbErr(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+	cerr := ctx.Err()
+	if cerr != nil && context.Cause(ctx) == errOpTimeout {
+		return &timeoutError{msg: err.Error()}
+	}
+	if cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	if cerr == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		return &timeoutError{msg: err.Error()}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
@@ -169,6 +201,14 @@ func dbErr(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// timeoutError is a timeout of the database's (see dbErr).
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg + " (the database did not answer in time)" }
+
+// Timeout reports true, as a net.Error's.
+func (e *timeoutError) Timeout() bool { return true }
 
 // nanos returns t as Unix nanoseconds.
 func nanos(t time.Time) int64 { return t.UnixNano() }
@@ -179,6 +219,8 @@ func (s *Store) Create(ctx context.Context, id, schema string, doc, meta []byte)
 		return err
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var n int
 	err := s.pool.QueryRow(ctx, `
 		WITH ins AS (
@@ -203,6 +245,8 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 		return store.Head{}, fmt.Errorf("store: load %q: %w", id, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var h store.Head
 	var schema []byte
 	err := s.pool.QueryRow(ctx, `
@@ -263,6 +307,8 @@ func (s *Store) append(ctx context.Context, id string, base int64, steps []store
 		return fmt.Errorf("store: append %q at %d: %w", id, base, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	r := newAppendReq(ctx, id, base, steps, metaSeq, meta)
 	return r.result(s.commits.do(r))
 }
@@ -324,6 +370,8 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 		return nil, fmt.Errorf("store: steps of %q: %w", id, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	from = max(from, 0)
 	rows, err := s.pool.Query(ctx, `
 		SELECT d.version, d.oldest, s.version, s.json, s.client_id, s.author, s.time
@@ -373,6 +421,8 @@ func (s *Store) MetaEntries(ctx context.Context, id string, from, to int64) ([]s
 		return nil, fmt.Errorf("store: metadata entries of %q: %w", id, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	from = max(from, 0)
 	rows, err := s.pool.Query(ctx, `
 		SELECT d.meta_seq, d.meta_base, e.seq, e.version, e.json
@@ -426,6 +476,8 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 		return fmt.Errorf("store: snapshot of %q at %d: %w", id, snap.Version, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	bid := []byte(id)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var version, snapVersion, metaVersion, metaBase, metaSeq, oldest int64
@@ -502,6 +554,8 @@ func (s *Store) List(ctx context.Context) ([]store.DocInfo, error) {
 		return nil, fmt.Errorf("store: list: %w", err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	rows, err := s.pool.Query(ctx, "SELECT id, schema_name, version, updated FROM pma_docs ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("store: list: %w", dbErr(ctx, err))
@@ -528,6 +582,8 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("store: delete %q: %w", id, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	bid := []byte(id)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var one int
