@@ -29,13 +29,18 @@ import (
 const serveUsage = `usage: pmauthority serve [--addr 127.0.0.1:8080] [--store sqlite|memory|postgres] [--data ./pmauthority-data]
                          [--schema NAME=FILE]… [--default-schema basic] [flags]
 
-Runs the HTTP server until SIGINT or SIGTERM, then stops gracefully: requests
-in flight finish (up to --shutdown-timeout), waiting polls answer {}, then the
-documents are snapshotted and the store closed; a second signal exits at once.
+Runs the HTTP server until SIGINT or SIGTERM, then drains: /readyz answers
+503 at once while the server goes on serving for --drain-delay (for a load
+balancer to notice); then it stops accepting connections, waiting polls answer
+{}, WebSockets are closed with 1012 (their clients reconnect and resend their
+unconfirmed steps), requests in flight finish (up to --shutdown-timeout), the
+documents are snapshotted and the store closed, and it exits 0. Past
+--drain-timeout it exits 1 anyway; a second signal exits at once.
 
   POST /  and  POST /v1/apply   {"doc": …, "steps": […], "schema"?: NAME} → {"doc": …}
   GET  /v1/schemas              the schema names and the default
-  GET  /healthz                 {"status":"ok"}
+  GET  /healthz                 {"status":"ok"}: alive (503 when the store takes no writes)
+  GET  /readyz                  {"status":"ok"}: ready for new clients (503 while draining)
 
 The collab API of the ProseMirror website's collab demo (its client works
 unchanged); a document is created, with the default schema, when first read:
@@ -151,6 +156,7 @@ type serveFlags struct {
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
 	auth                            authFlags
+	drainDelay, drainTimeout        time.Duration
 }
 
 // parseServeFlags parses and checks the arguments of `pmauthority serve`.
@@ -200,6 +206,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
 	fs.DurationVar(&tmo.Idle, "idle-timeout", tmo.Idle, "how long an idle kept-alive connection stays open")
 	fs.DurationVar(&tmo.Shutdown, "shutdown-timeout", tmo.Shutdown, "how long requests in flight may take to finish on shutdown")
+	fs.DurationVar(&f.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM or SIGINT, how long to go on serving with /readyz answering 503 before no more connections are accepted (0: none)")
+	fs.DurationVar(&f.drainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long the whole drain may take (delay, requests in flight, closing the store); past it the process exits 1")
 	maxMemory, maxBodyMemory := sizeFlag(0), sizeFlag(0)
 	fs.Var(&maxMemory, "max-memory", "memory budget (a `size`) of the process, its Go soft memory limit; the loaded documents may hold half of it (estimated): beyond that idle documents are unloaded, then loads and submissions answer 503 (Retry-After), a document over a quarter of it 413. Default: 70% of the cgroup's memory limit, else of the machine's memory")
 	fs.Var(&maxBodyMemory, "max-body-memory", "memory budget (a `size`) of the request bodies being read or held, all together; beyond it requests wait briefly, then answer 503 (Retry-After). Default: an eighth of --max-memory, at most 256MiB")
@@ -258,6 +266,12 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if f.idleUnload < 0 {
 		return nil, errors.New("--idle-unload must not be negative")
 	}
+	if f.drainDelay < 0 {
+		return nil, errors.New("--drain-delay must not be negative")
+	}
+	if f.drainTimeout <= f.drainDelay {
+		return nil, fmt.Errorf("--drain-timeout (%v) must be longer than --drain-delay (%v)", f.drainTimeout, f.drainDelay)
+	}
 	if f.idleUnload == 0 {
 		f.idleUnload = -1 // never, for collab.Config
 	}
@@ -280,6 +294,7 @@ type serveConfigs struct {
 	memory          memoryPlan
 	server          server.Config // without Collab
 	collab          collab.Config // without Store
+	drainTimeout    time.Duration
 }
 
 // configs builds the configurations of f, logging on stderr, and checks
@@ -300,6 +315,8 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		postgres:  f.postgres,
 		logger:    slog.New(handler),
 		memory:    planMemory("/", f.maxMemory, f.maxBodyMemory),
+
+		drainTimeout: f.drainTimeout,
 	}
 	c.server = server.Config{
 		Schemas:       f.named.schemas,
@@ -316,6 +333,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		Strict:        f.strict,
 		AllowOrigins:  f.origins,
 		AllowedHosts:  f.hosts,
+		DrainDelay:    f.drainDelay,
 	}
 	if f.webPages {
 		c.server.Web = web.Handler()
@@ -359,6 +377,8 @@ type serveRun struct {
 	syncMode  string
 	auth      *collab.Authority
 	srv       *server.Server
+
+	drainTimeout time.Duration
 }
 
 // open opens the store, then the authority and the server over it. On
@@ -383,7 +403,8 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 		st.Close()
 		return nil, 2, err
 	}
-	return &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv}, 0, nil
+	return &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv,
+		drainTimeout: c.drainTimeout}, 0, nil
 }
 
 // serve serves on ln until ctx is done, then closes the authority and the
@@ -398,6 +419,9 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
+	finished := make(chan struct{})
+	defer close(finished)
+	go r.bound(ctx, finished)
 	code := 0
 	if err := r.srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
@@ -414,6 +438,27 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 		code = 1
 	}
 	return code
+}
+
+// exitProcess ends the process (os.Exit; tests replace it).
+var exitProcess = os.Exit
+
+// bound exits the process with status 1 when the drain that starts when
+// ctx is done has not finished --drain-timeout later.
+func (r *serveRun) bound(ctx context.Context, finished <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+	case <-finished:
+		return
+	}
+	t := time.NewTimer(r.drainTimeout)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		r.logger.Error("drain timeout: exiting before the drain finished", "drain_timeout", r.drainTimeout)
+		exitProcess(1)
+	case <-finished:
+	}
 }
 
 // openStore opens the document store of --store, returning where it is.
