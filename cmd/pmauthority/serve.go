@@ -24,6 +24,7 @@ import (
 	"github.com/pmauthority/pmauthority/store/memstore"
 	"github.com/pmauthority/pmauthority/store/sqlite"
 	"github.com/pmauthority/pmauthority/web"
+	"github.com/pmauthority/pmauthority/webhook"
 )
 
 const serveUsage = `usage: pmauthority serve [--addr 127.0.0.1:8080] [--store sqlite|memory|postgres] [--data ./pmauthority-data]
@@ -79,6 +80,13 @@ edit or admin (docs/auth.md; pmauthority token mints HS256 ones). 401: no
 valid token (missing, malformed, bad signature, expired, not yet valid);
 403: a valid token without the role. /healthz and the demo pages stay open,
 and so does the apply endpoint unless --auth-apply.
+
+With --webhook URL (and --webhook-secret-file), a document's changes, once
+durable, are POSTed to URL as {"doc", "version", "updated"} (with
+--webhook-include-doc also "document"), debounced per document, signed with
+HMAC-SHA256 of the body (X-Pmauthority-Signature: sha256=HEX), with a delivery
+id for deduplication (X-Pmauthority-Delivery), retried with back-off; editing
+never waits for them (docs/operations.md).
 
 Pages of other origins may use the API (WebSockets, CORS) only when their
 host matches an --allow-origin pattern. Requests for a Host the server is
@@ -157,6 +165,7 @@ type serveFlags struct {
 	logFormat                       string
 	auth                            authFlags
 	drainDelay, drainTimeout        time.Duration
+	webhook                         webhookFlags
 }
 
 // parseServeFlags parses and checks the arguments of `pmauthority serve`.
@@ -216,6 +225,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
 	f.auth.register(fs)
+	f.webhook.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage)
 		fs.PrintDefaults()
@@ -281,6 +291,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if err := f.auth.check(f.addr); err != nil {
 		return nil, err
 	}
+	if err := f.webhook.check(); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -295,6 +308,8 @@ type serveConfigs struct {
 	server          server.Config // without Collab
 	collab          collab.Config // without Store
 	drainTimeout    time.Duration
+	webhook         *webhook.Config // nil: none
+	webhookDoc      bool
 }
 
 // configs builds the configurations of f, logging on stderr, and checks
@@ -341,6 +356,10 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 	if c.server.Policy, err = f.auth.policy(c.logger); err != nil {
 		return nil, err
 	}
+	if c.webhook, err = f.webhook.config(c.logger); err != nil {
+		return nil, err
+	}
+	c.webhookDoc = f.webhook.includeDoc
 	c.collab = collab.Config{
 		Schemas:         reg.Lookup,
 		DefaultSchema:   reg.Default(),
@@ -377,6 +396,10 @@ type serveRun struct {
 	syncMode  string
 	auth      *collab.Authority
 	srv       *server.Server
+	webhook   *webhook.Sender // nil: none
+	// webhookFlush bounds the delivery of the notices pending at exit.
+	webhookFlush time.Duration
+	webhookURL   string // redacted
 
 	drainTimeout time.Duration
 }
@@ -390,8 +413,20 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 	}
 	ccfg := c.collab
 	ccfg.Store = st
-	auth, err := collab.New(ccfg)
+	var auth *collab.Authority
+	hook, err := openWebhook(c.webhook, c.webhookDoc, &auth, st)
+	if err != nil { // checked by configs: not expected
+		st.Close()
+		return nil, 2, err
+	}
+	if hook != nil {
+		ccfg.AfterCommit = hook.AfterCommit
+	}
+	auth, err = collab.New(ccfg)
 	if err != nil {
+		if hook != nil {
+			hook.Close(context.Background())
+		}
 		st.Close()
 		return nil, 1, err
 	}
@@ -400,11 +435,19 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 	srv, err := server.New(scfg)
 	if err != nil { // checked by configs: not expected
 		auth.Close()
+		if hook != nil {
+			hook.Close(context.Background())
+		}
 		st.Close()
 		return nil, 2, err
 	}
-	return &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv,
-		drainTimeout: c.drainTimeout}, 0, nil
+	run := &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv,
+		webhook: hook, drainTimeout: c.drainTimeout}
+	if c.webhook != nil {
+		run.webhookFlush = c.webhook.Timeout
+		run.webhookURL = redactURL(c.webhook.URL)
+	}
+	return run, 0, nil
 }
 
 // serve serves on ln until ctx is done, then closes the authority and the
@@ -416,6 +459,9 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 		r.logger.Info("store opened", "store", r.storeKind, "path", r.where, "sync", r.syncMode)
 	}
 	r.setMemoryLimit()
+	if r.webhook != nil {
+		r.logger.Info("webhook on", "url", r.webhookURL)
+	}
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -432,6 +478,15 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 	if err := r.auth.Close(); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve: closing the documents:", err)
 		code = 1
+	}
+	if r.webhook != nil {
+		// The authority ran its last commits' hooks: deliver what is
+		// pending at once.
+		wctx, cancel := context.WithTimeout(context.Background(), r.webhookFlush)
+		if err := r.webhook.Close(wctx); err != nil {
+			r.logger.Warn("webhook notices left undelivered", "err", err)
+		}
+		cancel()
 	}
 	if err := r.store.Close(); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve: closing the store:", err)
