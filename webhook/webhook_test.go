@@ -459,3 +459,32 @@ func TestVerify(t *testing.T) {
 		t.Error("New took no secret")
 	}
 }
+
+// TestMaxDelay: a document that keeps changing, never quiet for the
+// debounce, still gets its notices, MaxDelay after its first unsent
+// change.
+func TestMaxDelay(t *testing.T) {
+	rc := newReceiver(t)
+	ts := httptest.NewServer(rc)
+	defer ts.Close()
+	cfg := fast(ts.URL)
+	cfg.Debounce, cfg.MaxDelay = time.Hour, 10*time.Millisecond
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	got := rc.reached("d", 1)
+	deadline := time.After(30 * time.Second)
+	for v := int64(1); ; v++ {
+		s.Changed("d", v, time.Now())
+		select {
+		case <-got:
+			rc.check()
+			return
+		case <-deadline:
+			t.Fatalf("no notice after %d changes within the debounce", v)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
