@@ -351,10 +351,11 @@ func (s *Server) inFlight() int64 { return s.active.Load() }
 // while every other route goes on as before. It then waits
 // Config.DrainDelay, or until ctx is done, so that a load balancer polling
 // /readyz stops sending new clients before the server stops accepting
-// them. Serve calls it when its context is done, before it shuts down; an
-// app that runs the Server in an http.Server of its own calls it first,
-// then that server's Shutdown and the Server's Shutdown, then closes the
-// authority.
+// them; a later call returns at once. Serve calls it when its context is
+// done, before it shuts down (without waiting again when the app called
+// it first); an app that runs the Server in an http.Server of its own
+// calls it first, then that server's Shutdown and the Server's Shutdown,
+// then closes the authority.
 func (s *Server) Drain(ctx context.Context) {
 	if s.draining.Swap(true) {
 		return
