@@ -172,6 +172,8 @@ func matrixRoutes() []matrixRoute {
 		{"HEAD", "/v1/schemas", "", RoleNone, true},
 		{"GET", "/healthz", "", RoleNone, true},
 		{"HEAD", "/healthz", "", RoleNone, true},
+		{"GET", "/readyz", "", RoleNone, true},
+		{"HEAD", "/readyz", "", RoleNone, true},
 		{"GET", "/", "", RoleNone, true},
 		{"HEAD", "/", "", RoleNone, true},
 		{"GET", "/edit/d", "", RoleNone, true},

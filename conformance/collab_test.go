@@ -398,10 +398,10 @@ func (r editorsRun) checkWS(t *testing.T, cfg editorsConfig) {
 		t.Errorf("summary: no WebSocket connection dropped")
 	}
 	// A 1006 close is a server that died (only with cfg.Faults; else the
-	// harness fails).
-	if closes := w.Drops + w.Pauses + w.ServerCloses["4008"] + w.ServerCloses["1006"]; w.Reconnects != closes || w.Resumes < closes {
-		t.Errorf("summary: %d connections dropped (%d by the harness, %d in pauses, %d by a dying server), %d reconnections, %d resumed with a version",
-			closes, w.Drops, w.Pauses, w.ServerCloses["1006"], w.Reconnects, w.Resumes)
+	// harness fails), a 1012 close a server that drains.
+	if closes := w.Drops + w.Pauses + w.ServerCloses["4008"] + w.ServerCloses["1006"] + w.ServerCloses["1012"]; w.Reconnects != closes || w.Resumes < closes {
+		t.Errorf("summary: %d connections dropped (%d by the harness, %d in pauses, %d by a dying server, %d by a draining one), %d reconnections, %d resumed with a version",
+			closes, w.Drops, w.Pauses, w.ServerCloses["1006"], w.ServerCloses["1012"], w.Reconnects, w.Resumes)
 	}
 	if w.SnapshotsOnResume != 0 || w.StepsLost != 0 {
 		t.Errorf("summary: %d resumptions answered with a snapshot, %d unconfirmed steps lost", w.SnapshotsOnResume, w.StepsLost)
@@ -449,8 +449,9 @@ type collabDocState struct {
 
 // collabListEntry is an element of GET /docs's answer.
 type collabListEntry struct {
-	ID    string `json:"id"`
-	Users int    `json:"users"`
+	ID      string `json:"id"`
+	Users   int    `json:"users"`
+	Version int64  `json:"version"`
 }
 
 func getDocState(t *testing.T, url string) collabDocState {

@@ -190,7 +190,7 @@ func shuttingDown(err error) bool {
 }
 
 // wsCloseOf returns the close code and reason of a connection whose
-// hello failed with err (after the error message, see answerOf): 1001
+// hello failed with err (after the error message, see answerOf): 1012
 // when the server shuts down, 4400 for a version the document never had
 // (the client reloads), 4029 over a rate limit, 1011 when the document
 // is unavailable, 1008 for other refusals (a bad hello, the policy's, the
@@ -198,7 +198,7 @@ func shuttingDown(err error) bool {
 func wsCloseOf(err error, status int) (websocket.StatusCode, string) {
 	switch {
 	case shuttingDown(err):
-		return websocket.StatusGoingAway, "server shutting down"
+		return wsCloseRestart, "server restarting"
 	case errors.Is(err, collab.ErrInvalidVersion):
 		return wsCloseInvalidVersion, "invalid version: reload"
 	case status == http.StatusTooManyRequests:
@@ -212,11 +212,11 @@ func wsCloseOf(err error, status int) (websocket.StatusCode, string) {
 }
 
 // wsHubCloseOf returns the close code and reason of the connections of a
-// document hub that failed with err: 1001 when the authority closed, else
+// document hub that failed with err: 1012 when the authority closed, else
 // 1011 (the document is unavailable: deleted, or its store failed).
 func wsHubCloseOf(err error) (websocket.StatusCode, string) {
 	if errors.Is(err, collab.ErrClosed) {
-		return websocket.StatusGoingAway, "server shutting down"
+		return wsCloseRestart, "server restarting"
 	}
 	return websocket.StatusInternalError, "document unavailable"
 }

@@ -41,13 +41,13 @@ func TestAnswerOf(t *testing.T) {
 		{fmt.Errorf("Invalid version 9: %w", collab.ErrInvalidVersion), 400, -1, "Invalid version 9: Invalid version", "", wsCloseInvalidVersion},
 		{collab.ErrHistoryGone, 410, -1, "History no longer available", "", websocket.StatusPolicyViolation},
 		{fmt.Errorf("collab: %q: %w", "d", collab.ErrNotFound), 404, -1, `collab: "d": document not found`, "", websocket.StatusPolicyViolation},
-		{collab.ErrClosed, 503, -1, "shutting down", "", websocket.StatusGoingAway},
+		{collab.ErrClosed, 503, -1, "shutting down", "", websocket.StatusServiceRestart},
 		{fmt.Errorf("disk full: %w", collab.ErrUnavailable), 503, -1, "storage unavailable: try again later", "Retry-After: 1", websocket.StatusInternalError},
 		{fmt.Errorf("no room: %w", collab.ErrOverloaded), 503, -1, "no room: memory budget exhausted", "Retry-After: 2", websocket.StatusInternalError},
 		{&transform.StepError{Index: 1, Err: errors.New("boom")}, 422, 1, "boom", "", websocket.StatusPolicyViolation},
 		{&collab.LimitError{What: "steps", Limit: 3, Value: 4}, 413, -1, "steps over the limit: 4 > 3", "", websocket.StatusPolicyViolation},
 		{context.DeadlineExceeded, 503, -1, "request canceled: context deadline exceeded", "", websocket.StatusInternalError},
-		{context.Canceled, 503, -1, "request canceled: context canceled", "", websocket.StatusGoingAway},
+		{context.Canceled, 503, -1, "request canceled: context canceled", "", websocket.StatusServiceRestart},
 		{errors.New("a bug"), 500, -1, "internal server error", "", websocket.StatusInternalError},
 	} {
 		a := answerOf(tc.err)

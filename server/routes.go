@@ -29,7 +29,8 @@ const (
 	ActionApply Action = "apply"
 	// ActionPage loads the demo pages (Config.Web).
 	ActionPage Action = "page"
-	// ActionHealth asks whether the server is alive (/healthz).
+	// ActionHealth asks whether the server is alive (/healthz) or ready
+	// for new clients (/readyz).
 	ActionHealth Action = "health"
 )
 
@@ -73,6 +74,8 @@ func (s *Server) routeTable() []route {
 		{Route: Route{"HEAD", "/v1/schemas", ActionApply}, handle: s.listSchemas},
 		{Route: Route{"GET", "/healthz", ActionHealth}, handle: s.health},
 		{Route: Route{"HEAD", "/healthz", ActionHealth}, handle: s.health},
+		{Route: Route{"GET", "/readyz", ActionHealth}, handle: s.ready},
+		{Route: Route{"HEAD", "/readyz", ActionHealth}, handle: s.ready},
 	}
 	if s.collab != nil {
 		rs = append(rs,
@@ -246,6 +249,19 @@ func (s *Server) health(x *exchange, _ *http.Request, _ string) {
 		}
 	}
 	s.write(x, http.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+// errDraining is the answer of /readyz while the server drains.
+var errDraining = &httpError{status: http.StatusServiceUnavailable, msg: "draining: the server is shutting down"}
+
+// ready answers GET /readyz: 503 while the server drains (Drain), or when
+// the authority cannot accept changes (as health), else 200.
+func (s *Server) ready(x *exchange, r *http.Request, id string) {
+	if s.Draining() {
+		s.fail(x, errDraining)
+		return
+	}
+	s.health(x, r, id)
 }
 
 // route answers a request by the route table. A path that is not clean

@@ -39,6 +39,8 @@ func TestRouteTable(t *testing.T) {
 		{"HEAD", "/v1/schemas", ActionApply}:         200,
 		{"GET", "/healthz", ActionHealth}:            200,
 		{"HEAD", "/healthz", ActionHealth}:           200,
+		{"GET", "/readyz", ActionHealth}:             200,
+		{"HEAD", "/readyz", ActionHealth}:            200,
 		{"GET", "/docs", ActionRead}:                 200,
 		{"HEAD", "/docs", ActionRead}:                200,
 		{"GET", "/docs/{id}", ActionRead}:            200,
@@ -121,7 +123,7 @@ func TestRoutesWithout(t *testing.T) {
 	for _, rt := range s.Routes() {
 		got = append(got, rt.Method+" "+rt.Pattern+" "+string(rt.Action))
 	}
-	want := "POST /{$} apply|POST /v1/apply apply|GET /v1/schemas apply|HEAD /v1/schemas apply|GET /healthz health|HEAD /healthz health"
+	want := "POST /{$} apply|POST /v1/apply apply|GET /v1/schemas apply|HEAD /v1/schemas apply|GET /healthz health|HEAD /healthz health|GET /readyz health|HEAD /readyz health"
 	if g := strings.Join(got, "|"); g != want {
 		t.Fatalf("routes %s\nwant   %s", g, want)
 	}

@@ -62,7 +62,7 @@ func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
 	ws.SetReadLimit(s.limits.MaxBodyBytes)
 	if !s.registerWS(c) { // from now on, unregisterWS drops the connection
 		s.dropConn(c.user)
-		ws.Close(websocket.StatusGoingAway, "server shutting down")
+		ws.Close(wsCloseRestart, "server restarting")
 		return
 	}
 	c.mu.Lock()
@@ -411,7 +411,7 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 	case errors.Is(err, collab.ErrConflict):
 		h.conflicted(s.polls, c, id)
 	case shuttingDown(err):
-		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
+		c.closeAfterQueue(wsCloseRestart, "server restarting")
 	default:
 		// Refused: the connection goes on.
 		if status := c.sendRefusal(id, err); status >= 500 {

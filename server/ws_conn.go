@@ -311,7 +311,7 @@ func (c *wsConn) sendRefusal(id []byte, err error) int {
 // authority or the policy, and closes the connection (wsCloseOf).
 func (c *wsConn) fail(err error) {
 	if shuttingDown(err) {
-		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
+		c.closeAfterQueue(wsCloseRestart, "server restarting")
 		return
 	}
 	status := c.sendRefusal(nil, err)

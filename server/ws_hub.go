@@ -34,6 +34,11 @@ const (
 	wsJoinTries = 16
 )
 
+// wsCloseRestart (1012, service restart) closes the connections of a
+// server that shuts down or drains: the client reconnects, to this server
+// once it is back or to another, and sends its unconfirmed steps again.
+const wsCloseRestart = websocket.StatusServiceRestart
+
 // Close codes of the protocol beyond RFC 6455's.
 const (
 	wsCloseTooSlow         websocket.StatusCode = 4008
@@ -113,7 +118,7 @@ func (s *Server) unregisterWS(c *wsConn) {
 	}
 }
 
-// closeWebSockets closes every WebSocket connection with 1001 and refuses
+// closeWebSockets closes every WebSocket connection with 1012 and refuses
 // new ones. It runs when the server shuts down.
 func (s *Server) closeWebSockets() {
 	hs := &s.ws
@@ -130,11 +135,11 @@ func (s *Server) closeWebSockets() {
 	}
 	hs.mu.Unlock()
 	for _, c := range conns {
-		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
+		c.closeAfterQueue(wsCloseRestart, "server restarting")
 	}
 }
 
-// waitWebSockets closes every WebSocket connection with 1001 and waits
+// waitWebSockets closes every WebSocket connection with 1012 and waits
 // until their handlers have returned, or ctx is done. Serve calls it
 // after http.Server.Shutdown, which leaves hijacked connections alone.
 func (s *Server) waitWebSockets(ctx context.Context) {
@@ -456,7 +461,7 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped && h.err == nil {
-		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
+		c.closeAfterQueue(wsCloseRestart, "server restarting")
 		return
 	}
 	if !h.started && h.err == nil {

@@ -845,7 +845,7 @@ func (r *crashRun) start() *proc {
 	t := r.t
 	// The load comes from one address, faster than a client may submit.
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", r.dir, "--log-format", "json",
-		"--max-submissions", "1000000"}, r.args...)
+		"--max-submissions", "1000000", "--drain-delay", "0"}, r.args...)
 	cmd := exec.Command(r.bin, args...)
 	log := &serveLog{addr: make(chan string, 1)}
 	cmd.Stdout, cmd.Stderr = log, log

@@ -24,18 +24,24 @@ import (
 	"github.com/pmauthority/pmauthority/store/memstore"
 	"github.com/pmauthority/pmauthority/store/sqlite"
 	"github.com/pmauthority/pmauthority/web"
+	"github.com/pmauthority/pmauthority/webhook"
 )
 
 const serveUsage = `usage: pmauthority serve [--addr 127.0.0.1:8080] [--store sqlite|memory|postgres] [--data ./pmauthority-data]
                          [--schema NAME=FILE]… [--default-schema basic] [flags]
 
-Runs the HTTP server until SIGINT or SIGTERM, then stops gracefully: requests
-in flight finish (up to --shutdown-timeout), waiting polls answer {}, then the
-documents are snapshotted and the store closed; a second signal exits at once.
+Runs the HTTP server until SIGINT or SIGTERM, then drains: /readyz answers
+503 at once while the server goes on serving for --drain-delay (for a load
+balancer to notice); then it stops accepting connections, waiting polls answer
+{}, WebSockets are closed with 1012 (their clients reconnect and resend their
+unconfirmed steps), requests in flight finish (up to --shutdown-timeout), the
+documents are snapshotted and the store closed, and it exits 0. Past
+--drain-timeout it exits 1 anyway; a second signal exits at once.
 
   POST /  and  POST /v1/apply   {"doc": …, "steps": […], "schema"?: NAME} → {"doc": …}
   GET  /v1/schemas              the schema names and the default
-  GET  /healthz                 {"status":"ok"}
+  GET  /healthz                 {"status":"ok"}: alive (503 when the store takes no writes)
+  GET  /readyz                  {"status":"ok"}: ready for new clients (503 while draining)
 
 The collab API of the ProseMirror website's collab demo (its client works
 unchanged); a document is created, with the default schema, when first read:
@@ -74,6 +80,13 @@ edit or admin (docs/auth.md; pmauthority token mints HS256 ones). 401: no
 valid token (missing, malformed, bad signature, expired, not yet valid);
 403: a valid token without the role. /healthz and the demo pages stay open,
 and so does the apply endpoint unless --auth-apply.
+
+With --webhook URL (and --webhook-secret-file), a document's changes, once
+durable, are POSTed to URL as {"doc", "version", "updated"} (with
+--webhook-include-doc also "document"), debounced per document, signed with
+HMAC-SHA256 of the body (X-Pmauthority-Signature: sha256=HEX), with a delivery
+id for deduplication (X-Pmauthority-Delivery), retried with back-off; editing
+never waits for them (docs/operations.md).
 
 Pages of other origins may use the API (WebSockets, CORS) only when their
 host matches an --allow-origin pattern. Requests for a Host the server is
@@ -151,6 +164,8 @@ type serveFlags struct {
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
 	auth                            authFlags
+	drainDelay, drainTimeout        time.Duration
+	webhook                         webhookFlags
 }
 
 // parseServeFlags parses and checks the arguments of `pmauthority serve`.
@@ -200,6 +215,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
 	fs.DurationVar(&tmo.Idle, "idle-timeout", tmo.Idle, "how long an idle kept-alive connection stays open")
 	fs.DurationVar(&tmo.Shutdown, "shutdown-timeout", tmo.Shutdown, "how long requests in flight may take to finish on shutdown")
+	fs.DurationVar(&f.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM or SIGINT, how long to go on serving with /readyz answering 503 before no more connections are accepted (0: none)")
+	fs.DurationVar(&f.drainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long the whole drain may take (delay, requests in flight, closing the store); past it the process exits 1")
 	maxMemory, maxBodyMemory := sizeFlag(0), sizeFlag(0)
 	fs.Var(&maxMemory, "max-memory", "memory budget (a `size`) of the process, its Go soft memory limit; the loaded documents may hold half of it (estimated): beyond that idle documents are unloaded, then loads and submissions answer 503 (Retry-After), a document over a quarter of it 413. Default: 70% of the cgroup's memory limit, else of the machine's memory")
 	fs.Var(&maxBodyMemory, "max-body-memory", "memory budget (a `size`) of the request bodies being read or held, all together; beyond it requests wait briefly, then answer 503 (Retry-After). Default: an eighth of --max-memory, at most 256MiB")
@@ -208,6 +225,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
 	f.auth.register(fs)
+	f.webhook.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage)
 		fs.PrintDefaults()
@@ -258,6 +276,12 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if f.idleUnload < 0 {
 		return nil, errors.New("--idle-unload must not be negative")
 	}
+	if f.drainDelay < 0 {
+		return nil, errors.New("--drain-delay must not be negative")
+	}
+	if f.drainTimeout <= f.drainDelay {
+		return nil, fmt.Errorf("--drain-timeout (%v) must be longer than --drain-delay (%v)", f.drainTimeout, f.drainDelay)
+	}
 	if f.idleUnload == 0 {
 		f.idleUnload = -1 // never, for collab.Config
 	}
@@ -265,6 +289,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		f.logSlow = -1
 	}
 	if err := f.auth.check(f.addr); err != nil {
+		return nil, err
+	}
+	if err := f.webhook.check(); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -280,6 +307,9 @@ type serveConfigs struct {
 	memory          memoryPlan
 	server          server.Config // without Collab
 	collab          collab.Config // without Store
+	drainTimeout    time.Duration
+	webhook         *webhook.Config // nil: none
+	webhookDoc      bool
 }
 
 // configs builds the configurations of f, logging on stderr, and checks
@@ -300,6 +330,8 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		postgres:  f.postgres,
 		logger:    slog.New(handler),
 		memory:    planMemory("/", f.maxMemory, f.maxBodyMemory),
+
+		drainTimeout: f.drainTimeout,
 	}
 	c.server = server.Config{
 		Schemas:       f.named.schemas,
@@ -316,6 +348,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		Strict:        f.strict,
 		AllowOrigins:  f.origins,
 		AllowedHosts:  f.hosts,
+		DrainDelay:    f.drainDelay,
 	}
 	if f.webPages {
 		c.server.Web = web.Handler()
@@ -323,6 +356,10 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 	if c.server.Policy, err = f.auth.policy(c.logger); err != nil {
 		return nil, err
 	}
+	if c.webhook, err = f.webhook.config(c.logger); err != nil {
+		return nil, err
+	}
+	c.webhookDoc = f.webhook.includeDoc
 	c.collab = collab.Config{
 		Schemas:         reg.Lookup,
 		DefaultSchema:   reg.Default(),
@@ -359,6 +396,12 @@ type serveRun struct {
 	syncMode  string
 	auth      *collab.Authority
 	srv       *server.Server
+	webhook   *webhook.Sender // nil: none
+	// webhookFlush bounds the delivery of the notices pending at exit.
+	webhookFlush time.Duration
+	webhookURL   string // redacted
+
+	drainTimeout time.Duration
 }
 
 // open opens the store, then the authority and the server over it. On
@@ -370,8 +413,20 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 	}
 	ccfg := c.collab
 	ccfg.Store = st
-	auth, err := collab.New(ccfg)
+	var auth *collab.Authority
+	hook, err := openWebhook(c.webhook, c.webhookDoc, &auth, st)
+	if err != nil { // checked by configs: not expected
+		st.Close()
+		return nil, 2, err
+	}
+	if hook != nil {
+		ccfg.AfterCommit = hook.AfterCommit
+	}
+	auth, err = collab.New(ccfg)
 	if err != nil {
+		if hook != nil {
+			hook.Close(context.Background())
+		}
 		st.Close()
 		return nil, 1, err
 	}
@@ -380,10 +435,19 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 	srv, err := server.New(scfg)
 	if err != nil { // checked by configs: not expected
 		auth.Close()
+		if hook != nil {
+			hook.Close(context.Background())
+		}
 		st.Close()
 		return nil, 2, err
 	}
-	return &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv}, 0, nil
+	run := &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv,
+		webhook: hook, drainTimeout: c.drainTimeout}
+	if c.webhook != nil {
+		run.webhookFlush = c.webhook.Timeout
+		run.webhookURL = redactURL(c.webhook.URL)
+	}
+	return run, 0, nil
 }
 
 // serve serves on ln until ctx is done, then closes the authority and the
@@ -395,9 +459,15 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 		r.logger.Info("store opened", "store", r.storeKind, "path", r.where, "sync", r.syncMode)
 	}
 	r.setMemoryLimit()
+	if r.webhook != nil {
+		r.logger.Info("webhook on", "url", r.webhookURL)
+	}
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
+	finished := make(chan struct{})
+	defer close(finished)
+	go r.bound(ctx, finished)
 	code := 0
 	if err := r.srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
@@ -409,11 +479,41 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 		fmt.Fprintln(stderr, "pmauthority serve: closing the documents:", err)
 		code = 1
 	}
+	if r.webhook != nil {
+		// The authority ran its last commits' hooks: deliver what is
+		// pending at once.
+		wctx, cancel := context.WithTimeout(context.Background(), r.webhookFlush)
+		if err := r.webhook.Close(wctx); err != nil {
+			r.logger.Warn("webhook notices left undelivered", "err", err)
+		}
+		cancel()
+	}
 	if err := r.store.Close(); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve: closing the store:", err)
 		code = 1
 	}
 	return code
+}
+
+// exitProcess ends the process (os.Exit; tests replace it).
+var exitProcess = os.Exit
+
+// bound exits the process with status 1 when the drain that starts when
+// ctx is done has not finished --drain-timeout later.
+func (r *serveRun) bound(ctx context.Context, finished <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+	case <-finished:
+		return
+	}
+	t := time.NewTimer(r.drainTimeout)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		r.logger.Error("drain timeout: exiting before the drain finished", "drain_timeout", r.drainTimeout)
+		exitProcess(1)
+	case <-finished:
+	}
 }
 
 // openStore opens the document store of --store, returning where it is.

@@ -77,7 +77,10 @@
 // notice of it in ws.unavailableNotices), and a hello refused so (close
 // 1011 before a welcome) in ws.failedConnects. Comments are not made
 // safe to resend (run with --comments 0), nor is the reload after a 410
-// tried again.
+// tried again. A server that drains (SIGTERM) closes its WebSockets with
+// 1012 (service restart), counted in serverCloses["1012"] and resumed
+// like the others (with or without --faults), and answers its waiting
+// polls {}.
 //
 // The seed fixes each editor's choices given what it sees; the timing of
 // the network decides what it sees, so a run is reproducible only in
@@ -1101,10 +1104,13 @@ class WSEditor extends Editor {
     // A server that died (--faults): the client reconnects with back-off.
     // A hello that met the store's failure (503) closes with 1011.
     if (this.h.flags.faults && (code == 1006 || code == 1011) && !ws.welcomed) { wsStats.failedConnects++; return }
+    // A server draining refuses a connection with 1012 before its welcome.
+    if (code == 1012 && !ws.welcomed) { wsStats.failedConnects++; return }
     wsStats.serverCloses[code] = (wsStats.serverCloses[code] || 0) + 1
-    // 4008 (too slow) is back-pressure doing its job; any other close is
-    // the server's or the network's failure.
-    if (code != 4008 && !(this.h.flags.faults && code == 1006))
+    // 4008 (too slow) is back-pressure doing its job, 1012 (service
+    // restart) a server draining; any other close is the server's or the
+    // network's failure.
+    if (code != 4008 && code != 1012 && !(this.h.flags.faults && code == 1006))
       this.h.fail(new Error(`the connection closed with ${code} ${JSON.stringify(reason)}${err ? ` (${err.message})` : ""}`), this)
   }
 
@@ -1550,7 +1556,8 @@ class Harness {
       summary.error = `${wsStats.stepsLost} unconfirmed steps lost to snapshots`
     // Every drop (and every 4008, every pause) is one reconnection,
     // resumed at the client's version.
-    let closes = wsStats.drops + wsStats.pauses + (wsStats.serverCloses[4008] || 0) + (wsStats.serverCloses[1006] || 0)
+    let closes = wsStats.drops + wsStats.pauses + (wsStats.serverCloses[4008] || 0) + (wsStats.serverCloses[1006] || 0) +
+      (wsStats.serverCloses[1012] || 0)
     if (!summary.error && (wsStats.reconnects != closes || wsStats.resumes < closes))
       summary.error = `${closes} connections dropped or paused, ${wsStats.reconnects} reconnections, ${wsStats.resumes} resumed`
     if (all && !summary.error) {
