@@ -775,13 +775,11 @@ func leadingSpaceLen(s string) int {
 // firstSpaceLen is the byte length of the first character of s when it is
 // in \s, else 0.
 func firstSpaceLen(s string) int {
-	for _, r := range s {
-		if isJSSpace(r) {
-			return utf8.RuneLen(r)
-		}
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || !isJSSpace(r) {
 		return 0
 	}
-	return 0
+	return n
 }
 
 func hasNonSpace(s string) bool { return leadingSpaceLen(s) < len(s) }
