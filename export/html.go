@@ -50,6 +50,7 @@ func HTML(doc *model.Node) (string, error) {
 		return "", err
 	}
 	h := &htmlWriter{set: set}
+	h.out.Grow(doc.NodeSize() * 2)
 	if err := h.fragment(doc); err != nil {
 		return "", err
 	}
@@ -178,6 +179,9 @@ type rendered struct {
 // goes at the end of the root element when the template has no hole, as
 // DOMSerializer appends it to the mark's dom.
 func renderTemplate(t *template, attrs model.Attrs, rootHole bool) (rendered, error) {
+	if t.static != nil && t.staticMark == rootHole {
+		return *t.static, nil
+	}
 	var b strings.Builder
 	var r rendered
 	var holeAt int
@@ -356,12 +360,18 @@ func unsafeURL(name, value string) bool {
 	return false
 }
 
+// htmlSpecial marks the bytes escapeHTML may replace.
+var htmlSpecial = [256]bool{'&': true, '<': true, '>': true, '"': true, 0xc2: true}
+
 // escapeHTML writes s escaped as the HTML fragment serialization
 // algorithm escapes text (& < > and no-break space) or attribute values
 // (& " < > and no-break space, as current browsers and jsdom do).
 func escapeHTML(b *strings.Builder, s string, attr bool) {
 	last := 0
 	for i := 0; i < len(s); i++ {
+		if !htmlSpecial[s[i]] {
+			continue
+		}
 		var rep string
 		switch s[i] {
 		case '&':

@@ -36,11 +36,11 @@ func fixed(s string) func(*mdState, *model.Mark, *model.Node, int) (string, erro
 	return func(*mdState, *model.Mark, *model.Node, int) (string, error) { return s, nil }
 }
 
-var defaultMarks = map[string]*markInfo{
-	"em":     {open: fixed("*"), close: fixed("*"), mixable: true, expelEnclosingWhitespace: true},
-	"strong": {open: fixed("**"), close: fixed("**"), mixable: true, expelEnclosingWhitespace: true},
-	"link":   {open: linkOpen, close: linkClose, mixable: true},
-	"code": {
+var (
+	emInfo     = &markInfo{open: fixed("*"), close: fixed("*"), mixable: true, expelEnclosingWhitespace: true}
+	strongInfo = &markInfo{open: fixed("**"), close: fixed("**"), mixable: true, expelEnclosingWhitespace: true}
+	linkInfo   = &markInfo{open: linkOpen, close: linkClose, mixable: true}
+	codeInfo   = &markInfo{
 		open: func(_ *mdState, _ *model.Mark, parent *model.Node, index int) (string, error) {
 			return backticksFor(parent.Child(index), -1), nil
 		},
@@ -48,14 +48,29 @@ var defaultMarks = map[string]*markInfo{
 			return backticksFor(parent.Child(index-1), 1), nil
 		},
 		noEscape: true,
-	},
+	}
+)
+
+// markInfoOf returns the serializer spec of the mark type called name, nil
+// for a mark the serializer does not know.
+func markInfoOf(name string) *markInfo {
+	switch name {
+	case "em":
+		return emInfo
+	case "strong":
+		return strongInfo
+	case "link":
+		return linkInfo
+	case "code":
+		return codeInfo
+	}
+	return nil
 }
 
 // mdState is MarkdownSerializerState.
 type mdState struct {
 	delim        string
-	out          strings.Builder
-	last2        [2]byte // the last two bytes of out
+	out          []byte
 	closed       *model.Node
 	inAutolink   bool
 	atBlockStart bool
@@ -74,25 +89,16 @@ type mdState struct {
 // of the JavaScript serializer.
 func Markdown(doc *model.Node) (string, error) {
 	s := &mdState{}
+	s.out = make([]byte, 0, doc.NodeSize()+doc.NodeSize()/4)
 	if err := s.renderContent(doc); err != nil {
 		return "", err
 	}
-	return s.out.String(), nil
+	return string(s.out), nil
 }
 
-func (s *mdState) appendOut(str string) {
-	if str == "" {
-		return
-	}
-	s.out.WriteString(str)
-	if len(str) >= 2 {
-		s.last2 = [2]byte{str[len(str)-2], str[len(str)-1]}
-	} else {
-		s.last2 = [2]byte{s.last2[1], str[0]}
-	}
-}
+func (s *mdState) appendOut(str string) { s.out = append(s.out, str...) }
 
-func (s *mdState) atBlank() bool { return s.out.Len() == 0 || s.last2[1] == '\n' }
+func (s *mdState) atBlank() bool { return len(s.out) == 0 || s.out[len(s.out)-1] == '\n' }
 
 func (s *mdState) flushClose(size int) {
 	if s.closed == nil {
@@ -134,38 +140,33 @@ func (s *mdState) closeBlock(node *model.Node) { s.closed = node }
 
 // text is MarkdownSerializerState.text.
 func (s *mdState) text(text string, escape bool) {
-	lines := strings.Split(text, "\n")
-	for i, line := range lines {
+	for {
+		line, rest, more := strings.Cut(text, "\n")
 		s.write("")
 		if !escape && strings.HasPrefix(line, "[") && s.endsWithUnescapedBang() {
 			// Escape an exclamation mark in front of a link.
-			str := s.out.String()
-			s.out.Reset()
-			s.out.WriteString(str[:len(str)-1])
-			s.last2 = [2]byte{0, 0}
-			if len(str) >= 2 {
-				s.last2[1] = str[len(str)-2]
-			}
-			s.appendOut("\\!")
+			s.out = append(s.out[:len(s.out)-1], '\\', '!')
 		}
-		if escape {
-			s.appendOut(s.esc(line, s.atBlockStart))
-		} else {
+		switch {
+		case !escape:
 			s.appendOut(line)
+		case s.atBlockStart:
+			s.appendOut(escLineStart(escapeMarkdown(line)))
+		default:
+			s.appendEscaped(line)
 		}
-		if i != len(lines)-1 {
-			s.appendOut("\n")
+		if !more {
+			return
 		}
+		s.appendOut("\n")
+		text = rest
 	}
 }
 
 // endsWithUnescapedBang is /(^|[^\\])\!$/.test(out.slice(-2)).
 func (s *mdState) endsWithUnescapedBang() bool {
-	n := s.out.Len()
-	if n == 0 || s.last2[1] != '!' {
-		return false
-	}
-	return n == 1 || s.last2[0] != '\\'
+	n := len(s.out)
+	return n > 0 && s.out[n-1] == '!' && (n == 1 || s.out[n-2] != '\\')
 }
 
 func (s *mdState) render(node, parent *model.Node, index int) error {
@@ -279,7 +280,7 @@ func (s *mdState) renderContent(parent *model.Node) error {
 }
 
 func getMark(name string) (*markInfo, error) {
-	if info := defaultMarks[name]; info != nil {
+	if info := markInfoOf(name); info != nil {
 		return info, nil
 	}
 	return nil, fmt.Errorf("%w: Mark type `%s` not supported by Markdown renderer", ErrMarkdown, name)
@@ -376,7 +377,7 @@ func (s *mdState) renderInline(parent *model.Node, fromBlockStart bool) error {
 		leading := trailing
 		trailing = ""
 		if node != nil && node.IsText() && someMark(marks, func(_ int, m *model.Mark) bool {
-			info := defaultMarks[m.Type.Name]
+			info := markInfoOf(m.Type.Name)
 			if info == nil || !info.expelEnclosingWhitespace {
 				return false
 			}
@@ -398,7 +399,7 @@ func (s *mdState) renderInline(parent *model.Node, fromBlockStart bool) error {
 			}
 		}
 		if node != nil && node.IsText() && someMark(marks, func(i int, m *model.Mark) bool {
-			info := defaultMarks[m.Type.Name]
+			info := markInfoOf(m.Type.Name)
 			return info != nil && info.expelEnclosingWhitespace && !isMarkAhead(parent, index+1, marks[:i+1])
 		}) {
 			rest, trail := splitTrailingSpace(text)
@@ -498,24 +499,62 @@ func (s *mdState) renderList(node *model.Node, delim string, firstDelim func(int
 
 // esc is MarkdownSerializerState.esc (without escapeExtraCharacters).
 func (s *mdState) esc(str string, startOfLine bool) string {
-	var b strings.Builder
-	b.Grow(len(str) + 4)
-	for i := 0; i < len(str); i++ {
-		c := str[i]
-		switch c {
-		case '`', '*', '\\', '~', '[', ']', '_':
-			if c == '_' && i > 0 && i+1 < len(str) && isWordByte(str[i-1]) && isWordByte(str[i+1]) {
-				break
-			}
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-	}
-	out := b.String()
+	out := escapeMarkdown(str)
 	if startOfLine {
 		out = escLineStart(out)
 	}
 	return out
+}
+
+// escapeLen returns the index of the first byte of str that esc escapes,
+// or len(str).
+func escapeLen(str string, from int) int {
+	for i := from; i < len(str); i++ {
+		switch c := str[i]; c {
+		case '`', '*', '\\', '~', '[', ']':
+			return i
+		case '_':
+			if !(i > 0 && i+1 < len(str) && isWordByte(str[i-1]) && isWordByte(str[i+1])) {
+				return i
+			}
+		}
+	}
+	return len(str)
+}
+
+// escapeMarkdown puts a backslash before the characters esc escapes anywhere:
+// ` * \ ~ [ ] and _ unless between two word characters.
+func escapeMarkdown(str string) string {
+	i := escapeLen(str, 0)
+	if i == len(str) {
+		return str
+	}
+	var b strings.Builder
+	b.Grow(len(str) + 8)
+	last := 0
+	for ; i < len(str); i = escapeLen(str, i+1) {
+		b.WriteString(str[last:i])
+		b.WriteByte('\\')
+		last = i
+	}
+	b.WriteString(str[last:])
+	return b.String()
+}
+
+// appendEscaped appends escapeMarkdown(str) to the output.
+func (s *mdState) appendEscaped(str string) {
+	i := escapeLen(str, 0)
+	if i == len(str) {
+		s.appendOut(str)
+		return
+	}
+	last := 0
+	for ; i < len(str); i = escapeLen(str, i+1) {
+		s.out = append(s.out, str[last:i]...)
+		s.out = append(s.out, '\\')
+		last = i
+	}
+	s.out = append(s.out, str[last:]...)
 }
 
 // escLineStart applies, in order, the three start-of-line replacements of

@@ -22,6 +22,11 @@ type template struct {
 	attrs    []templateAttr
 	children []*template
 	hole     bool // the element's only child is the content hole
+
+	// static is the rendering of a top-level template that reads no
+	// attribute, for a mark when staticMark is set (see renderTemplate).
+	static     *rendered
+	staticMark bool
 }
 
 type templateAttr struct {
@@ -67,6 +72,41 @@ func parseTemplate(v any) (*template, error) {
 		return nil, fmt.Errorf("%w: Multiple content holes", ErrTemplate)
 	}
 	return t, nil
+}
+
+// withStatic returns t with its rendering kept when it reads no
+// attribute (mark tells which kind of type it serves).
+func withStatic(t *template, mark bool) *template {
+	if t.readsAttrs() {
+		return t
+	}
+	r, err := renderTemplate(t, nil, mark)
+	if err != nil {
+		return t
+	}
+	c := *t
+	c.static, c.staticMark = &r, mark
+	return &c
+}
+
+func (t *template) readsAttrs() bool {
+	if t.isText {
+		return false
+	}
+	if !t.tag.hasLit {
+		return true
+	}
+	for _, a := range t.attrs {
+		if !a.value.hasLit {
+			return true
+		}
+	}
+	for _, c := range t.children {
+		if c.readsAttrs() {
+			return true
+		}
+	}
+	return false
 }
 
 func parseTemplateNode(v any, top bool) (*template, int, error) {
@@ -292,7 +332,7 @@ func buildTemplates(schema *model.Schema) (*templateSet, error) {
 			if t.hasHole() && nt.IsLeaf() {
 				return nil, fmt.Errorf("node %s: %w: Content hole not allowed in a leaf node spec", nt.Name, ErrTemplate)
 			}
-			set.nodes[nt] = t
+			set.nodes[nt] = withStatic(t, false)
 		}
 	}
 	for _, mt := range schema.Marks {
@@ -308,7 +348,7 @@ func buildTemplates(schema *model.Schema) (*templateSet, error) {
 			t = defaultTemplates.marks[mt.Name]
 		}
 		if t != nil {
-			set.marks[mt] = t
+			set.marks[mt] = withStatic(t, true)
 		}
 	}
 	return set, nil

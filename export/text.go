@@ -19,6 +19,7 @@ import (
 // passes this function in its textBetween call).
 func Text(doc *model.Node) string {
 	var b strings.Builder
+	b.Grow(doc.Content.Size())
 	first := true
 	doc.Content.NodesBetween(0, doc.Content.Size(), func(node *model.Node, _ int, _ *model.Node, _ int) bool {
 		var nodeText string
