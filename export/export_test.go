@@ -229,3 +229,13 @@ func TestParseFormat(t *testing.T) {
 		t.Errorf("ContentType = %q", got)
 	}
 }
+
+// A heading without a level attribute gets no "#", as repeat("#",
+// undefined) gives none in the JavaScript.
+func TestMarkdownHeadingWithoutLevel(t *testing.T) {
+	s := mustSchema(t, `{"nodes":{"doc":{"content":"block+"},"heading":{"content":"text*","group":"block"},"text":{}}}`)
+	got, err := Markdown(doc(t, s, `{"type":"doc","content":[{"type":"heading","content":[{"type":"text","text":"h"}]}]}`))
+	if err != nil || got != " h" {
+		t.Errorf("Markdown = %q, %v", got, err)
+	}
+}

@@ -739,6 +739,15 @@ func stringOr(attrs model.Attrs, name, def string) (string, error) {
 
 // repeatCount is how many times JS repeat(str, n) repeats for n.
 func repeatCount(v any, what string) (int, error) {
+	switch x := v.(type) {
+	case nil:
+		return 0, nil // i < undefined is false
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	}
 	f, ok := v.(float64)
 	if !ok {
 		return 0, fmt.Errorf("%w: %s %s is not a number", ErrMarkdown, what, model.JSString(v))
