@@ -1,12 +1,14 @@
 package conformance
 
-// The export corpus (gen-export.mjs): random basic-schema documents with
-// what prosemirror-model (textBetween, DOMSerializer in jsdom) and
-// prosemirror-markdown (defaultMarkdownSerializer) export for each, and
-// the Go export package's answers compared byte for byte. The HTML is
-// checked twice: with the basic schema (the export's built-in templates)
-// and with schemas/basic-dom.json, the same schema with its toDOM written
-// as templates in the spec.
+// The export corpus (gen-export.mjs): random documents of the basic schema
+// and of prosemirror-markdown's, with what prosemirror-model (textBetween,
+// DOMSerializer in jsdom) and prosemirror-markdown
+// (defaultMarkdownSerializer) export for each, and the Go export package's
+// answers compared byte for byte. A basic document is checked twice: with
+// the basic schema (the export's built-in templates) and with
+// schemas/basic-dom.json, the same schema with its toDOM written as
+// templates in the spec; a markdown document with schemas/markdown.json
+// (prosemirror-markdown's toDOM as templates).
 
 import (
 	"encoding/json"
@@ -80,15 +82,21 @@ func checkExportCase(schemas map[string]*model.Schema, withTemplates *model.Sche
 		return c
 	}
 	c := &caseCheck{id: ec.ID, schema: ec.Schema, kind: "export"}
-	s := schemas[ec.Schema]
-	if s == nil || ec.Schema != "basic" {
-		c.fail("schema", "", "basic", ec.Schema)
-		return c
-	}
-	for _, variant := range []struct {
+	type variant struct {
 		where  string
 		schema *model.Schema
-	}{{"basic", s}, {"basic-dom.json", withTemplates}} {
+	}
+	var variants []variant
+	switch ec.Schema {
+	case "basic":
+		variants = []variant{{"basic", schemas["basic"]}, {"basic-dom.json", withTemplates}}
+	case "markdown":
+		variants = []variant{{"markdown", schemas["markdown"]}}
+	default:
+		c.fail("schema", "", "basic or markdown", ec.Schema)
+		return c
+	}
+	for _, variant := range variants {
 		doc, err := variant.schema.NodeFromJSON(ec.Doc)
 		if err != nil {
 			c.fail("doc", variant.where, "a document", err.Error())

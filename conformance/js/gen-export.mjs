@@ -1,6 +1,8 @@
 // Generates export conformance cases: random documents of the basic
-// schema (prosemirror-schema-basic + prosemirror-schema-list) with what
-// the JavaScript libraries export for each:
+// schema (prosemirror-schema-basic + prosemirror-schema-list) and, one case
+// in three, of prosemirror-markdown's own schema (whose lists have a tight
+// attribute and code blocks params), with what the JavaScript libraries
+// export for each:
 //
 //   text      doc.textBetween(0, doc.content.size, "\n\n", leafText) with
 //             leafText = hard_break → "\n", other leaves → ""
@@ -8,7 +10,9 @@
 //             (or markdownError, the message it throws)
 //   html      DOMSerializer.fromSchema(schema).serializeFragment(doc.content)
 //             in a jsdom document, the top nodes' outerHTML concatenated
-//             (the schema is the original JS one, with its toDOM functions)
+//             (the schema is the original JS one, with its toDOM functions;
+//             conformance/schemas/markdown.json writes prosemirror-markdown's
+//             as templates)
 //
 // Line 1 is a header {format, version, seed, count, schemas, versions};
 // every other line is {id, schema, doc, text, markdown | markdownError, html}.
@@ -26,7 +30,7 @@
 import fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { Node, Schema, DOMSerializer } from "prosemirror-model"
-import { defaultMarkdownSerializer } from "prosemirror-markdown"
+import { defaultMarkdownSerializer, schema as markdownSchema } from "prosemirror-markdown"
 import { JSDOM } from "jsdom"
 import { originalSpecs } from "./schema-specs.mjs"
 
@@ -122,7 +126,7 @@ function evolve(rng, marks) {
   return markOrder.filter(t => set.has(t)).map(t => set.get(t))
 }
 
-function randomInline(rng) {
+function randomInline(rng, noBreaks = false) {
   let content = [], marks = []
   let n = rng.range(0, 7)
   for (let i = 0; i < n; i++) {
@@ -140,6 +144,7 @@ function randomInline(rng) {
         marks.unshift({ type: "link", attrs: { href, title: null } })
       }
     } else if (r < 0.86) {
+      if (noBreaks) continue
       node = { type: "hard_break" }
     } else {
       let attrs = { src: rng.pick(["img.png", "a b.png", "p(1).png", "https://x.y/i.jpg?a=1&b=2", "\"q\".gif", "é.svg", ""]) }
@@ -164,34 +169,37 @@ function randomCode(rng) {
   return lines.join("\n")
 }
 
-function randomBlock(rng, depth) {
+// md: the document is of prosemirror-markdown's schema (headings hold no
+// hard breaks, a list item may start with any block, lists may be tight,
+// code blocks have params).
+function randomBlock(rng, depth, md) {
   let r = rng.next()
   if (depth > 2) r = r * 0.55
   if (r < 0.34) return withContent({ type: "paragraph" }, randomInline(rng))
   if (r < 0.44) {
     let level = rng.chance(0.9) ? rng.range(1, 6) : rng.pick([0, 7])
-    return withContent({ type: "heading", attrs: { level } }, randomInline(rng))
+    return withContent({ type: "heading", attrs: { level } }, randomInline(rng, md))
   }
   if (r < 0.52) {
     let text = randomCode(rng)
-    return withContent({ type: "code_block" }, text ? [{ type: "text", text }] : [])
+    let node = withContent({ type: "code_block" }, text ? [{ type: "text", text }] : [])
+    if (md && rng.chance(0.5)) node.attrs = { params: rng.pick(["", "js", "a b", "~~~", "x`y", "é"]) }
+    return node
   }
   if (r < 0.55) return { type: "horizontal_rule" }
-  if (r < 0.7) return { type: "blockquote", content: randomBlocks(rng, depth + 1, 1, 3) }
+  if (r < 0.7) return { type: "blockquote", content: randomBlocks(rng, depth + 1, 1, 3, md) }
   let ordered = rng.chance(0.5)
   let items = []
   let n = rng.range(1, 4)
   for (let i = 0; i < n; i++) {
-    let item = [withContent({ type: "paragraph" }, randomInline(rng))]
-    if (rng.chance(0.35)) item.push(...randomBlocks(rng, depth + 1, 1, 2))
+    let item = md && rng.chance(0.3) ? [] : [withContent({ type: "paragraph" }, randomInline(rng))]
+    if (!item.length || rng.chance(0.35)) item.push(...randomBlocks(rng, depth + 1, 1, 2, md))
     items.push({ type: "list_item", content: item })
   }
-  if (ordered) {
-    let node = { type: "ordered_list", content: items }
-    if (rng.chance(0.6)) node.attrs = { order: rng.pick([1, 0, 2, 3, 9, 10, 99, 100, -1, 2.5]) }
-    return node
-  }
-  return { type: "bullet_list", content: items }
+  let node = { type: ordered ? "ordered_list" : "bullet_list", content: items }
+  if (ordered && rng.chance(0.6)) node.attrs = { order: rng.pick([1, 0, 2, 3, 9, 10, 99, 100, -1, 2.5]) }
+  if (md && rng.chance(0.6)) node.attrs = { ...node.attrs, tight: rng.chance(0.5) }
+  return node
 }
 
 function withContent(node, content) {
@@ -199,9 +207,9 @@ function withContent(node, content) {
   return node
 }
 
-function randomBlocks(rng, depth, min, max) {
+function randomBlocks(rng, depth, min, max, md) {
   let out = [], n = rng.range(min, max)
-  for (let i = 0; i < n; i++) out.push(randomBlock(rng, depth))
+  for (let i = 0; i < n; i++) out.push(randomBlock(rng, depth, md))
   return out
 }
 
@@ -215,30 +223,30 @@ function versionOf(pkg) {
 }
 
 export function generate({ seed, count }, write) {
-  let schema = new Schema(originalSpecs().basic)
-  let serializer = DOMSerializer.fromSchema(schema)
+  let schemas = { basic: new Schema(originalSpecs().basic), markdown: markdownSchema }
   let document = new JSDOM("").window.document
   write(JSON.stringify({
     format: "pmauthority-export-conformance",
     version: FORMAT_VERSION,
     seed,
     count,
-    schemas: ["basic"],
+    schemas: Object.keys(schemas),
     versions: Object.fromEntries(["prosemirror-model", "prosemirror-markdown", "prosemirror-schema-basic",
       "prosemirror-schema-list", "jsdom"].map(p => [p, versionOf(p)])),
   }) + "\n")
   for (let id = 0; id < count; id++) {
     let rng = new Rng((seed ^ Math.imul(id + 1, 0x9e3779b1)) >>> 0)
-    let docJSON = { type: "doc", content: randomBlocks(rng, 0, 1, 6) }
+    let schemaName = id % 3 == 2 ? "markdown" : "basic", schema = schemas[schemaName]
+    let docJSON = { type: "doc", content: randomBlocks(rng, 0, 1, 6, schemaName == "markdown") }
     let doc = Node.fromJSON(schema, docJSON)
-    let record = { id, schema: "basic", doc: doc.toJSON() }
+    let record = { id, schema: schemaName, doc: doc.toJSON() }
     record.text = doc.textBetween(0, doc.content.size, "\n\n", leafText)
     try {
       record.markdown = defaultMarkdownSerializer.serialize(doc)
     } catch (e) {
       record.markdownError = String(e.message)
     }
-    let frag = serializer.serializeFragment(doc.content, { document })
+    let frag = DOMSerializer.fromSchema(schema).serializeFragment(doc.content, { document })
     record.html = [...frag.childNodes].map(n => n.outerHTML).join("")
     write(JSON.stringify(record) + "\n")
   }
