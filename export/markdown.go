@@ -247,7 +247,7 @@ func (s *mdState) render(node, parent *model.Node, index int) error {
 			return err
 		}
 		out := "![" + s.esc(alt, false) + "](" + backslashBefore(src, "()")
-		if title := attrValue(node.Attrs, "title"); truthy(title) {
+		if title := attrValue(node.Attrs, "title"); model.JSTruthy(title) {
 			t, ok := title.(string)
 			if !ok {
 				return fmt.Errorf("%w: image title is not a string", ErrMarkdown)
@@ -480,7 +480,7 @@ func (s *mdState) renderList(node *model.Node, delim string, firstDelim func(int
 	}
 	isTight := false
 	if v, ok := node.Attrs.Get("tight"); ok {
-		isTight = truthy(v)
+		isTight = model.JSTruthy(v)
 	}
 	prevTight := s.inTightList
 	s.inTightList = isTight
@@ -610,7 +610,7 @@ func linkClose(s *mdState, m *model.Mark, _ *model.Node, _ int) (string, error) 
 		return "", fmt.Errorf("%w: link href is not a string", ErrMarkdown)
 	}
 	out := "](" + backslashBefore(href, `()"`)
-	if title := attrValue(m.Attrs, "title"); truthy(title) {
+	if title := attrValue(m.Attrs, "title"); model.JSTruthy(title) {
 		t, ok := title.(string)
 		if !ok {
 			return "", fmt.Errorf("%w: link title is not a string", ErrMarkdown)
@@ -624,7 +624,7 @@ func linkClose(s *mdState, m *model.Mark, _ *model.Node, _ int) (string, error) 
 // mark must be the very mark object last in the content node's marks (the
 // JavaScript compares identity).
 func isPlainURL(link *model.Mark, href string, parent *model.Node, index int) bool {
-	if truthy(attrValue(link.Attrs, "title")) || !hasSchemePrefix(href) {
+	if model.JSTruthy(attrValue(link.Attrs, "title")) || !hasSchemePrefix(href) {
 		return false
 	}
 	content := parent.Child(index)
@@ -727,7 +727,7 @@ func attrValue(attrs model.Attrs, name string) any {
 // when truthy.
 func stringOr(attrs model.Attrs, name, def string) (string, error) {
 	v := attrValue(attrs, name)
-	if !truthy(v) {
+	if !model.JSTruthy(v) {
 		return def, nil
 	}
 	str, ok := v.(string)
@@ -762,20 +762,6 @@ func repeatCount(v any, what string) (int, error) {
 	return n, nil
 }
 
-// truthy is JavaScript truthiness for a JSON value.
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case float64:
-		return x != 0
-	case string:
-		return x != ""
-	}
-	return true
-}
 
 // backslashBefore puts a backslash before every byte of s found in chars
 // (ASCII).
