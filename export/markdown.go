@@ -762,7 +762,6 @@ func repeatCount(v any, what string) (int, error) {
 	return n, nil
 }
 
-
 // backslashBefore puts a backslash before every byte of s found in chars
 // (ASCII).
 func backslashBefore(s, chars string) string {
