@@ -18,28 +18,41 @@ import (
 // gives "" (prosemirror-schema-basic defines no leafText, so the export
 // passes this function in its textBetween call).
 func Text(doc *model.Node) string {
-	var b strings.Builder
-	b.Grow(doc.Content.Size())
-	first := true
-	doc.Content.NodesBetween(0, doc.Content.Size(), func(node *model.Node, _ int, _ *model.Node, _ int) bool {
-		var nodeText string
-		leaf := node.IsLeaf()
+	t := textWriter{first: true}
+	t.b.Grow(doc.Content.Size())
+	t.children(doc)
+	return t.b.String()
+}
+
+// textWriter walks a document in the order of textBetween's nodesBetween.
+type textWriter struct {
+	b     strings.Builder
+	first bool
+}
+
+func (t *textWriter) children(parent *model.Node) {
+	parent.ForEach(func(node *model.Node, _, _ int) {
 		if node.IsText() {
-			nodeText = node.Text
-		} else if leaf {
+			t.b.WriteString(node.Text)
+			return
+		}
+		leaf := node.IsLeaf()
+		var nodeText string
+		if leaf {
 			nodeText = leafText(node.Type)
 		}
 		if node.IsBlock() && (leaf && nodeText != "" || node.InlineContent()) {
-			if first {
-				first = false
+			if t.first {
+				t.first = false
 			} else {
-				b.WriteString("\n\n")
+				t.b.WriteString("\n\n")
 			}
 		}
-		b.WriteString(nodeText)
-		return true
-	}, 0)
-	return b.String()
+		t.b.WriteString(nodeText)
+		if !leaf {
+			t.children(node)
+		}
+	})
 }
 
 // leafText is the text a leaf node of type t stands for in Text.
