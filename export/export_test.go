@@ -2,6 +2,7 @@ package export
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -237,5 +238,29 @@ func TestMarkdownHeadingWithoutLevel(t *testing.T) {
 	got, err := Markdown(doc(t, s, `{"type":"doc","content":[{"type":"heading","content":[{"type":"text","text":"h"}]}]}`))
 	if err != nil || got != " h" {
 		t.Errorf("Markdown = %q, %v", got, err)
+	}
+}
+
+// The templates of a schema are built once and shared: exports of many
+// goroutines at once give the same HTML (go test -race checks the sharing).
+func TestHTMLConcurrent(t *testing.T) {
+	s := mustSchema(t, `{"nodes":{"doc":{"content":"block+"},"paragraph":{"content":"text*","group":"block","toDOM":["div",{"class":"p"},0]},"text":{}}}`)
+	d := doc(t, s, `{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"a&b"}]}]}`)
+	const want = `<div class="p">a&amp;b</div>`
+	errs := make(chan string, 8)
+	for range 8 {
+		go func() {
+			got, err := HTML(d)
+			if err != nil || got != want {
+				errs <- fmt.Sprintf("HTML = %q, %v", got, err)
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range 8 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
 	}
 }
