@@ -185,6 +185,7 @@ func matrixRoutes() []matrixRoute {
 		{"GET", "/docs/d", "", RoleRead, false},
 		{"HEAD", "/docs/d", "", RoleRead, false},
 		{"GET", "/docs/d/events?version=0&commentVersion=0", "", RoleRead, false},
+		{"GET", "/docs/d/export?format=markdown", "", RoleRead, false},
 		{"POST", "/docs/d/events", commentOnly, RoleComment, false},
 		{"POST", "/docs/d/events", steps, RoleEdit, false},
 	}

@@ -87,6 +87,7 @@ func (s *Server) routeTable() []route {
 			// ActionEdit too once the body shows steps (submitEvents).
 			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true, creates: true},
 			route{Route: Route{"GET", "/docs/{id}/ws", ActionRead}, handle: s.serveWS, slash: true, atHello: true},
+			route{Route: Route{"GET", "/docs/{id}/export", ActionRead}, handle: s.exportDoc, slash: true},
 		)
 	}
 	if s.web != nil {

@@ -48,6 +48,7 @@ func TestRouteTable(t *testing.T) {
 		{"GET", "/docs/{id}/events", ActionRead}:     400, // no version
 		{"POST", "/docs/{id}/events", ActionComment}: 415, // no Content-Type: refused as a possible cross-site request
 		{"GET", "/docs/{id}/ws", ActionRead}:         http.StatusUpgradeRequired,
+		{"GET", "/docs/{id}/export", ActionRead}:     400, // no format
 		{"GET", "/{$}", ActionPage}:                  http.StatusTeapot,
 		{"HEAD", "/{$}", ActionPage}:                 http.StatusTeapot,
 		{"GET", "/edit/{id}", ActionPage}:            http.StatusTeapot,
@@ -66,7 +67,7 @@ func TestRouteTable(t *testing.T) {
 		}
 		methods[rt.Pattern] = append(methods[rt.Pattern], rt.Method)
 	}
-	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/ws": true}
+	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/ws": true, "/docs/{id}/export": true}
 	for pattern, ms := range methods {
 		paths := []string{concretePath(pattern)}
 		if slash[pattern] {
