@@ -1,0 +1,167 @@
+package collab_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/testutil"
+	"github.com/pmauthority/pmauthority/store"
+	"github.com/pmauthority/pmauthority/store/memstore"
+)
+
+// nodes returns n Authorities over one memory store, connected by bus
+// as the nodes of a cluster, with cfg's other fields.
+func nodes(t *testing.T, bus *testutil.Bus, n int, cfg collab.Config) ([]*collab.Authority, []store.Store) {
+	t.Helper()
+	shared := memstore.New()
+	var as []*collab.Authority
+	var sts []store.Store
+	for range n {
+		st := bus.Node(shared)
+		sts = append(sts, st)
+		as = append(as, newAuthority(t, st, cfg))
+	}
+	return as, sts
+}
+
+// eventually fails t unless cond holds within 10 seconds (it is checked
+// every millisecond).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 10 s: %s", what)
+		}
+	}
+}
+
+// users returns the user count of id on a, counting nobody new.
+func users(t *testing.T, a *collab.Authority, id string) int {
+	t.Helper()
+	return mustGet(t, a, id).Users
+}
+
+// longPoll starts an Events call of user on a that waits at the
+// document's current versions, and returns the channel of its answer.
+func longPoll(t *testing.T, a *collab.Authority, id, user string) <-chan collab.Events {
+	t.Helper()
+	st := mustGet(t, a, id)
+	ch := make(chan collab.Events, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	go func() {
+		ev, err := a.Events(ctx, id, user, st.Version, st.CommentVersion, true)
+		if err != nil {
+			t.Errorf("Events: %v", err)
+		}
+		ch <- ev
+	}()
+	waitWaiting(t, a, id)
+	return ch
+}
+
+// TestUsersAcrossNodes checks that the users of a document are counted
+// over every node: a waiting Events call on one node answers when a user
+// comes on another, the same user on two nodes counts once, List counts
+// the users of a document loaded on another node only, and the users of
+// a node cut off (dead) stop counting after the expiry.
+func TestUsersAcrossNodes(t *testing.T) {
+	bus := new(testutil.Bus)
+	as, sts := nodes(t, bus, 3, collab.Config{UsersRefresh: 20 * time.Millisecond})
+	a, b, c := as[0], as[1], as[2]
+	ctx := context.Background()
+	if _, err := a.Events(ctx, "d", "x", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	poll := longPoll(t, a, "d", "x")
+	if _, err := b.Events(ctx, "d", "y", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-poll; ev.Users != 2 || len(ev.Steps) != 0 {
+		t.Fatalf("the waiting Events answered %d users and %d steps, want 2 users and no steps", ev.Users, len(ev.Steps))
+	}
+	// x on c too: still 2 users, on every node.
+	if _, err := c.Events(ctx, "d", "x", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range as {
+		eventually(t, fmt.Sprintf("node %d counts 2 users of d", i), func() bool { return users(t, n, "d") == 2 })
+	}
+	// A document loaded only on b: its users show in a's list.
+	if _, err := b.Events(ctx, "e", "z", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a lists e with 1 user", func() bool {
+		docs, err := a.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range docs {
+			if d.ID == "e" {
+				return d.Users == 1
+			}
+		}
+		return false
+	})
+	if _, refs := a.Loaded("e"); refs != 0 {
+		t.Fatal("List loaded e")
+	}
+	// b dies: its y stops counting on a, whose waiting Events answers.
+	poll = longPoll(t, a, "d", "x")
+	bus.Cut(sts[1].(store.Broadcaster).Node())
+	if ev := <-poll; ev.Users != 1 {
+		t.Fatalf("after b died, the waiting Events answered %d users, want 1", ev.Users)
+	}
+}
+
+// TestUsersGoodbye checks that an Authority that closes tells the other
+// nodes that its users are gone (without waiting for them to expire:
+// nothing is repeated or expires within the test's hour).
+func TestUsersGoodbye(t *testing.T) {
+	bus := new(testutil.Bus)
+	as, _ := nodes(t, bus, 2, collab.Config{UsersRefresh: time.Hour})
+	a, b := as[0], as[1]
+	ctx := context.Background()
+	for i := range 1000 {
+		// Enough users for several messages.
+		if _, err := b.Events(ctx, "d", fmt.Sprint("user", i), 0, 0, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Events(ctx, "d", "x", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a counts 1001 users", func() bool { return users(t, a, "d") == 1001 })
+	if n := bus.Sent("users"); n < 3 {
+		t.Errorf("1000 users went in %d messages, want several", n)
+	}
+	poll := longPoll(t, a, "d", "x")
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-poll; ev.Users != 1 {
+		t.Fatalf("after b closed, the waiting Events answered %d users, want 1", ev.Users)
+	}
+}
+
+// TestUsersOneNode checks that an Authority whose store is no
+// store.Broadcaster counts its own users only, and that one whose store
+// is one but has no other node counts the same.
+func TestUsersOneNode(t *testing.T) {
+	bus := new(testutil.Bus)
+	for _, st := range []store.Store{memstore.New(), bus.Node(memstore.New())} {
+		a := newAuthority(t, st, collab.Config{UsersRefresh: 10 * time.Millisecond})
+		ctx := context.Background()
+		for _, u := range []string{"x", "y", "x"} {
+			if _, err := a.Events(ctx, "d", u, 0, 0, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := users(t, a, "d"); n != 2 {
+			t.Errorf("%T: %d users, want 2", st, n)
+		}
+	}
+}
