@@ -118,6 +118,11 @@ func (a *Authority) stopPeers() {
 	<-p.done
 }
 
+// Broadcaster returns the Authority's store as a store.Broadcaster, when
+// it is one (several nodes share it), and nil otherwise: the server sends
+// the presence of its WebSocket clients to the other nodes through it.
+func (a *Authority) Broadcaster() store.Broadcaster { return a.peers.caster }
+
 // changed notes that the users of the document id changed. It is called
 // with the document's mu held (or none).
 func (p *peerUsers) changed(id string) {
