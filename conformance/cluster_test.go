@@ -21,12 +21,16 @@ import (
 // binary) on one PostgreSQL database (pgtest's throwaway cluster) and
 // the real-editor harness against them: 12 editors, 6 of them over
 // WebSocket, on three documents at once, each document's editors spread
-// over the three nodes and every node serving editors of both kinds
-// (editorURLs).
+// over the three nodes, its two WebSocket editors on two different
+// ones, and every node serving editors of both kinds (editorURLs).
 // The harness's checks must pass; every node must serve the same
 // document, version and comments for each document; and each document
 // must be the replay of the step log stored in PostgreSQL (checked on
 // every node, whose events since version 0 must be the stored steps).
+// Presence and users cross the nodes (checkAcrossNodes): each WebSocket
+// editor is sent the selections of the other, and every editor, each a
+// user of its own (X-Forwarded-For, the nodes trusting it), is told the
+// count of all its document's editors, which no node has alone.
 func TestClusterEditors(t *testing.T) {
 	node := editorsNode(t, "js/node_modules/ws")
 	if _, err := os.Stat("../web/src/client.js"); err != nil {
@@ -37,7 +41,8 @@ func TestClusterEditors(t *testing.T) {
 	if testing.Short() {
 		edits, reconnectEvery = 300, 20
 	}
-	cfg := editorsConfig{Editors: 12, WS: 6, Edits: edits, ReconnectEvery: reconnectEvery, Seed: editorsSeed(t)}
+	cfg := editorsConfig{Editors: 12, WS: 6, Edits: edits, ReconnectEvery: reconnectEvery, Seed: editorsSeed(t),
+		Forwarded: true}
 	docIDs := []string{"cluster-a", "cluster-b", "cluster-c"}
 	c := startCluster(t, url, docIDs)
 
@@ -45,6 +50,7 @@ func TestClusterEditors(t *testing.T) {
 	run.check(t, cfg.Edits)
 	run.checkWS(t, cfg)
 	c.checkDocs(t, docIDs, run, cfg)
+	c.checkAcrossNodes(t, run, cfg, len(docIDs))
 }
 
 // TestClusterKill runs the same editors (without comments, which are not
@@ -131,8 +137,10 @@ type cluster struct {
 }
 
 // clusterFlags are the flags of every node: the editors all come from
-// 127.0.0.1, faster than one client may submit by default.
-var clusterFlags = []string{"--store", "postgres", "--max-submissions", "1000000", "--max-ws-messages", "100000", "--snapshot-every", "200"}
+// 127.0.0.1, faster than one client may submit by default, and may say
+// who they are with X-Forwarded-For (editorsConfig.Forwarded).
+var clusterFlags = []string{"--store", "postgres", "--max-submissions", "1000000", "--max-ws-messages", "100000", "--snapshot-every", "200",
+	"--trust-proxy"}
 
 // startCluster creates the documents docIDs (editorsStartDoc, through an
 // authority on the database at url) and starts three nodes on it.
@@ -180,26 +188,73 @@ func (c *cluster) start(t *testing.T, addr string) *hostileProc {
 }
 
 // editorURLs returns the harness's --url: one URL per editor (editor i
-// takes URL i). Editor i edits document d = i mod docs; the WebSocket
-// editors (the first ws) of document d are on node d mod 3, so that they
-// see each other's presence (presence does not cross nodes,
-// docs/cluster.md), and its long-poll editors on the other nodes in
-// turn. With 12 editors, 6 over WebSocket, on 3 documents, each document
-// has editors on all three nodes and each node serves both kinds.
+// takes URL i). Editor i edits document d = i mod docs, as its k-th
+// editor (k = i div docs), on node (d + k) mod 3 (editorNode). The
+// WebSocket editors are the first ws: with 12 editors, 6 over WebSocket,
+// on 3 documents, each document has editors on all three nodes, its two
+// WebSocket editors on two of them, and each node serves both kinds.
 func (c *cluster) editorURLs(editors, ws, docs int) string {
-	n := len(c.nodes)
 	urls := make([]string, editors)
-	polls := make([]int, docs) // long-poll editors of each document so far
 	for i := range urls {
-		d := i % docs
-		node := d % n
-		if i >= ws {
-			polls[d]++
-			node = (d + polls[d]) % n
-		}
-		urls[i] = c.nodes[node].base
+		urls[i] = c.nodes[editorNode(i, docs, len(c.nodes))].base
 	}
 	return strings.Join(urls, ",")
+}
+
+// editorNode returns the node of editor i (editorURLs).
+func editorNode(i, docs, nodes int) int {
+	return (i%docs + i/docs) % nodes
+}
+
+// checkAcrossNodes checks that presence and users crossed the nodes:
+// every WebSocket editor was sent the selection of every other
+// WebSocket editor of its document, on another node; and every editor
+// was told, at some time while editing, a user count of its document's
+// editors and one more, the harness, which reads each document from the
+// first node as it starts (each editor is a user of its own with
+// cfg.Forwarded; a node that counted only its own users would count at
+// most 3: two editors and the harness).
+func (c *cluster) checkAcrossNodes(t *testing.T, run editorsRun, cfg editorsConfig, docs int) {
+	t.Helper()
+	byDoc := map[string][]editorLine{}
+	for _, e := range run.editors {
+		byDoc[e.DocID] = append(byDoc[e.DocID], e)
+	}
+	for id, es := range byDoc {
+		nodes := map[int]bool{}
+		for _, e := range es {
+			nodes[editorNode(e.Editor, docs, len(c.nodes))] = true
+			if e.MaxUsers != len(es)+1 {
+				t.Errorf("%s: editor %d (%s, node %d) was told at most %d users, want %d: the editors on every node and the harness",
+					id, e.Editor, e.Transport, editorNode(e.Editor, docs, len(c.nodes)), e.MaxUsers, len(es)+1)
+			}
+			if e.Transport != "ws" {
+				continue
+			}
+			from := map[string]bool{}
+			for _, cid := range e.PresenceFrom {
+				from[string(cid)] = true
+			}
+			for _, o := range es {
+				if o.Transport != "ws" || o.Editor == e.Editor {
+					continue
+				}
+				if editorNode(o.Editor, docs, len(c.nodes)) == editorNode(e.Editor, docs, len(c.nodes)) {
+					t.Errorf("%s: WebSocket editors %d and %d on one node: the test wants them apart", id, e.Editor, o.Editor)
+				}
+				if !from[string(o.ClientID)] {
+					t.Errorf("%s: WebSocket editor %d (node %d) was never sent a selection of editor %d (node %d); it had %d clients'",
+						id, e.Editor, editorNode(e.Editor, docs, len(c.nodes)), o.Editor, editorNode(o.Editor, docs, len(c.nodes)), len(from))
+				}
+			}
+		}
+		if len(nodes) != len(c.nodes) {
+			t.Errorf("%s: editors on %d nodes, want all %d", id, len(nodes), len(c.nodes))
+		}
+	}
+	if !cfg.Forwarded {
+		t.Error("checkAcrossNodes needs editors with addresses of their own (cfg.Forwarded)")
+	}
 }
 
 // checkDocs checks every document on every node: checkEditorsDoc against

@@ -36,6 +36,8 @@
 //        [--history 0] [--lag 0] [--lag-every 15] [--breaks 0] [--burst 0] [--burst-every 60]
 //        [--token JWT]   (every editor presents it: Authorization header, hello token)
 //        [--faults 0]    (1: servers may be killed and restarted during the run)
+//        [--forwarded 0] (1: each editor sends X-Forwarded-For: an address of its own, so
+//                         that a server with --trust-proxy counts it as a user of its own)
 //
 // With several URLs (servers sharing one store), editor i talks to URL
 // i mod their number; the drain waits until every server is at the
@@ -68,7 +70,12 @@
 // that closes abnormally (1006) after its welcome is counted as a server
 // close (serverCloses["1006"]) and resumed by the client's back-off;
 // connection attempts that fail before a welcome are counted in
-// ws.failedConnects. Comments are not made safe to resend (run with
+// ws.failedConnects.
+//
+// Each editor's line also has "maxUsers", the largest user count it was
+// told while editing (by the events answers and the document of a
+// long-poll editor, the pushes of a WebSocket editor), and a WebSocket
+// editor's "presenceFrom", the client ids whose selection it was sent. Comments are not made safe to resend (run with
 // --comments 0), nor is the reload after a 410 tried again.
 //
 // The seed fixes each editor's choices given what it sees; the timing of
@@ -97,6 +104,7 @@ function parseFlags(argv) {
     maxDelay: 20, editGap: 30, comments: 0.03, drainTimeout: 60,
     ws: 0, reconnectEvery: 50, client: fileURLToPath(new URL("../../web/src/client.js", import.meta.url)),
     history: 0, lag: 0, lagEvery: 15, breaks: 0, burst: 0, burstEvery: 60, token: "", faults: 0,
+    forwarded: 0,
   }
   let names = {
     "--url": "url", "--doc": "doc", "--editors": "editors", "--edits": "edits", "--seed": "seed",
@@ -104,6 +112,7 @@ function parseFlags(argv) {
     "--ws": "ws", "--reconnect-every": "reconnectEvery", "--client": "client",
     "--history": "history", "--lag": "lag", "--lag-every": "lagEvery", "--breaks": "breaks",
     "--burst": "burst", "--burst-every": "burstEvery", "--token": "token", "--faults": "faults",
+    "--forwarded": "forwarded",
   }
   for (let i = 0; i < argv.length; i++) {
     let name = names[argv[i]]
@@ -188,14 +197,16 @@ class HTTPError extends Error {
 let authToken = ""
 
 // request sends one request and returns {status, text}; network failures
-// and aborts throw.
-async function request(method, url, body, signal) {
+// and aborts throw. An editor's request has its address as
+// X-Forwarded-For with --forwarded.
+async function request(method, url, body, signal, editor) {
   let init = { method, signal, headers: {} }
   if (body != null) {
     init.body = body
     init.headers["Content-Type"] = "application/json"
   }
   if (authToken) init.headers.Authorization = "Bearer " + authToken
+  if (editor && editor.h.flags.forwarded) init.headers["X-Forwarded-For"] = editor.address
   let resp = await fetch(url, init)
   let text = await resp.text()
   return { status: resp.status, text }
@@ -427,8 +438,13 @@ class Editor {
     this.lagging = false
     this.burstIn = h.flags.burst ? this.nextBurst() : Infinity
     this.burstLeft = 0 // edits left in the current burst
+    this.address = `10.${(index >> 8) & 255}.${index & 255}.7` // with --forwarded
+    this.maxUsers = 0 // the largest user count told while editing
     group.editors.push(this)
   }
+
+  // sawUsers notes a user count the server told.
+  sawUsers(n) { if (this.h.editsLeft()) this.maxUsers = Math.max(this.maxUsers, n) }
 
   netDelay() { return this.netRng.next() * this.h.flags.maxDelay }
   delay() { return sleep(this.netDelay()) }
@@ -551,9 +567,10 @@ class PollEditor extends Editor {
   async load() {
     await this.delay()
     await this.gate()
-    let { status, text } = await request("GET", this.url())
+    let { status, text } = await request("GET", this.url(), null, null, this)
     if (status != 200) throw new HTTPError("GET", this.url(), status, text)
     let data = parseJSON("GET /docs/{id}", text)
+    this.sawUsers(data.users)
     await this.delay()
     if (this.state) stats.stepsLostInReloads += unconfirmed(this.state)
     this.state = EditorState.create({
@@ -628,7 +645,7 @@ class PollEditor extends Editor {
     let version = getVersion(this.state), commentVersion = this.commentVersion
     let url = this.url(`/events?version=${version}&commentVersion=${commentVersion}`)
     stats.polls++
-    let { status, text } = await request("GET", url, null, ctl.signal)
+    let { status, text } = await request("GET", url, null, ctl.signal, this)
     await this.delay()
     // A local edit aborted this poll after its answer came: the demo drops
     // the answer (the send path took over); reading it again costs nothing.
@@ -662,6 +679,7 @@ class PollEditor extends Editor {
     if (data.clientIDs.length != data.steps.length) bad("not one client id per step")
     if (!(data.commentVersion >= commentVersion)) bad("commentVersion went back")
     if (typeof data.users != "number") bad("users is not a number")
+    this.sawUsers(data.users)
   }
 
   receive(version, commentVersion, data) {
@@ -735,7 +753,7 @@ class PollEditor extends Editor {
     stats.stepsSent += n
     stats.maxPostSteps = Math.max(stats.maxPostSteps, n)
     let url = this.url("/events")
-    let { status, text } = await request("POST", url, body)
+    let { status, text } = await request("POST", url, body, null, this)
     await this.delay()
     if (this.comm == "stopped") return
     if (status == 409) {
@@ -865,7 +883,7 @@ function socketClass(WS) {
     constructor(url, protocols) {
       let editor = new.target.editor
       if (!editor) throw new Error("a WebSocket without its editor")
-      super(url, protocols)
+      super(url, protocols, editor.h.flags.forwarded ? { headers: { "X-Forwarded-For": editor.address } } : {})
       this.editor = editor
       this.sendAt = this.receiveAt = 0 // when the last delayed message goes on
       this.sending = this.receiving = Promise.resolve()
@@ -934,6 +952,7 @@ class WSEditor extends Editor {
     this.dropIn = this.nextDrop()
     this.holding = false // hold runs
     this.unanswered = 0 // steps of the submissions unanswered when the last connection closed
+    this.presenceFrom = new Set() // client ids whose selection came
     wsStats.editors++
   }
 
@@ -1145,6 +1164,7 @@ class WSEditor extends Editor {
           if (this.h.flags.history) wsStats.historyGone++
           else wsStats.snapshotsOnResume++
         }
+        this.sawUsers(msg.users)
         this.pushed = this.h.schema.nodeFromJSON(msg.doc)
         this.pushedVersion = msg.version
         this.sizes = new Map([[msg.version, this.pushed.content.size]])
@@ -1163,6 +1183,7 @@ class WSEditor extends Editor {
           !Array.isArray(msg.steps) || !Array.isArray(msg.clientIDs) || !Array.isArray(msg.comment) ||
           msg.clientIDs.length != msg.steps.length) bad("a malformed push")
         if (msg.version - msg.steps.length !== this.pushedVersion) bad(`a push not from the last version pushed, ${this.pushedVersion}`)
+        this.sawUsers(msg.users)
         let own = 0
         while (own < msg.clientIDs.length && msg.clientIDs[own] === this.clientID) own++
         if (msg.clientIDs.indexOf(this.clientID, own) >= 0) bad("the client's steps after others'")
@@ -1230,6 +1251,7 @@ class WSEditor extends Editor {
       }
       if (!inDoc(c.anchor, size) || !inDoc(c.head, size)) bad(`presence outside the document at version ${version} (size ${size})`)
       wsStats.presenceChecked++
+      this.presenceFrom.add(c.clientID)
     }
     for (let id of left) {
       let from = this.h.byClientID.get(id)
@@ -1453,6 +1475,7 @@ class Harness {
       out.push(JSON.stringify({
         editor: e.index, docID: e.group.id, clientID: e.clientID, transport: e.transport, version: getVersion(e.state),
         commentVersion: e.commentVersion, sendable: !!sendableSteps(e.state), accepted: e.accepted, inDoubt: e.inDoubt,
+        maxUsers: e.maxUsers, presenceFrom: e.presenceFrom ? [...e.presenceFrom] : undefined,
         doc: e.state.doc.toJSON(),
       }))
     }
