@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/pgtest"
 	"github.com/pmauthority/pmauthority/store/postgres"
@@ -46,7 +48,13 @@ func TestClusterEditors(t *testing.T) {
 	docIDs := []string{"cluster-a", "cluster-b", "cluster-c"}
 	c := startCluster(t, url, docIDs)
 
+	count := countNotifies(t, url)
+	start := time.Now()
 	run := runEditors(t, node, c.editorURLs(cfg.Editors, cfg.WS, len(docIDs)), docIDs, cfg)
+	secs := time.Since(start).Seconds()
+	n := count()
+	t.Logf("NOTIFY in %.1f s: %d step notices (%.0f/s), %d broadcast payloads (%.0f/s, %.0f/s a node) of %d bytes on average",
+		secs, n.notices, float64(n.notices)/secs, n.casts, float64(n.casts)/secs, float64(n.casts)/secs/3, n.castBytes/max(n.casts, 1))
 	run.check(t, cfg.Edits)
 	run.checkWS(t, cfg)
 	c.checkDocs(t, docIDs, run, cfg)
@@ -125,6 +133,49 @@ func TestClusterKill(t *testing.T) {
 	t.Logf("kill: %d long-poll requests failed and tried again, %d own steps confirmed by polls; %d WebSockets closed by the dying server, %d connection attempts failed",
 		s.NetErrors, s.ConfirmedByEvents, s.WS.ServerCloses["1006"], s.WS.FailedConnects)
 	c.checkDocs(t, docIDs, run, cfg)
+}
+
+// notifyCount counts the NOTIFYs of the nodes.
+type notifyCount struct {
+	notices, casts, castBytes int
+}
+
+// countNotifies listens to the nodes' channels on the database at url
+// until the returned function is called, which returns the counts.
+func countNotifies(t *testing.T, url string) func() notifyCount {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range []string{"pmauthority", "pmauthority_cast"} {
+		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan notifyCount)
+	go func() {
+		var n notifyCount
+		for {
+			note, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				conn.Close(context.Background())
+				done <- n
+				return
+			}
+			if note.Channel == "pmauthority" {
+				n.notices++
+			} else {
+				n.casts++
+				n.castBytes += len(note.Payload)
+			}
+		}
+	}()
+	return func() notifyCount {
+		cancel()
+		return <-done
+	}
 }
 
 // cluster is three serve processes on one PostgreSQL database, and a
