@@ -165,3 +165,31 @@ func TestUsersOneNode(t *testing.T) {
 		}
 	}
 }
+
+// TestUsersBadMessages sends malformed users messages from another
+// node: none changes the count or fails anything.
+func TestUsersBadMessages(t *testing.T) {
+	bus := new(testutil.Bus)
+	as, _ := nodes(t, bus, 1, collab.Config{UsersRefresh: time.Hour})
+	a := as[0]
+	other := bus.Node(memstore.New()).(store.Broadcaster)
+	if _, err := a.Events(context.Background(), "d", "x", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{
+		``, `null`, `[]`, `{"doc":""}`, `{"doc":"d","parts":0}`, `{"doc":"d","part":1,"parts":1,"users":""}`,
+		`{"doc":"d","parts":1,"users":"abc"}`, `{"doc":"d","parts":1,"users":"zzzzzzzzzzzzzzzz"}`,
+		`{"doc":"d","parts":999,"users":""}`, `{"doc":"d","part":-1,"parts":2,"users":""}`,
+		`{"doc":"d","seq":5,"part":1,"parts":2,"users":"0000000000000001"}`, // a part without its start
+	} {
+		if err := other.Broadcast("users", []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A good one after them is heard: the bad ones were dropped, not
+	// queued in its way.
+	if err := other.Broadcast("users", []byte(`{"doc":"d","seq":9,"part":0,"parts":1,"users":"00000000000000010000000000000002"}`)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a counts x and the good message's 2 users", func() bool { return users(t, a, "d") == 3 })
+}

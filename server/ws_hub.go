@@ -678,7 +678,7 @@ func (h *wsHub) flushPresence() {
 			left = append(left, id)
 		}
 	}
-	if h.s.ws.peers.caster != nil {
+	if h.s.peerCaster() != nil {
 		conns := h.changed
 		if h.sendAll {
 			conns = h.conns

@@ -28,8 +28,8 @@ import (
 // back those of a version it has not reached yet. A hub that starts asks
 // ({"doc":"d","ask":true}) and the hubs of the other nodes answer with
 // all their entries; every wsPeerRefresh each hub sends all its entries
-// again, and an entry that its node has not repeated within
-// wsPeerExpiry is gone (sent as left): that is how the clients of a node
+// again, and an entry that its node has not repeated within three
+// refreshes is gone (sent as left): that is how the clients of a node
 // that died disappear, and how a lost message is repaired. An entry
 // heard from another node goes to this node's connections as a local
 // one would, in the same presence messages; a client connected here and
@@ -40,9 +40,11 @@ const (
 	wsPresenceTopic = "presence"
 	// wsPeerRefresh is how often a hub sends all its entries again.
 	wsPeerRefresh = 5 * time.Second
-	// wsPeerExpiry is how long an entry heard from another node lasts
-	// unless repeated.
-	wsPeerExpiry = 3 * wsPeerRefresh
+	// wsMaxPeers bounds the entries of other nodes' clients a hub
+	// keeps, and wsMaxInbox the messages of other nodes waiting for a
+	// hub; beyond, what comes is dropped (and repeated by the refresh).
+	wsMaxPeers = 10_000
+	wsMaxInbox = 4096
 )
 
 // peerEntry is the presence of a client connected to another node.
@@ -162,6 +164,10 @@ func (s *Server) heardPresence(node string, msg []byte) {
 	// The hub's mu may be held for long (a join reads the document): the
 	// listener must not wait for it.
 	h.inMu.Lock()
+	if len(h.inbox) >= wsMaxInbox {
+		h.inMu.Unlock()
+		return
+	}
 	h.inbox = append(h.inbox, heardMessage{node, m})
 	start := !h.inRunning
 	h.inRunning = true
@@ -231,6 +237,9 @@ func (h *wsHub) takeLocked(node string, m *peerMessage, now time.Time) {
 		}
 		e := h.peers[string(id)]
 		if e == nil {
+			if len(h.peers) >= wsMaxPeers {
+				continue
+			}
 			e = &peerEntry{clientID: id}
 			h.peers[string(id)] = e
 		}
@@ -392,7 +401,7 @@ func appendSelection(buf []byte, anchor, head int) []byte {
 // client ids of left, at the hub's version, in as many messages as they
 // take. It is called with mu held.
 func (h *wsHub) castPresenceLocked(conns []*wsConn, left [][]byte) {
-	c := h.s.ws.peers.caster
+	c := h.s.peerCaster()
 	if c == nil || len(conns) == 0 && len(left) == 0 {
 		return
 	}

@@ -136,7 +136,7 @@ func (r *recordingCaster) SubscribeBroadcasts(string, func(string, []byte)) func
 func TestCastPresenceParts(t *testing.T) {
 	e := newWS(t, Config{}, collab.Config{}, nil)
 	rec := &recordingCaster{}
-	e.s.ws.peers.caster = rec
+	e.s.ws.peers.once.Do(func() { e.s.ws.peers.caster = rec })
 	h := &wsHub{s: e.s, id: strings.Repeat("é", 200), version: 3}
 	var conns []*wsConn
 	var left [][]byte
@@ -176,5 +176,40 @@ func TestCastPresenceParts(t *testing.T) {
 	}
 	if len(seen) != 300 || len(gone) != 300 {
 		t.Errorf("%d entries and %d left ids, want 300 of each", len(seen), len(gone))
+	}
+}
+
+// TestWSPresenceBadMessages sends malformed presence messages from
+// another node: they are dropped, and a good one after them is shown.
+func TestWSPresenceBadMessages(t *testing.T) {
+	bus := new(testutil.Bus)
+	es, _ := wsNodes(t, bus, 1, nil)
+	other := bus.Node(memstore.New()).(store.Broadcaster)
+	es[0].post(t, "d", 0, "7", insert(1, "abcdef"))
+	a, _ := joinAt(t, es[0], "d", 1, "1")
+	for _, m := range []string{
+		``, `null`, `{"doc":"d","version":-1}`, `{"doc":"d","version":1,"clients":[{"clientID":{}}]}`,
+		`{"doc":"d","version":1,"clients":[{"clientID":1.5}]}`,
+		`{"doc":"d","version":1,"clients":[{"clientID":2,"name":"` + strings.Repeat("n", 100) + `"}]}`,
+		`{"doc":"d","version":1,"clients":[{"clientID":2,"color":"red"}]}`,
+		`{"doc":"d","version":1,"clients":[{"clientID":1,"anchor":1}]}`, // a's own id: a is local
+		`{"doc":"d","version":1,"left":[{}]}`,
+	} {
+		if err := other.Broadcast("presence", []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Out of the document at version 1 (size 8): shown hidden.
+	if err := other.Broadcast("presence", []byte(`{"doc":"d","version":1,"clients":[{"clientID":"far","anchor":99,"head":2}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m, p := a.presenceOf(`"far"`); p.Anchor != nil || m.Version != 1 {
+		t.Fatalf("presence %s", m.raw)
+	}
+	if err := other.Broadcast("presence", []byte(`{"doc":"d","version":1,"clients":[{"clientID":"ok","name":"O","color":"#010203","anchor":2,"head":3}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m, p := a.presenceOf(`"ok"`); ptrInt(p.Anchor) != 2 || ptrInt(p.Head) != 3 || *p.Name != "O" {
+		t.Fatalf("presence %s", m.raw)
 	}
 }
