@@ -349,6 +349,9 @@ func (a *Authority) heardUsers(node string, msg []byte) {
 	if m.Part == 0 {
 		nu.seq, nu.next, nu.pending = m.Seq, 0, nu.pending[:0]
 	}
+	// Each part keeps the entry (a set being received included) for the
+	// expiry.
+	nu.expires = now.Add(usersPeerExpiry * p.every)
 	if m.Seq != nu.seq || m.Part != nu.next {
 		// A part of a set whose start was missed: wait for the next.
 		p.dropIfEmpty(m.Doc, pd, node, nu)
@@ -368,7 +371,6 @@ func (a *Authority) heardUsers(node string, msg []byte) {
 		changed = pd.replace(nu, nu.pending, &p.heard)
 	}
 	nu.pending, nu.next = nil, 0
-	nu.expires = now.Add(usersPeerExpiry * p.every)
 	p.dropIfEmpty(m.Doc, pd, node, nu)
 	p.mu.Unlock()
 	if changed {
@@ -427,11 +429,11 @@ func (a *Authority) expirePeers() {
 	for id, pd := range p.docs {
 		changed := false
 		for node, nu := range pd.nodes {
-			if nu.expires.IsZero() || now.Before(nu.expires) {
+			if now.Before(nu.expires) {
 				continue
 			}
 			changed = pd.replace(nu, nil, &p.heard) || changed
-			nu.next = 0
+			nu.pending, nu.next = nil, 0
 			p.dropIfEmpty(id, pd, node, nu)
 		}
 		if changed {

@@ -1,12 +1,16 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/pgtest"
 	"github.com/pmauthority/pmauthority/store"
 )
@@ -164,5 +168,77 @@ func TestPackCasts(t *testing.T) {
 		if _, _, ok := parseCasts(bad); ok {
 			t.Errorf("parseCasts(%q) accepted a malformed payload", bad)
 		}
+	}
+}
+
+// TestAuthoritiesUsers runs two Authorities on two Stores over one
+// database: a waiting Events call on one answers when a user comes on
+// the other, with the count of both.
+func TestAuthoritiesUsers(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	sa, sb := open(t, url), open(t, url)
+	defer sa.Close()
+	defer sb.Close()
+	listening(t, sa)
+	listening(t, sb)
+	a, b := newAuthority(t, sa), newAuthority(t, sb)
+	st, err := a.Get(ctx, "d", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Users != 1 {
+		t.Fatalf("%d users, want 1", st.Users)
+	}
+	answer := make(chan collab.Events, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		ev, err := a.Events(ctx, "d", "x", st.Version, st.CommentVersion, true)
+		if err != nil {
+			t.Errorf("Events: %v", err)
+		}
+		answer <- ev
+	}()
+	for deadline := time.Now().Add(wait); a.Waiting("d") == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no Events call waits")
+		}
+	}
+	if _, err := b.Get(ctx, "d", "y"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-answer; ev.Users != 2 {
+		t.Errorf("the waiting Events answered %d users, want 2", ev.Users)
+	}
+}
+
+// TestBroadcastAfterReconnect terminates the listener's connection: the
+// broadcasts sent after it reconnected are heard.
+func TestBroadcastAfterReconnect(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	a, b := open(t, url), open(t, url)
+	defer a.Close()
+	defer b.Close()
+	notices := subscribe(t, b)
+	next(t, notices, "after LISTEN", is(store.Notice{}))
+	casts := subscribeCasts(t, b, "t")
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var killed int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN `+channel+`' AND pid <> pg_backend_pid()`).Scan(&killed); err != nil || killed != 1 {
+		t.Fatalf("terminated %d listeners (%v), want 1", killed, err)
+	}
+	next(t, notices, "after the reconnect", is(store.Notice{}))
+	if err := a.Broadcast("t", []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	if got := nextCast(t, casts); got != (cast{a.Node(), "after"}) {
+		t.Errorf("heard %v", got)
 	}
 }
