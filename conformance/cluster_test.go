@@ -5,8 +5,12 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,9 +34,10 @@ import (
 // must be the replay of the step log stored in PostgreSQL (checked on
 // every node, whose events since version 0 must be the stored steps).
 // Presence and users cross the nodes (checkAcrossNodes): each WebSocket
-// editor is sent the selections of the other, and every editor, each a
-// user of its own (X-Forwarded-For, the nodes trusting it), is told the
-// count of all its document's editors, which no node has alone.
+// editor is sent the selections of the other; every node counts all the
+// editors of each document, each a user of its own (X-Forwarded-For,
+// the nodes trusting it), which no node has alone; and a long poll on
+// one node is answered when a user comes on another.
 func TestClusterEditors(t *testing.T) {
 	node := editorsNode(t, "js/node_modules/ws")
 	if _, err := os.Stat("../web/src/client.js"); err != nil {
@@ -259,26 +264,36 @@ func editorNode(i, docs, nodes int) int {
 
 // checkAcrossNodes checks that presence and users crossed the nodes:
 // every WebSocket editor was sent the selection of every other
-// WebSocket editor of its document, on another node; and every editor
-// was told, at some time while editing, a user count of its document's
-// editors and one more, the harness, which reads each document from the
-// first node as it starts (each editor is a user of its own with
-// cfg.Forwarded; a node that counted only its own users would count at
-// most 3: two editors and the harness).
+// WebSocket editor of its document, on another node; every node counts,
+// for each document, its editors (each a user of its own, through
+// X-Forwarded-For) and the harness (127.0.0.1, as the test's own
+// requests), where a node that counted only its own users would count at
+// most three; and a long poll waiting on one node is answered when a
+// user comes on another.
 func (c *cluster) checkAcrossNodes(t *testing.T, run editorsRun, cfg editorsConfig, docs int) {
 	t.Helper()
+	if !cfg.Forwarded {
+		t.Fatal("checkAcrossNodes needs editors with addresses of their own (cfg.Forwarded)")
+	}
 	byDoc := map[string][]editorLine{}
+	var ids []string
 	for _, e := range run.editors {
+		if byDoc[e.DocID] == nil {
+			ids = append(ids, e.DocID)
+		}
 		byDoc[e.DocID] = append(byDoc[e.DocID], e)
 	}
-	for id, es := range byDoc {
+	slices.Sort(ids)
+	for _, id := range ids {
+		es := byDoc[id]
+		// What the editors were told while editing, for the log: the
+		// count may reach a node after an editor's last answer.
+		var told []string
 		nodes := map[int]bool{}
 		for _, e := range es {
-			nodes[editorNode(e.Editor, docs, len(c.nodes))] = true
-			if e.MaxUsers != len(es)+1 {
-				t.Errorf("%s: editor %d (%s, node %d) was told at most %d users, want %d: the editors on every node and the harness",
-					id, e.Editor, e.Transport, editorNode(e.Editor, docs, len(c.nodes)), e.MaxUsers, len(es)+1)
-			}
+			node := editorNode(e.Editor, docs, len(c.nodes))
+			nodes[node] = true
+			told = append(told, fmt.Sprintf("editor %d (%s, node %d): %d", e.Editor, e.Transport, node, e.MaxUsers))
 			if e.Transport != "ws" {
 				continue
 			}
@@ -290,22 +305,96 @@ func (c *cluster) checkAcrossNodes(t *testing.T, run editorsRun, cfg editorsConf
 				if o.Transport != "ws" || o.Editor == e.Editor {
 					continue
 				}
-				if editorNode(o.Editor, docs, len(c.nodes)) == editorNode(e.Editor, docs, len(c.nodes)) {
+				if other := editorNode(o.Editor, docs, len(c.nodes)); other == node {
 					t.Errorf("%s: WebSocket editors %d and %d on one node: the test wants them apart", id, e.Editor, o.Editor)
-				}
-				if !from[string(o.ClientID)] {
+				} else if !from[string(o.ClientID)] {
 					t.Errorf("%s: WebSocket editor %d (node %d) was never sent a selection of editor %d (node %d); it had %d clients'",
-						id, e.Editor, editorNode(e.Editor, docs, len(c.nodes)), o.Editor, editorNode(o.Editor, docs, len(c.nodes)), len(from))
+						id, e.Editor, node, o.Editor, other, len(from))
 				}
 			}
 		}
+		t.Logf("%s: users told at most while editing: %s", id, strings.Join(told, ", "))
 		if len(nodes) != len(c.nodes) {
 			t.Errorf("%s: editors on %d nodes, want all %d", id, len(nodes), len(c.nodes))
 		}
+		want := len(es) + 1
+		for i, p := range c.nodes {
+			var got collabUsers
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				got = getUsers(t, context.Background(), p.base+"/docs/"+id, "")
+				if got.Users == want || time.Now().After(deadline) {
+					break
+				}
+			}
+			if got.Users != want {
+				t.Errorf("%s: node %d counts %d users, want %d: the editors on every node and the harness", id, i, got.Users, want)
+			}
+		}
 	}
-	if !cfg.Forwarded {
-		t.Error("checkAcrossNodes needs editors with addresses of their own (cfg.Forwarded)")
+	// A long poll on node 0 (of a new user) waits; a new user on node 1
+	// answers it. The poll must be waiting before the user comes, which
+	// the test cannot see: an attempt whose poll started late is not
+	// answered, and the test tries again with new users.
+	id := ids[0]
+	answered := false
+	for try := 0; try < 3 && !answered; try++ {
+		poller, newcomer := fmt.Sprintf("10.200.%d.1", try), fmt.Sprintf("10.200.%d.2", try)
+		st := getUsers(t, context.Background(), c.nodes[0].base+"/docs/"+id, poller)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		answer := make(chan collabUsers, 1)
+		go func() {
+			answer <- getUsers(t, ctx, fmt.Sprintf("%s/docs/%s/events?version=%d&commentVersion=%d", c.nodes[0].base, id, st.Version, st.CommentVersion), poller)
+		}()
+		time.Sleep(300 * time.Millisecond)
+		getUsers(t, context.Background(), c.nodes[1].base+"/docs/"+id, newcomer)
+		got := <-answer
+		cancel()
+		if got.Users == 0 && ctx.Err() != nil {
+			t.Logf("%s: try %d: the long poll on node 0 was not answered: it may have started waiting after the user came", id, try)
+			continue
+		}
+		answered = true
+		if got.Users != st.Users+1 {
+			t.Errorf("%s: the long poll on node 0 answered %d users after a user came on node 1, want %d", id, got.Users, st.Users+1)
+		}
 	}
+	if !answered {
+		t.Errorf("%s: no long poll on node 0 was answered when a user came on node 1", id)
+	}
+}
+
+// collabUsers is what checkAcrossNodes reads of GET /docs/{id} and of
+// an events answer.
+type collabUsers struct {
+	Users          int   `json:"users"`
+	Version        int64 `json:"version"`
+	CommentVersion int64 `json:"commentVersion"`
+}
+
+// getUsers GETs url, as the user forwardedFor when not empty; a request
+// that ctx ends returns the zero collabUsers.
+func getUsers(t *testing.T, ctx context.Context, url, forwardedFor string) collabUsers {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		t.Error(err)
+		return collabUsers{}
+	}
+	if forwardedFor != "" {
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() == nil {
+			t.Error(err)
+		}
+		return collabUsers{}
+	}
+	defer resp.Body.Close()
+	var u collabUsers
+	if err := json.NewDecoder(resp.Body).Decode(&u); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET %s: %s, %v", url, resp.Status, err)
+	}
+	return u
 }
 
 // checkDocs checks every document on every node: checkEditorsDoc against
