@@ -17,7 +17,8 @@ import (
 // that a client whose requests a balancer spreads over the nodes counts
 // once, as it does on one node. Each node broadcasts, on the topic
 // "users", the users of each of its loaded documents, as 64-bit hashes
-// (short, and no addresses or principals in the database's notices):
+// (short, and the addresses and principals are not sent in clear, though
+// the hash of an address can be guessed):
 //
 //	{"doc":"d","seq":7,"part":0,"parts":1,"users":"<16 hex digits per user>"}
 //
