@@ -60,6 +60,7 @@ type wsHubs struct {
 	presenceEvery time.Duration
 	queueLen      int
 	peerEvery     time.Duration // wsPeerRefresh
+	peerExpire    time.Duration // three peerEvery
 }
 
 func (hs *wsHubs) pingInterval() time.Duration {

@@ -126,6 +126,9 @@ func (hs *wsHubs) peerRefresh() time.Duration {
 }
 
 func (hs *wsHubs) peerExpiry() time.Duration {
+	if hs.peerExpire > 0 {
+		return hs.peerExpire
+	}
 	return 3 * hs.peerRefresh()
 }
 
@@ -244,10 +247,11 @@ func (h *wsHub) takeLocked(node string, m *peerMessage, now time.Time) {
 			h.peers[string(id)] = e
 		}
 		e.expires = now.Add(h.s.ws.peerExpiry())
-		if e.node == node && bytes.Equal(e.ident, ident) && e.at == m.Version && e.anchor == anchor && e.head == head {
-			continue // a repetition
+		heard := peerEntry{at: m.Version, anchor: anchor, head: head}
+		if e.node == node && bytes.Equal(e.ident, ident) && h.samePlaceLocked(e, &heard) {
+			continue // a repetition (a refresh), perhaps from a later version
 		}
-		e.node, e.ident, e.at, e.anchor, e.head = node, ident, m.Version, anchor, head
+		e.node, e.ident, e.at, e.anchor, e.head = node, ident, heard.at, heard.anchor, heard.head
 		h.markPeerChanged(e)
 	}
 	for _, raw := range m.Left {
@@ -295,6 +299,17 @@ func (h *wsHub) expirePeersLocked(now time.Time) {
 			h.removePeerLocked(e)
 		}
 	}
+}
+
+// samePlaceLocked reports whether the selections of e and heard are the
+// same once both are at the hub's version (false when either is at a
+// version the hub has not reached). It brings both to that version. It
+// is called with mu held.
+func (h *wsHub) samePlaceLocked(e, heard *peerEntry) bool {
+	if e.at == heard.at && e.anchor == heard.anchor && e.head == heard.head {
+		return true
+	}
+	return h.peerAtLocked(e) && h.peerAtLocked(heard) && e.anchor == heard.anchor && e.head == heard.head
 }
 
 // peerAtLocked brings e's positions to the hub's version, and reports

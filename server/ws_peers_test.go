@@ -54,11 +54,10 @@ func (c *wsClient) knows(w wsMsg, clientID string) {
 // TestWSPresenceAcrossNodes checks that the WebSocket clients of one
 // document on different nodes see each other join, move their
 // selections (mapped to the receiving node's version) and leave, and
-// that a node that dies has its clients leave the others after the
-// expiry.
+// that the refreshes of unchanged selections send them nothing.
 func TestWSPresenceAcrossNodes(t *testing.T) {
 	bus := new(testutil.Bus)
-	es, sts := wsNodes(t, bus, 3, func(hs *wsHubs) { hs.peerEvery = 20 * time.Millisecond })
+	es, _ := wsNodes(t, bus, 2, func(hs *wsHubs) { hs.peerEvery, hs.peerExpire = 20*time.Millisecond, time.Hour })
 	es[0].post(t, "d", 0, "7", insert(1, "abcdef"))
 	a, aw := joinAt(t, es[0], "d", 1, "1")
 	b, bw := joinAt(t, es[1], "d", 1, `"b"`)
@@ -79,24 +78,41 @@ func TestWSPresenceAcrossNodes(t *testing.T) {
 	if m, p := a.presenceOf(`"b"`); m.Version != 2 || ptrInt(p.Anchor) != 5 || ptrInt(p.Head) != 7 {
 		t.Fatalf("presence %s", m.raw)
 	}
+	// The refreshes (every 20 ms here) repeat b's selection, at the
+	// version of b's node: a is sent nothing of them, and the next
+	// message it gets is b's next selection.
+	time.Sleep(300 * time.Millisecond)
+	b.send(`{"type":"presence","version":1,"anchor":1,"head":1}`)
+	if m := a.next("presence"); len(m.Clients) != 1 || ptrInt(m.Clients[0].Anchor) != 1 {
+		t.Fatalf("after the refreshes of an unchanged selection: %s", m.raw)
+	}
 	b.nextSkipping("steps")
 	a.send(`{"type":"presence","version":2,"anchor":1,"head":1}`)
 	if m, p := b.selectionOf("1"); ptrInt(p.Anchor) != 1 {
 		t.Fatalf("presence %s", m.raw)
 	}
 
-	// A client of a third node, which then dies: it leaves a and b.
-	c, cw := joinAt(t, es[2], "d", 0, "3")
-	c.knows(cw, "1")
-	c.knows(cw, `"b"`)
-	a.presenceOf("3")
-	bus.Cut(sts[2].(store.Broadcaster).Node())
-	a.leftOf("3")
-	b.leftOf("3")
-
 	// b leaves.
 	b.c.Close(websocket.StatusNormalClosure, "")
 	a.leftOf(`"b"`)
+}
+
+// TestWSPresenceNodeDies checks that the clients of a node that dies
+// (its messages lost) leave the clients of the others once their
+// entries expire.
+func TestWSPresenceNodeDies(t *testing.T) {
+	bus := new(testutil.Bus)
+	es, sts := wsNodes(t, bus, 3, func(hs *wsHubs) { hs.peerEvery, hs.peerExpire = 20*time.Millisecond, 200*time.Millisecond })
+	es[0].post(t, "d", 0, "7", insert(1, "abcdef"))
+	a, aw := joinAt(t, es[0], "d", 1, "1")
+	b, bw := joinAt(t, es[1], "d", 1, `"b"`)
+	c, cw := joinAt(t, es[2], "d", 0, "3")
+	a.knows(aw, "3")
+	b.knows(bw, "3")
+	c.knows(cw, "1")
+	bus.Cut(sts[2].(store.Broadcaster).Node())
+	a.leftOf("3")
+	b.leftOf("3")
 }
 
 // leftOf reads presence messages until one says that clientID left.
