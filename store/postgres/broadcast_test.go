@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -240,5 +241,64 @@ func TestBroadcastAfterReconnect(t *testing.T) {
 	}
 	if got := nextCast(t, casts); got != (cast{a.Node(), "after"}) {
 		t.Errorf("heard %v", got)
+	}
+}
+
+// BenchmarkAppendBroadcasting is BenchmarkAppendParallel with and
+// without two other Stores (nodes) broadcasting all along, as fast as
+// their 20 ms pause lets them (a message every millisecond, about the
+// size of a presence entry: 20 a payload, 50 payloads a second each),
+// for the cost of the lock that their NOTIFYs take at commit beside the
+// appends' own notices. Compare the two in one run (-bench
+// AppendBroadcasting -count 5, benchstat).
+func BenchmarkAppendBroadcasting(b *testing.B) {
+	for _, casting := range []bool{false, true} {
+		name := "quiet"
+		if casting {
+			name = "broadcasting"
+		}
+		b.Run(name, func(b *testing.B) {
+			url := pgtest.URL(b)
+			s := open(b, url)
+			defer s.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if casting {
+				msg := []byte(`{"doc":"d","version":12,"clients":[{"clientID":1234567,"name":"editor 1","color":"#a0b1c2","anchor":17,"head":23}],"left":[]}`)
+				for range 2 {
+					other := open(b, url)
+					defer other.Close()
+					go func() {
+						t := time.NewTicker(time.Millisecond)
+						defer t.Stop()
+						for {
+							select {
+							case <-ctx.Done():
+								return
+							case <-t.C:
+								other.Broadcast("presence", msg)
+							}
+						}
+					}()
+				}
+			}
+			var next atomic.Int64
+			b.SetParallelism(8)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				id := fmt.Sprint("doc", next.Add(1))
+				if err := s.Create(ctx, id, "basic", []byte(`{}`), nil); err != nil {
+					b.Error(err)
+					return
+				}
+				step := []store.Step{{JSON: []byte(`{"stepType":"replace","from":1,"to":1}`), ClientID: []byte(`1`)}}
+				for v := int64(0); pb.Next(); v++ {
+					if err := s.Append(ctx, id, v, step, nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
