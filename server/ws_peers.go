@@ -108,9 +108,9 @@ func (s *Server) refreshPeers() {
 		now := time.Now()
 		for _, h := range hubs {
 			h.mu.Lock()
-			h.sendAll = len(h.conns) > 0
-			h.expirePeersLocked(now)
-			if h.sendAll || len(h.left) > 0 {
+			h.expirePeersLocked(now) // schedules the flush of their leaving
+			if len(h.conns) > 0 {
+				h.sendAll = true
 				h.schedulePresence()
 			}
 			h.mu.Unlock()
