@@ -394,18 +394,11 @@ func (c *cluster) postNoop(t *testing.T, p *hostileProc, id string, clientID int
 	return status, resp, header
 }
 
-// presenceCrossesNodes says whether presence (cursors, the peers list)
-// crosses the nodes of a cluster in this build. While it does not,
-// TestClusterBrowsers skips its cursors scenario; set it once presence
-// is broadcast between nodes.
-const presenceCrossesNodes = false
-
 // TestClusterBrowsers runs ../web/test/browser-nodes.mjs: the demo page
 // in two browsers, Alice's on node 0 and Bob's on node 2 of a cluster,
 // on one document. Its typing scenario checks that each sees the other's
 // typing and that both nodes serve what the editors hold; its cursors
-// scenario that each sees the other's cursor and name (skipped while
-// presenceCrossesNodes is false). Skipped as the web package's browser
+// scenario that each sees the other's cursor and name. Skipped as the web package's browser
 // tests are (testutil.NeedBrowser: Chromium, node, web/node_modules;
 // PMA_REQUIRE_BROWSER=1 fails instead), and without PostgreSQL as the
 // other cluster tests.
@@ -431,10 +424,5 @@ func TestClusterBrowsers(t *testing.T) {
 		}
 	}
 	t.Run("typing", func(t *testing.T) { run(t, "typing") })
-	t.Run("cursors", func(t *testing.T) {
-		if !presenceCrossesNodes {
-			t.Skip("presence does not cross nodes yet (presenceCrossesNodes is false)")
-		}
-		run(t, "cursors")
-	})
+	t.Run("cursors", func(t *testing.T) { run(t, "cursors") })
 }

@@ -107,7 +107,12 @@ type editorLine struct {
 	Sendable       bool            `json:"sendable"`
 	Accepted       int64           `json:"accepted"` // own steps the server confirmed
 	InDoubt        int64           `json:"inDoubt"`  // own steps the server may have accepted
-	Doc            json.RawMessage `json:"doc"`
+	// MaxUsers is the largest user count the editor was told while
+	// editing; PresenceFrom (WebSocket editors) the client ids whose
+	// selections it was sent.
+	MaxUsers     int               `json:"maxUsers"`
+	PresenceFrom []json.RawMessage `json:"presenceFrom"`
+	Doc          json.RawMessage   `json:"doc"`
 }
 
 // editorsSummary is the harness's last line (the fields checked here).
@@ -223,6 +228,9 @@ type editorsConfig struct {
 	// Faults tells the harness that servers may die and come back
 	// during the run (--faults 1).
 	Faults bool
+	// Forwarded gives each editor an address of its own, sent as
+	// X-Forwarded-For (--forwarded 1), for servers with --trust-proxy.
+	Forwarded bool
 }
 
 // editorsRun is what one run of the harness printed.
@@ -296,6 +304,9 @@ func runEditors(t *testing.T, node, url string, docIDs []string, cfg editorsConf
 	}
 	if cfg.Faults {
 		args = append(args, "--faults", "1")
+	}
+	if cfg.Forwarded {
+		args = append(args, "--forwarded", "1")
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
 	var stdout, stderr bytes.Buffer

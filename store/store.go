@@ -259,3 +259,38 @@ type Scanner interface {
 	// not be used after fn returns.
 	Scan(ctx context.Context, id string, fn func(head Head, older []Snapshot, steps iter.Seq2[Step, error]) error) error
 }
+
+// MaxBroadcast is the longest message, its topic included, that every
+// Broadcaster takes.
+const MaxBroadcast = 7000
+
+// Broadcaster is implemented by stores that several nodes share (several
+// server processes over one database): it carries small passing messages
+// between the nodes, such as the presence of a document's editors and its
+// user counts, which the store does not keep. A message reaches the
+// subscribers of its topic on every other node, in the order its node
+// sent it, at most once: a node that is away (its connection lost, its
+// process restarting) misses it. So a user of a Broadcaster sends what it
+// knows again now and then, and lets what it heard from a node expire when
+// that node stops repeating it: that is also how a node that died stops
+// counting. A store that one process uses alone need not implement it.
+type Broadcaster interface {
+	// Node returns the id of this node, as other nodes' subscribers are
+	// given it: unique among the nodes, new every time the store is
+	// opened.
+	Node() string
+
+	// Broadcast sends msg on topic to the subscribers of topic on the
+	// other nodes. topic is a short name of letters, digits, '-' and '_';
+	// msg is text (valid UTF-8 without NUL) and len(topic)+len(msg) at
+	// most MaxBroadcast. It returns once msg is queued, before it is
+	// sent: the backend sends the messages queued together, and fails
+	// when its queue is full.
+	Broadcast(topic string, msg []byte) error
+
+	// SubscribeBroadcasts calls fn with every message on topic of
+	// another node (never this node's own), with the sending node's id,
+	// until cancel is called (a call already running may end after
+	// cancel returns). fn must not block; msg is its own.
+	SubscribeBroadcasts(topic string, fn func(node string, msg []byte)) (cancel func())
+}

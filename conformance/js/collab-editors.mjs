@@ -36,6 +36,8 @@
 //        [--history 0] [--lag 0] [--lag-every 15] [--breaks 0] [--burst 0] [--burst-every 60]
 //        [--token JWT]   (every editor presents it: Authorization header, hello token)
 //        [--faults 0]    (1: servers may be killed and restarted during the run)
+//        [--forwarded 0] (1: each editor sends X-Forwarded-For: an address of its own, so
+//                         that a server with --trust-proxy counts it as a user of its own)
 //
 // With several URLs (servers sharing one store), editor i talks to URL
 // i mod their number; the drain waits until every server is at the
@@ -82,6 +84,11 @@
 // like the others (with or without --faults), and answers its waiting
 // polls {}.
 //
+// Each editor's line also has "maxUsers", the largest user count it was
+// told while editing (by the events answers and the document of a
+// long-poll editor, the pushes of a WebSocket editor), and a WebSocket
+// editor's "presenceFrom", the client ids whose selection it was sent.
+//
 // The seed fixes each editor's choices given what it sees; the timing of
 // the network decides what it sees, so a run is reproducible only in
 // distribution, not step for step.
@@ -108,6 +115,7 @@ function parseFlags(argv) {
     maxDelay: 20, editGap: 30, comments: 0.03, drainTimeout: 60,
     ws: 0, reconnectEvery: 50, client: fileURLToPath(new URL("../../web/src/client.js", import.meta.url)),
     history: 0, lag: 0, lagEvery: 15, breaks: 0, burst: 0, burstEvery: 60, token: "", faults: 0,
+    forwarded: 0,
   }
   let names = {
     "--url": "url", "--doc": "doc", "--editors": "editors", "--edits": "edits", "--seed": "seed",
@@ -115,6 +123,7 @@ function parseFlags(argv) {
     "--ws": "ws", "--reconnect-every": "reconnectEvery", "--client": "client",
     "--history": "history", "--lag": "lag", "--lag-every": "lagEvery", "--breaks": "breaks",
     "--burst": "burst", "--burst-every": "burstEvery", "--token": "token", "--faults": "faults",
+    "--forwarded": "forwarded",
   }
   for (let i = 0; i < argv.length; i++) {
     let name = names[argv[i]]
@@ -199,14 +208,16 @@ class HTTPError extends Error {
 let authToken = ""
 
 // request sends one request and returns {status, text}; network failures
-// and aborts throw.
-async function request(method, url, body, signal) {
+// and aborts throw. An editor's request has its address as
+// X-Forwarded-For with --forwarded.
+async function request(method, url, body, signal, editor) {
   let init = { method, signal, headers: {} }
   if (body != null) {
     init.body = body
     init.headers["Content-Type"] = "application/json"
   }
   if (authToken) init.headers.Authorization = "Bearer " + authToken
+  if (editor && editor.h.flags.forwarded) init.headers["X-Forwarded-For"] = editor.address
   let resp = await fetch(url, init)
   let text = await resp.text()
   return { status: resp.status, text, retryAfter: resp.headers.get("Retry-After") }
@@ -454,8 +465,13 @@ class Editor {
     this.lagging = false
     this.burstIn = h.flags.burst ? this.nextBurst() : Infinity
     this.burstLeft = 0 // edits left in the current burst
+    this.address = `10.${(index >> 8) & 255}.${index & 255}.7` // with --forwarded
+    this.maxUsers = 0 // the largest user count told while editing
     group.editors.push(this)
   }
+
+  // sawUsers notes a user count the server told.
+  sawUsers(n) { if (this.h.editsLeft()) this.maxUsers = Math.max(this.maxUsers, n) }
 
   netDelay() { return this.netRng.next() * this.h.flags.maxDelay }
   delay() { return sleep(this.netDelay()) }
@@ -578,7 +594,7 @@ class PollEditor extends Editor {
   async load() {
     await this.delay()
     await this.gate()
-    let answer = await request("GET", this.url())
+    let answer = await request("GET", this.url(), null, null, this)
     let { status, text } = answer
     let wait = unavailable(this.h, "GET", this.url(), answer)
     if (wait >= 0) {
@@ -587,6 +603,7 @@ class PollEditor extends Editor {
     }
     if (status != 200) throw new HTTPError("GET", this.url(), status, text)
     let data = parseJSON("GET /docs/{id}", text)
+    this.sawUsers(data.users)
     await this.delay()
     if (this.state) stats.stepsLostInReloads += unconfirmed(this.state)
     this.state = EditorState.create({
@@ -661,7 +678,7 @@ class PollEditor extends Editor {
     let version = getVersion(this.state), commentVersion = this.commentVersion
     let url = this.url(`/events?version=${version}&commentVersion=${commentVersion}`)
     stats.polls++
-    let answer = await request("GET", url, null, ctl.signal)
+    let answer = await request("GET", url, null, ctl.signal, this)
     let { status, text } = answer
     await this.delay()
     // A local edit aborted this poll after its answer came: the demo drops
@@ -701,6 +718,7 @@ class PollEditor extends Editor {
     if (data.clientIDs.length != data.steps.length) bad("not one client id per step")
     if (!(data.commentVersion >= commentVersion)) bad("commentVersion went back")
     if (typeof data.users != "number") bad("users is not a number")
+    this.sawUsers(data.users)
   }
 
   receive(version, commentVersion, data) {
@@ -774,7 +792,7 @@ class PollEditor extends Editor {
     stats.stepsSent += n
     stats.maxPostSteps = Math.max(stats.maxPostSteps, n)
     let url = this.url("/events")
-    let answer = await request("POST", url, body)
+    let answer = await request("POST", url, body, null, this)
     let { status, text } = answer
     await this.delay()
     if (this.comm == "stopped") return
@@ -916,7 +934,7 @@ function socketClass(WS) {
     constructor(url, protocols) {
       let editor = new.target.editor
       if (!editor) throw new Error("a WebSocket without its editor")
-      super(url, protocols)
+      super(url, protocols, editor.h.flags.forwarded ? { headers: { "X-Forwarded-For": editor.address } } : {})
       this.editor = editor
       this.sendAt = this.receiveAt = 0 // when the last delayed message goes on
       this.sending = this.receiving = Promise.resolve()
@@ -985,6 +1003,7 @@ class WSEditor extends Editor {
     this.dropIn = this.nextDrop()
     this.holding = false // hold runs
     this.unanswered = 0 // steps of the submissions unanswered when the last connection closed
+    this.presenceFrom = new Set() // client ids whose selection came
     wsStats.editors++
   }
 
@@ -1204,6 +1223,7 @@ class WSEditor extends Editor {
           if (this.h.flags.history) wsStats.historyGone++
           else wsStats.snapshotsOnResume++
         }
+        this.sawUsers(msg.users)
         this.pushed = this.h.schema.nodeFromJSON(msg.doc)
         this.pushedVersion = msg.version
         this.sizes = new Map([[msg.version, this.pushed.content.size]])
@@ -1222,6 +1242,7 @@ class WSEditor extends Editor {
           !Array.isArray(msg.steps) || !Array.isArray(msg.clientIDs) || !Array.isArray(msg.comment) ||
           msg.clientIDs.length != msg.steps.length) bad("a malformed push")
         if (msg.version - msg.steps.length !== this.pushedVersion) bad(`a push not from the last version pushed, ${this.pushedVersion}`)
+        this.sawUsers(msg.users)
         let own = 0
         while (own < msg.clientIDs.length && msg.clientIDs[own] === this.clientID) own++
         if (msg.clientIDs.indexOf(this.clientID, own) >= 0) bad("the client's steps after others'")
@@ -1300,6 +1321,7 @@ class WSEditor extends Editor {
       }
       if (!inDoc(c.anchor, size) || !inDoc(c.head, size)) bad(`presence outside the document at version ${version} (size ${size})`)
       wsStats.presenceChecked++
+      this.presenceFrom.add(c.clientID)
     }
     for (let id of left) {
       let from = this.h.byClientID.get(id)
@@ -1523,6 +1545,7 @@ class Harness {
       out.push(JSON.stringify({
         editor: e.index, docID: e.group.id, clientID: e.clientID, transport: e.transport, version: getVersion(e.state),
         commentVersion: e.commentVersion, sendable: !!sendableSteps(e.state), accepted: e.accepted, inDoubt: e.inDoubt,
+        maxUsers: e.maxUsers, presenceFrom: e.presenceFrom ? [...e.presenceFrom] : undefined,
         doc: e.state.doc.toJSON(),
       }))
     }

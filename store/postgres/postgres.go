@@ -1,7 +1,7 @@
 // Package postgres is a store.Store on PostgreSQL, for several servers
 // sharing one database (a cluster): any node serves any document, and
-// the database arbitrates. It is a store.MetaSwapper, a store.Notifier
-// and a store.Checker.
+// the database arbitrates. It is a store.MetaSwapper, a store.Notifier,
+// a store.Broadcaster (broadcast.go) and a store.Checker.
 //
 // The version is the arbiter: an Append is one statement that moves the
 // document's row from base to base+n only while it is at base (and, for
@@ -79,6 +79,7 @@ type Store struct {
 	opTimeout time.Duration // what a method takes at most (bound), 0 for no limit
 
 	notes   notifier
+	casts   caster
 	commits committer
 }
 
@@ -87,6 +88,7 @@ var (
 	_ store.MetaSwapper = (*Store)(nil)
 	_ store.Notifier    = (*Store)(nil)
 	_ store.Checker     = (*Store)(nil)
+	_ store.Broadcaster = (*Store)(nil)
 )
 
 // Open connects to the database at url (a postgres:// URL or a
@@ -141,6 +143,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s.notes.store = s
 	s.notes.connCfg = cfg.ConnConfig.Copy()
 	s.notes.ping = pingEvery
+	s.casts.store, s.casts.node = s, newNodeID()
 	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2), timeout: s.opTimeout}
 	return s, nil
 }
@@ -646,6 +649,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.casts.stop()
 	s.notes.stop()
 	s.pool.Close()
 	return nil
