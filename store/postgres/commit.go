@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pmauthority/pmauthority/store"
 )
 
 // Group commit: concurrent Appends are committed together. An Append
@@ -52,6 +54,7 @@ type appendReq struct {
 type committer struct {
 	pool *pgxpool.Pool
 	max  int // batches in flight at most
+	obs  store.CommitObserver
 
 	mu      sync.Mutex
 	queue   []*appendReq
@@ -94,7 +97,13 @@ func (c *committer) run() {
 		batch := slices.Clone(c.queue[:n])
 		c.queue = slices.Delete(c.queue, 0, n)
 		c.mu.Unlock()
+		if c.obs == nil {
+			c.exec(batch)
+			continue
+		}
+		start := time.Now()
 		c.exec(batch)
+		c.obs.ObserveCommit(time.Since(start), len(batch))
 	}
 }
 

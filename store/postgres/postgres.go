@@ -55,6 +55,9 @@ type Options struct {
 	// Logger, when not nil, is told when the listener loses its
 	// connection and reconnects.
 	Logger *slog.Logger
+	// Observer, when not nil, is told the duration and the number of
+	// Appends of every batch of Appends committed together.
+	Observer store.CommitObserver
 }
 
 // connectTimeout bounds a connection attempt when the URL sets no
@@ -132,7 +135,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s.notes.store = s
 	s.notes.connCfg = cfg.ConnConfig.Copy()
 	s.notes.ping = pingEvery
-	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2)}
+	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2), obs: opts.Observer}
 	return s, nil
 }
 
