@@ -105,6 +105,11 @@ type Config struct {
 	// Policy is the policy point that every route and every WebSocket
 	// message passes (see Policy); nil means AllowAll.
 	Policy Policy
+
+	// Observer, when not nil, is told every request, submission and
+	// connection, for metrics (see Observer; package metrics implements
+	// it with Prometheus).
+	Observer Observer
 }
 
 // Limits bound what one request may ask for: the one Limits type of
@@ -220,6 +225,8 @@ type Server struct {
 	ws            wsHubs             // WebSocket connections and their per-document hubs (ws_hub.go)
 	web           http.Handler       // the demo pages (Config.Web), or nil
 	policy        Policy             // Config.Policy, or AllowAll
+	obs           Observer           // Config.Observer, or nil
+	requestIDs    requestIDs         // of requests without their own (log.go)
 
 	routes  []route        // the route table (routes.go)
 	mux     *http.ServeMux // of routes
@@ -262,7 +269,9 @@ func New(cfg Config) (*Server, error) {
 		trustProxy:  cfg.TrustProxy,
 		web:         cfg.Web,
 		policy:      cfg.Policy,
+		obs:         cfg.Observer,
 	}
+	s.requestIDs.init()
 	if s.policy == nil {
 		s.policy = AllowAll
 	}
@@ -375,7 +384,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs.RegisterOnShutdown(s.stopPolls)
 	l := s.limits
 	s.log.Info("pmauthority serving",
-		"addr", ln.Addr().String(),
+		"addr", ln.Addr().String(), "url", openURL(ln.Addr()),
 		"schemas", s.schemaNames, "default_schema", s.defName,
 		slog.Group("limits", "max_body_bytes", l.MaxBodyBytes, "max_steps", l.MaxSteps,
 			"max_doc_size", l.MaxDocSize, "max_doc_bytes", l.MaxDocBytes, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes,
