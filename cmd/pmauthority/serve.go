@@ -16,7 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/metrics"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/server"
@@ -116,12 +119,24 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
 		return 1
 	}
+	var mln net.Listener
+	if f.metricsAddr != "" {
+		if mln, err = net.Listen("tcp", f.metricsAddr); err != nil {
+			ln.Close()
+			fmt.Fprintln(stderr, "pmauthority serve: --metrics-addr:", err)
+			return 1
+		}
+	}
 	run, code, err := cfg.open()
 	if err != nil {
 		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
 		return code
 	}
+	run.metricsLn = mln
 	return run.serve(ctx, ln, stderr, ready)
 }
 
@@ -150,6 +165,7 @@ type serveFlags struct {
 	logRequests                     bool
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
+	metricsAddr                     string
 	auth                            authFlags
 }
 
@@ -206,7 +222,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.workers, "apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
 	fs.BoolVar(&f.logRequests, "log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
 	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
-	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr); a request's line carries its request_id (its X-Request-Id, else generated; echoed in the answer's X-Request-Id) and its doc")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (GET /metrics) and Go's profiles (/debug/pprof/) on this `address` (host:port, e.g. 127.0.0.1:9090), a listener of their own without auth: keep it private (docs/operations.md). Default: none")
 	f.auth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage)
@@ -239,6 +256,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	}
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
+	}
+	if err := checkMetricsAddr(f.metricsAddr, f.addr); err != nil {
+		return nil, err
 	}
 	if f.storeKind != "sqlite" && f.storeKind != "memory" && f.storeKind != "postgres" {
 		return nil, fmt.Errorf("--store must be sqlite, memory or postgres, not %q", f.storeKind)
@@ -280,6 +300,8 @@ type serveConfigs struct {
 	memory          memoryPlan
 	server          server.Config // without Collab
 	collab          collab.Config // without Store
+	registry        *prometheus.Registry
+	metrics         *metrics.Metrics // nil without --metrics-addr
 }
 
 // configs builds the configurations of f, logging on stderr, and checks
@@ -341,6 +363,13 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 
 		MaxCreatesPerHour: f.maxCreates,
 	}
+	if f.metricsAddr != "" {
+		if c.registry, c.metrics, err = newMetrics(); err != nil {
+			return nil, err
+		}
+		c.server.Observer = c.metrics
+		c.collab.Observer = c.metrics
+	}
 	// server.New checks the rest (the origins); check before the store is
 	// opened, so that a bad flag leaves no data directory behind.
 	if _, err := server.New(c.server); err != nil {
@@ -359,6 +388,8 @@ type serveRun struct {
 	syncMode  string
 	auth      *collab.Authority
 	srv       *server.Server
+	registry  *prometheus.Registry
+	metricsLn net.Listener // --metrics-addr, or nil
 }
 
 // open opens the store, then the authority and the server over it. On
@@ -383,7 +414,7 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 		st.Close()
 		return nil, 2, err
 	}
-	return &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv}, 0, nil
+	return &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv, registry: c.registry}, 0, nil
 }
 
 // serve serves on ln until ctx is done, then closes the authority and the
@@ -395,6 +426,10 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 		r.logger.Info("store opened", "store", r.storeKind, "path", r.where, "sync", r.syncMode)
 	}
 	r.setMemoryLimit()
+	var ml *metricsListener
+	if r.metricsLn != nil {
+		ml = serveMetrics(r.metricsLn, r.registry, r.logger)
+	}
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -413,14 +448,24 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 		fmt.Fprintln(stderr, "pmauthority serve: closing the store:", err)
 		code = 1
 	}
+	if ml != nil {
+		if err := ml.stop(); err != nil {
+			fmt.Fprintln(stderr, "pmauthority serve: --metrics-addr:", err)
+			code = 1
+		}
+	}
 	return code
 }
 
 // openStore opens the document store of --store, returning where it is.
 func (c *serveConfigs) openStore() (store.Store, string, error) {
 	kind, dir, fullSync := c.storeKind, c.data, c.syncMode == "full"
+	var obs store.CommitObserver
+	if c.metrics != nil {
+		obs = c.metrics
+	}
 	if kind == "postgres" {
-		return c.postgres.open(c.logger)
+		return c.postgres.open(c.logger, obs)
 	}
 	if kind == "memory" {
 		// This process is its only writer: the store is served through
@@ -433,7 +478,7 @@ func (c *serveConfigs) openStore() (store.Store, string, error) {
 	if fullSync {
 		sync = sqlite.SyncFull
 	}
-	st, err := sqlite.Open(path, sqlite.Options{Sync: sync})
+	st, err := sqlite.Open(path, sqlite.Options{Sync: sync, Observer: obs})
 	if err != nil {
 		return nil, "", err
 	}
