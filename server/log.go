@@ -38,27 +38,29 @@ func (s *Server) logged(next http.Handler) http.Handler {
 				if x.status == 0 {
 					s.writeError(x, http.StatusInternalServerError, -1, "internal server error")
 				}
-				s.observe(x)
-				s.logRequest(r, x)
+				d := time.Since(x.start)
+				s.observe(x, d)
+				s.logRequest(r, x, d)
 				return // x is not reused: its state is unknown
 			}
 			if x.status == 0 {
 				x.status = http.StatusOK // what net/http sends for a handler that wrote nothing
 			}
-			s.observe(x)
-			s.logRequest(r, x)
+			d := time.Since(x.start)
+			s.observe(x, d)
+			s.logRequest(r, x, d)
 			s.putExchange(x)
 		}()
 		next.ServeHTTP(x, r)
 	})
 }
 
-// observe tells Config.Observer about the request of x.
-func (s *Server) observe(x *exchange) {
+// observe tells Config.Observer about the request of x, answered in d.
+func (s *Server) observe(x *exchange, d time.Duration) {
 	if s.obs == nil {
 		return
 	}
-	s.obs.Request(x.route, x.status, time.Since(x.start))
+	s.obs.Request(x.route, x.status, d)
 	if x.submits {
 		s.obs.Submission(TransportLongPoll, submissionResult(x.status))
 	}
@@ -67,9 +69,8 @@ func (s *Server) observe(x *exchange) {
 // logRequest writes the access log line of a request: always with
 // LogRequests, otherwise only for 5xx answers (at level ERROR) and slow
 // requests (WARN). It carries the request id and the document id of the
-// route, when it has one.
-func (s *Server) logRequest(r *http.Request, x *exchange) {
-	d := time.Since(x.start)
+// route, when it has one; d is the time the request took.
+func (s *Server) logRequest(r *http.Request, x *exchange, d time.Duration) {
 	level := slog.LevelInfo
 	switch {
 	case x.status >= 500:
