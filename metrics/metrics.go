@@ -10,8 +10,10 @@
 package metrics
 
 import (
+	"maps"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,10 +38,12 @@ type Metrics struct {
 	requests    *prometheus.CounterVec
 	requestTime *prometheus.HistogramVec
 
-	// routes caches each route's children of requests and requestTime
-	// (a *routeMetrics per route label), so that a request costs no
-	// label lookup.
-	routes sync.Map
+	// routes maps each route label to its children of requests and
+	// requestTime, so that a request costs no label lookup: a map never
+	// modified once stored, replaced by a copy with one more route under
+	// routesMu (routes are few, requests many).
+	routes   atomic.Pointer[map[string]*routeMetrics]
+	routesMu sync.Mutex
 }
 
 var (
@@ -166,7 +170,7 @@ func (m *Metrics) DeliveryDropped() { m.drops.Inc() }
 // requestTime.
 type routeMetrics struct {
 	time  prometheus.Observer
-	codes sync.Map // int status → prometheus.Counter
+	codes [600 - 100]atomic.Pointer[prometheus.Counter] // by status - 100
 }
 
 // Request counts and times an answered request (server.Observer).
@@ -174,17 +178,43 @@ func (m *Metrics) Request(route string, status int, d time.Duration) {
 	if route == "" {
 		route = NoRoute
 	}
-	v, ok := m.routes.Load(route)
-	if !ok {
-		v, _ = m.routes.LoadOrStore(route, &routeMetrics{time: m.requestTime.WithLabelValues(route)})
-	}
-	rm := v.(*routeMetrics)
+	rm := m.route(route)
 	rm.time.Observe(d.Seconds())
-	c, ok := rm.codes.Load(status)
-	if !ok {
-		c, _ = rm.codes.LoadOrStore(status, m.requests.WithLabelValues(route, strconv.Itoa(status)))
+	if status < 100 || status >= 600 {
+		m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+		return
 	}
-	c.(prometheus.Counter).Inc()
+	slot := &rm.codes[status-100]
+	c := slot.Load()
+	if c == nil {
+		counter := m.requests.WithLabelValues(route, strconv.Itoa(status))
+		slot.CompareAndSwap(nil, &counter)
+		c = slot.Load()
+	}
+	(*c).Inc()
+}
+
+// route returns the metrics of route, adding them on its first request.
+func (m *Metrics) route(route string) *routeMetrics {
+	if routes := m.routes.Load(); routes != nil {
+		if rm := (*routes)[route]; rm != nil {
+			return rm
+		}
+	}
+	m.routesMu.Lock()
+	defer m.routesMu.Unlock()
+	old := m.routes.Load()
+	if old != nil && (*old)[route] != nil {
+		return (*old)[route]
+	}
+	routes := make(map[string]*routeMetrics, 1)
+	if old != nil {
+		maps.Copy(routes, *old)
+	}
+	rm := &routeMetrics{time: m.requestTime.WithLabelValues(route)}
+	routes[route] = rm
+	m.routes.Store(&routes)
+	return rm
 }
 
 func transportIndex(t server.Transport) int {

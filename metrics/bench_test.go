@@ -1,0 +1,112 @@
+package metrics_test
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pmauthority/pmauthority/apply/reqtest"
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/metrics"
+	"github.com/pmauthority/pmauthority/server"
+	"github.com/pmauthority/pmauthority/store/memstore"
+)
+
+var jsonType = []string{"application/json"}
+
+// discardWriter is a ResponseWriter that keeps only the status.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(status int)      { w.status = status }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// benchServer returns a server over a memstore, observed by metrics on
+// a registry of its own when on.
+func benchServer(b *testing.B, on bool) *server.Server {
+	var scfg server.Config
+	var ccfg collab.Config
+	if on {
+		m, err := metrics.New(prometheus.NewRegistry())
+		if err != nil {
+			b.Fatal(err)
+		}
+		scfg.Observer, ccfg.Observer = m, m
+	}
+	ccfg.Store, ccfg.Schemas, ccfg.AutoCreate = memstore.New(), lookupSchema, true
+	auth, err := collab.New(ccfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { auth.Close() })
+	scfg.Collab, scfg.DefaultSchema, scfg.Logger = auth, "text", slog.New(slog.DiscardHandler)
+	scfg.Limits.MaxSubmissions = 1 << 30 // one client submits as fast as it can
+	srv, err := server.New(scfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv
+}
+
+// BenchmarkSubmit is one accepted step over the long-poll API (a POST
+// and the GET of its events), with metrics off and on: the observers'
+// cost per accepted step, in process (no network, no fsync).
+func BenchmarkSubmit(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			srv := benchServer(b, on)
+			w := &discardWriter{h: http.Header{}}
+			step := `{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"x"}]}}`
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				body := `{"version":` + strconv.Itoa(i) + `,"steps":[` + step + `],"clientID":1}`
+				r := httptest.NewRequest("POST", "/docs/b/events", strings.NewReader(body))
+				r.Header["Content-Type"] = jsonType
+				srv.ServeHTTP(w, r)
+				if w.status != 200 {
+					b.Fatal(w.status)
+				}
+				srv.ServeHTTP(w, httptest.NewRequest("GET", "/docs/b/events?version="+strconv.Itoa(i)+"&commentVersion=0", nil))
+				if w.status != 200 {
+					b.Fatal(w.status)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkApply is one request of the apply endpoint (the seed of
+// prosemirror-v8-perf) with metrics off and on.
+func BenchmarkApply(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			srv := benchServer(b, on)
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest("POST", "/", strings.NewReader(reqtest.Seed))
+				r.Header["Content-Type"] = jsonType
+				srv.ServeHTTP(w, r)
+				if w.status != 200 {
+					b.Fatal(w.status)
+				}
+			}
+		})
+	}
+}
