@@ -27,7 +27,9 @@
 #     pinned): the process's CPU time (getrusage, the garbage collector's
 #     included) per step and per request, without the load generator's and
 #     the network's noise, and without the time spent waiting for a CPU
-#     that other processes hold.
+#     that other processes hold. With metrics on, also BenchmarkObservers
+#     (the observer calls of one accepted step alone): their CPU per step
+#     as a share of BenchmarkSubmit's, the figure the noise cannot hide.
 #
 # With metrics on, a loop scrapes /metrics every 5 s during each load (a
 # Prometheus would scrape every 15 to 60 s), and after the load the script
@@ -163,6 +165,10 @@ gobench() {
   local round=$1 mode=$2
   (cd metrics && "${pin_server[@]}" "$out/metrics.test" -test.run '^$' -test.cpu 1 -test.benchmem \
     -test.bench "^Benchmark(Submit|Apply)/$mode\$" -test.benchtime 20000x) >"$out/gobench-$round-$mode.txt"
+  if [ "$mode" = on ]; then
+    (cd metrics && "${pin_server[@]}" "$out/metrics.test" -test.run '^$' -test.cpu 1 -test.benchmem \
+      -test.bench '^BenchmarkObservers/serial$' -test.benchtime 200000x) >>"$out/gobench-$round-$mode.txt"
+  fi
 }
 
 begin=$(date +%s)
@@ -222,5 +228,10 @@ def gob(name):
     return vals
 print(line("in process: CPU per accepted step (BenchmarkSubmit, 7 runs)", gob("Submit"), lambda v: f"{v:.2f} µs"))
 print(line("in process: CPU per apply request (BenchmarkApply, 7 runs)", gob("Apply"), lambda v: f"{v:.2f} µs"))
+obs = sorted(float(f[f.index("cpu-ns/op") - 1]) for r in range(1, 8) for l in open(f"{out}/gobench-{r}-on.txt")
+             if (f := l.split()) and f[0] == "BenchmarkObservers/serial")
+sub = statistics.median(gob("Submit")["off"]) * 1000
+print(f"\nThe observers' own CPU per accepted step (BenchmarkObservers/serial: the calls of one step over the long-poll API): "
+      f"median {statistics.median(obs):.0f} ns ({obs[0]:.0f}–{obs[-1]:.0f}), {statistics.median(obs) / sub * 100:.2f} % of BenchmarkSubmit/off's CPU per step.")
 EOF
 cat bench/out/metrics-latest.md

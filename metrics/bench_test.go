@@ -133,3 +133,40 @@ func BenchmarkApply(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkObservers is the observers' own work for one accepted step
+// over the long-poll API: the POST's request and submission, the step,
+// a waiting long poll and its request, and a group commit's share. Set
+// against BenchmarkSubmit's CPU per step, it is the cost of metrics
+// without the noise of a whole request.
+func BenchmarkObservers(b *testing.B) {
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	step := func() {
+		m.Request("POST /docs/{id}/events", 200, 300*time.Microsecond)
+		m.Submission(server.TransportLongPoll, server.SubmissionAccepted)
+		m.StepsAccepted(1)
+		m.Connections(server.TransportLongPoll, 1)
+		m.Connections(server.TransportLongPoll, -1)
+		m.Request("GET /docs/{id}/events", 200, 2*time.Millisecond)
+		m.ObserveCommit(time.Millisecond, 1)
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		start := cpuTime(b)
+		for b.Loop() {
+			step()
+		}
+		reportCPU(b, start)
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				step()
+			}
+		})
+	})
+}
