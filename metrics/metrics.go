@@ -6,7 +6,10 @@
 // interfaces; this is the one package that imports Prometheus.
 //
 // The metrics are named pmauthority_* and never carry a document id as a
-// label (docs/operations.md lists them and says what to alert on).
+// label (docs/operations.md lists them and says what to alert on). New
+// registers only those: Go's and the process's collectors
+// (collectors.NewGoCollector, collectors.NewProcessCollector) are the
+// registry owner's to add, as `pmauthority serve` does.
 package metrics
 
 import (
