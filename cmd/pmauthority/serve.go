@@ -82,6 +82,11 @@ Pages of other origins may use the API (WebSockets, CORS) only when their
 host matches an --allow-origin pattern. Requests for a Host the server is
 not reached by are refused with 421 (--allowed-host).
 
+With --metrics-addr, Prometheus metrics (GET /metrics: pmauthority_*, Go's
+and the process's) and Go's profiles (/debug/pprof/) are served on a
+listener of their own, never on --addr (docs/operations.md). Every answer
+carries X-Request-Id, which the request's log line has as request_id.
+
 flags:
 `
 
