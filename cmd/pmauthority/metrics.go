@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pmauthority/pmauthority/metrics"
+	"github.com/pmauthority/pmauthority/server"
 )
 
 // newMetrics returns a registry with the Go and process collectors and
@@ -47,26 +47,12 @@ func metricsHandler(reg *prometheus.Registry, loopback bool) http.Handler {
 		return mux
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHost(r.Host) {
+		if !server.LoopbackHost(r.Host) {
 			http.Error(w, "misdirected request: the metrics listener answers loopback hosts only", http.StatusMisdirectedRequest)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
-}
-
-// loopbackHost reports whether host (a Host header, host[:port]) is
-// localhost or a loopback address.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
 }
 
 // checkMetricsAddr checks --metrics-addr (empty: no metrics listener).
