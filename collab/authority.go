@@ -156,6 +156,10 @@ type Config struct {
 	// It runs outside the Authority's locks. It is not called for a
 	// deleted document.
 	OnUnload func(id string, version int64)
+
+	// Observer, when not nil, is told the steps accepted and the number
+	// of documents loaded (for metrics; see Observer).
+	Observer Observer
 }
 
 // Defaults of Config.
@@ -346,6 +350,11 @@ func (a *Authority) Close() error {
 			d.mu.Unlock()
 		}
 	}
+	if a.cfg.Observer != nil && len(docs) > 0 {
+		// A closed Authority counts no document as loaded (and reports
+		// no more changes: dropLocked, load).
+		a.cfg.Observer.DocumentsLoaded(-len(docs))
+	}
 	a.mu.Unlock()
 	a.stopFollowing()
 	a.stopPeers()
@@ -509,6 +518,9 @@ func (a *Authority) load(ctx context.Context, d *document, user string) {
 	} else {
 		d.st, d.snapVer = st, snapVer
 		d.loaded = true
+		if a.cfg.Observer != nil && a.docs[d.id] == d && !a.closed {
+			a.cfg.Observer.DocumentsLoaded(1)
+		}
 	}
 	a.mu.Unlock()
 	close(d.ready)

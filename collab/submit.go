@@ -211,6 +211,9 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 	}
 	d.publish(next.docState)
 	published = true
+	if a.cfg.Observer != nil && len(records) > 0 {
+		a.cfg.Observer.StepsAccepted(len(records))
+	}
 	a.maybeSnapshot(d)
 	if a.commits != nil {
 		c := Commit{

@@ -62,6 +62,9 @@ type route struct {
 	// creates: using the route creates its document when it does not
 	// exist, which is authorized for ActionCreate too (authorizeCreate).
 	creates bool
+	// submits: the route is a submission, counted by
+	// Observer.Submission whatever refuses it.
+	submits bool
 }
 
 // routeTable returns the routes of s, in the order their methods are
@@ -85,7 +88,7 @@ func (s *Server) routeTable() []route {
 			route{Route: Route{"HEAD", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true},
 			route{Route: Route{"GET", "/docs/{id}/events", ActionRead}, handle: s.pollEvents, slash: true, creates: true},
 			// ActionEdit too once the body shows steps (submitEvents).
-			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true, creates: true},
+			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true, creates: true, submits: true},
 			route{Route: Route{"GET", "/docs/{id}/ws", ActionRead}, handle: s.serveWS, slash: true, atHello: true},
 			route{Route: Route{"GET", "/docs/{id}/export", ActionRead}, handle: s.exportDoc, slash: true},
 		)
@@ -155,7 +158,9 @@ func (s *Server) buildMux() *http.ServeMux {
 		} else {
 			allow := []string{strings.Join(g.methods, ", ")}
 			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				s.fail(w.(*exchange), &methodError{method: r.Method, path: r.URL.Path, allow: allow})
+				x := w.(*exchange)
+				x.route = pattern
+				s.fail(x, &methodError{method: r.Method, path: r.URL.Path, allow: allow})
 			})
 		}
 		patterns := []string{pattern}
@@ -179,8 +184,13 @@ func (s *Server) buildMux() *http.ServeMux {
 // runs rt's handler with the principal in the request's context.
 func (s *Server) admitted(rt route) http.Handler {
 	hasID := strings.Contains(rt.Pattern, "{id}") && rt.Action != ActionPage
+	label := rt.Pattern // Observer.Request's route
+	if rt.Method != "" {
+		label = rt.Method + " " + rt.Pattern
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		x := w.(*exchange)
+		x.route, x.submits = label, rt.submits
 		var id string
 		if hasID {
 			var err error
@@ -188,6 +198,7 @@ func (s *Server) admitted(rt route) http.Handler {
 				s.fail(x, err)
 				return
 			}
+			x.doc = id
 		}
 		if rt.changes {
 			if err := s.checkCSRF(r); err != nil {

@@ -111,6 +111,10 @@ type Config struct {
 	// the time a load balancer takes to see the server unready and send
 	// new clients elsewhere (0: none). See Drain.
 	DrainDelay time.Duration
+	// Observer, when not nil, is told every request, submission and
+	// connection, for metrics (see Observer; package metrics implements
+	// it with Prometheus).
+	Observer Observer
 }
 
 // Limits bound what one request may ask for: the one Limits type of
@@ -229,6 +233,8 @@ type Server struct {
 	drainDelay    time.Duration      // Config.DrainDelay
 	draining      atomic.Bool        // Drain was called: /readyz answers 503
 	drainCut      chan struct{}      // closed by a test to end Drain's delay
+	obs           Observer           // Config.Observer, or nil
+	requestIDs    requestIDs         // of requests without their own (log.go)
 
 	routes  []route        // the route table (routes.go)
 	mux     *http.ServeMux // of routes
@@ -273,7 +279,9 @@ func New(cfg Config) (*Server, error) {
 		policy:      cfg.Policy,
 		drainDelay:  max(cfg.DrainDelay, 0),
 		drainCut:    make(chan struct{}),
+		obs:         cfg.Observer,
 	}
+	s.requestIDs.init()
 	if s.policy == nil {
 		s.policy = AllowAll
 	}
@@ -418,7 +426,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs.RegisterOnShutdown(s.stopPolls)
 	l := s.limits
 	s.log.Info("pmauthority serving",
-		"addr", ln.Addr().String(),
+		"addr", ln.Addr().String(), "url", openURL(ln.Addr()),
 		"schemas", s.schemaNames, "default_schema", s.defName,
 		slog.Group("limits", "max_body_bytes", l.MaxBodyBytes, "max_steps", l.MaxSteps,
 			"max_doc_size", l.MaxDocSize, "max_doc_bytes", l.MaxDocBytes, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes,

@@ -102,6 +102,9 @@ func (c *wsConn) send(msg []byte) bool {
 		c.queue, c.queued = nil, 0
 		c.closeCode, c.closeReason = wsCloseTooSlow, "too slow: resync"
 		c.startWriter()
+		if c.s.obs != nil {
+			c.s.obs.DeliveryDropped()
+		}
 		return false
 	}
 	c.queue = append(c.queue, msg)

@@ -106,6 +106,9 @@ func (s *Server) registerWS(c *wsConn) bool {
 		hs.conns = make(map[*wsConn]struct{})
 	}
 	hs.conns[c] = struct{}{}
+	if s.obs != nil {
+		s.obs.Connections(TransportWebSocket, 1)
+	}
 	return true
 }
 
@@ -116,6 +119,9 @@ func (s *Server) unregisterWS(c *wsConn) {
 	defer hs.mu.Unlock()
 	delete(hs.conns, c)
 	s.dropConn(c.user)
+	if s.obs != nil {
+		s.obs.Connections(TransportWebSocket, -1)
+	}
 	if hs.closing && len(hs.conns) == 0 && hs.drained != nil {
 		close(hs.drained)
 		hs.drained = nil

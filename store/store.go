@@ -294,3 +294,13 @@ type Broadcaster interface {
 	// cancel returns). fn must not block; msg is its own.
 	SubscribeBroadcasts(topic string, fn func(node string, msg []byte)) (cancel func())
 }
+
+// CommitObserver is told about every commit of a store that commits
+// several writers' operations together (group commit: the SQLite store's
+// writer, the PostgreSQL store's batches of appends): how long the commit
+// took and how many operations it held. It is called on the committing
+// goroutine, so it must be quick and must not block; metrics are its use
+// (package metrics implements it with Prometheus).
+type CommitObserver interface {
+	ObserveCommit(d time.Duration, batch int)
+}

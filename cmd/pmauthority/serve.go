@@ -16,7 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/metrics"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/server"
@@ -92,6 +95,11 @@ Pages of other origins may use the API (WebSockets, CORS) only when their
 host matches an --allow-origin pattern. Requests for a Host the server is
 not reached by are refused with 421 (--allowed-host).
 
+With --metrics-addr, Prometheus metrics (GET /metrics: pmauthority_*, Go's
+and the process's) and Go's profiles (/debug/pprof/) are served on a
+listener of their own, never on --addr (docs/operations.md). Every answer
+carries X-Request-Id, which the request's log line has as request_id.
+
 flags:
 `
 
@@ -129,12 +137,24 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
 		return 1
 	}
+	var mln net.Listener
+	if f.metricsAddr != "" {
+		if mln, err = net.Listen("tcp", f.metricsAddr); err != nil {
+			ln.Close()
+			fmt.Fprintln(stderr, "pmauthority serve: --metrics-addr:", err)
+			return 1
+		}
+	}
 	run, code, err := cfg.open()
 	if err != nil {
 		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
 		return code
 	}
+	run.metricsLn = mln
 	return run.serve(ctx, ln, stderr, ready)
 }
 
@@ -163,6 +183,7 @@ type serveFlags struct {
 	logRequests                     bool
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
+	metricsAddr                     string
 	auth                            authFlags
 	drainDelay, drainTimeout        time.Duration
 	webhook                         webhookFlags
@@ -223,7 +244,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.workers, "apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
 	fs.BoolVar(&f.logRequests, "log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
 	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
-	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr); a request's line carries its request_id (its X-Request-Id, else generated; echoed in the answer's X-Request-Id) and its doc")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (GET /metrics) and Go's profiles (/debug/pprof/) on this `address` (host:port, e.g. 127.0.0.1:9090), a listener of their own without auth: keep it private (docs/operations.md). Default: none")
 	f.auth.register(fs)
 	f.webhook.register(fs)
 	fs.Usage = func() {
@@ -257,6 +279,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	}
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
+	}
+	if err := checkMetricsAddr(f.metricsAddr, f.addr); err != nil {
+		return nil, err
 	}
 	if f.storeKind != "sqlite" && f.storeKind != "memory" && f.storeKind != "postgres" {
 		return nil, fmt.Errorf("--store must be sqlite, memory or postgres, not %q", f.storeKind)
@@ -310,6 +335,8 @@ type serveConfigs struct {
 	drainTimeout    time.Duration
 	webhook         *webhook.Config // nil: none
 	webhookDoc      bool
+	registry        *prometheus.Registry
+	metrics         *metrics.Metrics // nil without --metrics-addr
 }
 
 // configs builds the configurations of f, logging on stderr, and checks
@@ -378,6 +405,13 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 
 		MaxCreatesPerHour: f.maxCreates,
 	}
+	if f.metricsAddr != "" {
+		if c.registry, c.metrics, err = newMetrics(); err != nil {
+			return nil, err
+		}
+		c.server.Observer = c.metrics
+		c.collab.Observer = c.metrics
+	}
 	// server.New checks the rest (the origins); check before the store is
 	// opened, so that a bad flag leaves no data directory behind.
 	if _, err := server.New(c.server); err != nil {
@@ -402,6 +436,8 @@ type serveRun struct {
 	webhookURL   string // redacted
 
 	drainTimeout time.Duration
+	registry     *prometheus.Registry
+	metricsLn    net.Listener // --metrics-addr, or nil
 }
 
 // open opens the store, then the authority and the server over it. On
@@ -442,7 +478,7 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 		return nil, 2, err
 	}
 	run := &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv,
-		webhook: hook, drainTimeout: c.drainTimeout}
+		webhook: hook, drainTimeout: c.drainTimeout, registry: c.registry}
 	if c.webhook != nil {
 		run.webhookFlush = c.webhook.Timeout
 		run.webhookURL = redactURL(c.webhook.URL)
@@ -461,6 +497,10 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 	r.setMemoryLimit()
 	if r.webhook != nil {
 		r.logger.Info("webhook on", "url", r.webhookURL)
+	}
+	var ml *metricsListener
+	if r.metricsLn != nil {
+		ml = serveMetrics(r.metricsLn, r.registry, r.logger)
 	}
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -492,6 +532,12 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 		fmt.Fprintln(stderr, "pmauthority serve: closing the store:", err)
 		code = 1
 	}
+	if ml != nil {
+		if err := ml.stop(); err != nil {
+			fmt.Fprintln(stderr, "pmauthority serve: --metrics-addr:", err)
+			code = 1
+		}
+	}
 	return code
 }
 
@@ -519,8 +565,12 @@ func (r *serveRun) bound(ctx context.Context, finished <-chan struct{}) {
 // openStore opens the document store of --store, returning where it is.
 func (c *serveConfigs) openStore() (store.Store, string, error) {
 	kind, dir, fullSync := c.storeKind, c.data, c.syncMode == "full"
+	var obs store.CommitObserver
+	if c.metrics != nil {
+		obs = c.metrics
+	}
 	if kind == "postgres" {
-		return c.postgres.open(c.logger)
+		return c.postgres.open(c.logger, obs)
 	}
 	if kind == "memory" {
 		// This process is its only writer: the store is served through
@@ -533,7 +583,7 @@ func (c *serveConfigs) openStore() (store.Store, string, error) {
 	if fullSync {
 		sync = sqlite.SyncFull
 	}
-	st, err := sqlite.Open(path, sqlite.Options{Sync: sync})
+	st, err := sqlite.Open(path, sqlite.Options{Sync: sync, Observer: obs})
 	if err != nil {
 		return nil, "", err
 	}

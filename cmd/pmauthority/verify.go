@@ -83,7 +83,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	}
 	var st store.Store
 	if storeKind == "postgres" {
-		st, _, err = pg.open(slog.New(slog.NewTextHandler(stderr, nil)))
+		st, _, err = pg.open(slog.New(slog.NewTextHandler(stderr, nil)), nil)
 	} else {
 		path := filepath.Join(data, "pmauthority.db")
 		if _, err = os.Stat(path); err != nil {

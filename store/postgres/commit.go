@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pmauthority/pmauthority/store"
 )
 
 // Group commit: concurrent Appends are committed together. An Append
@@ -54,6 +55,7 @@ type committer struct {
 	pool    *pgxpool.Pool
 	max     int           // batches in flight at most
 	timeout time.Duration // what a batch takes at most, 0 for no limit (Store.bound)
+	obs     store.CommitObserver
 
 	mu      sync.Mutex
 	queue   []*appendReq
@@ -96,7 +98,13 @@ func (c *committer) run() {
 		batch := slices.Clone(c.queue[:n])
 		c.queue = slices.Delete(c.queue, 0, n)
 		c.mu.Unlock()
+		if c.obs == nil {
+			c.exec(batch)
+			continue
+		}
+		start := time.Now()
 		c.exec(batch)
+		c.obs.ObserveCommit(time.Since(start), len(batch))
 	}
 }
 

@@ -59,6 +59,9 @@ type Options struct {
 	// Logger, when not nil, is told when the listener loses its
 	// connection and reconnects.
 	Logger *slog.Logger
+	// Observer, when not nil, is told the duration and the number of
+	// Appends of every batch of Appends committed together.
+	Observer store.CommitObserver
 }
 
 // connectTimeout bounds a connection attempt when the URL sets no
@@ -144,7 +147,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s.notes.connCfg = cfg.ConnConfig.Copy()
 	s.notes.ping = pingEvery
 	s.casts.store, s.casts.node = s, newNodeID()
-	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2), timeout: s.opTimeout}
+	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2), timeout: s.opTimeout, obs: opts.Observer}
 	return s, nil
 }
 

@@ -51,6 +51,9 @@ type Options struct {
 	// BusyTimeout is how long an operation waits for a lock that another
 	// process holds on the file (default 5 s).
 	BusyTimeout time.Duration
+	// Observer, when not nil, is told the duration and the number of
+	// operations of every batch the writer commits.
+	Observer store.CommitObserver
 }
 
 // readConns is the number of connections that serve Load, Steps and List.
@@ -74,6 +77,7 @@ type Store struct {
 	queue  chan *op
 	done   chan struct{} // closed when the writer has drained queue
 	now    func() time.Time
+	obs    store.CommitObserver // Options.Observer, or nil
 
 	// files watches the database file and its write-ahead log (files.go).
 	files *files
@@ -100,7 +104,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &Store{path: path, queue: make(chan *op, maxBatch), done: make(chan struct{}), now: time.Now}
+	s := &Store{path: path, queue: make(chan *op, maxBatch), done: make(chan struct{}), now: time.Now, obs: opts.Observer}
 	if err := s.open(opts); err != nil {
 		s.closeDBs()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
