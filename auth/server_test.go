@@ -173,6 +173,8 @@ func matrixRoutes() []matrixRoute {
 		{"HEAD", "/v1/schemas", "", RoleNone, true, 0},
 		{"GET", "/healthz", "", RoleNone, true, 0},
 		{"HEAD", "/healthz", "", RoleNone, true, 0},
+		{"GET", "/readyz", "", RoleNone, true, 0},
+		{"HEAD", "/readyz", "", RoleNone, true, 0},
 		{"GET", "/", "", RoleNone, true, 0},
 		{"HEAD", "/", "", RoleNone, true, 0},
 		{"GET", "/edit/d", "", RoleNone, true, 0},
@@ -184,6 +186,7 @@ func matrixRoutes() []matrixRoute {
 		{"GET", "/docs/d", "", RoleRead, false, 0},
 		{"HEAD", "/docs/d", "", RoleRead, false, 0},
 		{"GET", "/docs/d/events?version=0&commentVersion=0", "", RoleRead, false, 0},
+		{"GET", "/docs/d/export?format=markdown", "", RoleRead, false, 0},
 		{"POST", "/docs/d/events", commentOnly, RoleComment, false, 0},
 		{"POST", "/docs/d/events", steps, RoleEdit, false, 0},
 		// The documents API. POST /docs of the existing "d" passes the

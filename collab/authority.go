@@ -51,6 +51,12 @@ type Config struct {
 	// request (default 1 minute). Users waiting for events always count.
 	// Waiting Events calls answer when the count changes (see Events).
 	UsersWindow time.Duration
+	// UsersRefresh, when the store is a store.Broadcaster (several
+	// nodes), is how often the Authority sends the users of its loaded
+	// documents to the other nodes (default 5 seconds); what it heard
+	// from a node counts for three refreshes unless repeated, so the
+	// users of a node that died stop counting within four (peers.go).
+	UsersRefresh time.Duration
 	// MaxSteps bounds the steps (and the comment events) of one
 	// submission (default 1,000).
 	MaxSteps int
@@ -158,6 +164,10 @@ type Config struct {
 	// It runs outside the Authority's locks. It is not called for a
 	// deleted document.
 	OnUnload func(id string, version int64)
+
+	// Observer, when not nil, is told the steps accepted and the number
+	// of documents loaded (for metrics; see Observer).
+	Observer Observer
 }
 
 // Defaults of Config.
@@ -166,6 +176,7 @@ const (
 	DefaultSnapshotEvery = 1_000
 	DefaultIdleUnload    = 10 * time.Minute
 	DefaultUsersWindow   = time.Minute
+	DefaultUsersRefresh  = 5 * time.Second
 	// The limits' defaults are the one set of apply.Limits.
 	DefaultMaxSteps    = apply.DefaultMaxSteps
 	DefaultMaxDocSize  = apply.DefaultMaxDocSize
@@ -220,6 +231,9 @@ type Authority struct {
 	notices     noticeQueue
 	noticeDone  chan struct{} // closed when the notice goroutine ended
 	noticeStop  context.CancelFunc
+
+	// The users of other nodes, with a store.Broadcaster (peers.go).
+	peers peerUsers
 }
 
 // New returns an Authority over cfg.Store and starts its janitor, which
@@ -258,6 +272,9 @@ func New(cfg Config) (*Authority, error) {
 	}
 	if cfg.UsersWindow <= 0 {
 		cfg.UsersWindow = DefaultUsersWindow
+	}
+	if cfg.UsersRefresh <= 0 {
+		cfg.UsersRefresh = DefaultUsersRefresh
 	}
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = DefaultMaxSteps
@@ -314,6 +331,7 @@ func New(cfg Config) (*Authority, error) {
 	}
 	a.swapper, _ = cfg.Store.(store.MetaSwapper)
 	a.follow()
+	a.followPeers()
 	if cfg.IdleUnload > 0 {
 		go a.janitor(min(max(cfg.IdleUnload/4, 10*time.Millisecond), time.Minute))
 	} else {
@@ -345,8 +363,14 @@ func (a *Authority) Close() error {
 			d.mu.Unlock()
 		}
 	}
+	if a.cfg.Observer != nil && len(docs) > 0 {
+		// A closed Authority counts no document as loaded (and reports
+		// no more changes: dropLocked, load).
+		a.cfg.Observer.DocumentsLoaded(-len(docs))
+	}
 	a.mu.Unlock()
 	a.stopFollowing()
+	a.stopPeers()
 	<-a.janitorDone
 	a.bg.Wait()
 	var errs []error
@@ -507,6 +531,9 @@ func (a *Authority) load(ctx context.Context, d *document, user string) {
 	} else {
 		d.st, d.snapVer = st, snapVer
 		d.loaded = true
+		if a.cfg.Observer != nil && a.docs[d.id] == d && !a.closed {
+			a.cfg.Observer.DocumentsLoaded(1)
+		}
 	}
 	a.mu.Unlock()
 	close(d.ready)
@@ -580,8 +607,9 @@ func (a *Authority) Exists(ctx context.Context, id string) (bool, error) {
 // DocInfo describes a document in List.
 type DocInfo struct {
 	ID string
-	// Users is the number of users of a loaded document (0 when it is
-	// not loaded).
+	// Users is the number of users of the document: of a loaded one,
+	// and those that the other nodes sharing the store count (with a
+	// store.Broadcaster); 0 when it has none.
 	Users int
 	// Version is the document's stored version, and Updated when the
 	// store last changed it.
@@ -611,7 +639,11 @@ func (a *Authority) List(ctx context.Context) ([]DocInfo, error) {
 	a.mu.Unlock()
 	out := make([]DocInfo, len(stored))
 	for i, s := range stored {
-		out[i] = DocInfo{ID: s.ID, Users: users[s.ID], Version: s.Version, Updated: s.Updated}
+		n, ok := users[s.ID]
+		if !ok {
+			n = a.peers.count(s.ID, nil)
+		}
+		out[i] = DocInfo{ID: s.ID, Users: n, Version: s.Version, Updated: s.Updated}
 	}
 	slices.SortFunc(out, func(x, y DocInfo) int { return strings.Compare(x.ID, y.ID) })
 	return out, nil

@@ -270,8 +270,10 @@ func (l commentLog) index(id int64) int {
 // apply applies events submitted with a document whose content size is
 // size, and returns the new log and whether anything changed. A create
 // must fit the document and use a new id, and the comments must stay
-// within lim; deleting an unknown id changes nothing (another client may
-// have deleted it first). Events read back from the store are applied
+// within lim; a create of an existing comment with its text changes
+// nothing (a client resending a submission whose answer it lost), and
+// deleting an unknown id changes nothing (another client may have deleted
+// it first). Events read back from the store are applied
 // with a negative size and no limits (zero): they were checked once.
 func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits) (commentLog, bool, error) {
 	if len(events) == 0 {
@@ -285,7 +287,10 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits) (c
 			if size >= 0 && (e.From < 0 || e.From >= e.To || e.To > size) {
 				return l, false, invalidf("comment event %d: range %d-%d is not a non-empty range of the document (size %d)", i, e.From, e.To, size)
 			}
-			if next.index(e.ID) >= 0 {
+			if j := next.index(e.ID); j >= 0 {
+				if next.notes[j].text == e.Text {
+					continue
+				}
 				return l, false, invalidf("comment event %d: comment %d exists", i, e.ID)
 			}
 			if n := len(next.notes); lim.comments > 0 && n >= lim.comments {

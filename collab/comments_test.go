@@ -86,6 +86,13 @@ func TestComments(t *testing.T) {
 			version:  4,
 		},
 		{
+			name:     "creating an existing comment again with its text changes nothing",
+			events:   []collab.CommentEvent{create(3, 1, 3, "new"), create(4, 1, 2, "ab")},
+			doc:      "abXlloY",
+			comments: []c{{4, 7, "hello", 1}, {3, 5, "new", 3}, {1, 3, "ab", 4}},
+			version:  4,
+		},
+		{
 			name:     "steps that move no comment",
 			steps:    steps(insert(8, "!")),
 			doc:      "abXlloY!",

@@ -383,22 +383,22 @@ func entryBytes(entries []store.MetaEntry) int64 {
 // no longer has is removed (its waiters answer ErrNotFound). When the
 // steps or entries cannot be read (pruned) or replayed, or the store is
 // behind memory (the document was deleted and created again), d is
-// reloaded from the store instead. It is called with sem held; failures
-// are logged, and d stays as it was.
-func (a *Authority) catchUp(ctx context.Context, d *document) {
+// reloaded from the store instead. It is called with sem held; a failure
+// of the store is logged and returned, and d stays as it was.
+func (a *Authority) catchUp(ctx context.Context, d *document) error {
 	head, err := a.store.Load(ctx, d.id)
 	if errors.Is(err, store.ErrNotFound) {
 		a.remove(d)
-		return
+		return nil
 	}
 	if err != nil {
 		a.log.Warn("collab: catching up with the store failed", "doc", d.id, "err", err)
-		return
+		return err
 	}
 	st := d.state()
 	if head.Version == st.version && head.MetaSeq == st.metaSeq {
 		a.noteSnapshot(d, head)
-		return
+		return nil
 	}
 	// Without a store.MetaSwapper, another writer's comment entries may
 	// have been numbered as memory numbered its own: reload them.
@@ -408,11 +408,11 @@ func (a *Authority) catchUp(ctx context.Context, d *document) {
 			d.publish(next)
 			a.noteSnapshot(d, head)
 			a.maybeSnapshot(d)
-			return
+			return nil
 		}
 		if errors.Is(err, store.ErrNotFound) {
 			a.remove(d)
-			return
+			return nil
 		}
 		a.log.Info("collab: catching up step by step failed, reloading", "doc", d.id, "err", err)
 	}
@@ -420,16 +420,17 @@ func (a *Authority) catchUp(ctx context.Context, d *document) {
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			a.remove(d)
-		} else {
-			a.log.Warn("collab: reloading from the store failed", "doc", d.id, "err", err)
+			return nil
 		}
-		return
+		a.log.Warn("collab: reloading from the store failed", "doc", d.id, "err", err)
+		return err
 	}
 	d.publish(st)
 	d.mu.Lock()
 	d.snapVer, d.snapMeta, d.snapMetaBytes = snapVer, 0, 0
 	d.mu.Unlock()
 	a.maybeSnapshot(d)
+	return nil
 }
 
 // replay returns st brought to head by the steps and the comment entries

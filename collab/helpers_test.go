@@ -98,6 +98,7 @@ type faultStore struct {
 	lostAck    atomic.Bool // append, then report a failure
 	failSnap   atomic.Bool
 	failLoad   atomic.Bool
+	loadFails  atomic.Int64 // Loads failed by failLoad
 	appends    atomic.Int64
 	snapshots  atomic.Int64
 	lastSnapAt atomic.Int64
@@ -134,6 +135,7 @@ func (s *faultStore) Append(ctx context.Context, id string, base int64, steps []
 
 func (s *faultStore) Load(ctx context.Context, id string) (store.Head, error) {
 	if s.failLoad.Load() {
+		s.loadFails.Add(1)
 		return store.Head{}, errInjected
 	}
 	return s.Store.Load(ctx, id)

@@ -165,6 +165,9 @@ func (a *Authority) account(d *document, est int64) {
 // dropLocked removes d from the map and its estimate from the total. It
 // is called with a.mu held, and d in the map.
 func (a *Authority) dropLocked(d *document) {
+	if d.loaded && a.cfg.Observer != nil && !a.closed {
+		a.cfg.Observer.DocumentsLoaded(-1)
+	}
 	delete(a.docs, d.id)
 	a.memUsed -= d.mem
 	d.mem = 0

@@ -3,6 +3,7 @@ package collab
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/pmauthority/pmauthority/store"
 )
@@ -131,18 +132,48 @@ func (q *noticeQueue) take() (map[string]pendingNotice, bool) {
 	return pending, all
 }
 
-// followNotices handles the pending notices until ctx is done.
+// Back-off of the notice goroutine's retries of the documents whose
+// catch-up failed (the store unreachable): the first after minRecheck,
+// doubling up to maxRecheck while they keep failing.
+const (
+	minRecheck = 100 * time.Millisecond
+	maxRecheck = 5 * time.Second
+)
+
+// recheck has the notice goroutine bring the document id up to date with
+// the store, when the Authority follows a store.Notifier: after a
+// catch-up of Submit's that failed.
+func (a *Authority) recheck(id string) {
+	if a.notices.signal != nil {
+		a.notices.add(id, pendingNotice{check: true})
+	}
+}
+
+// followNotices handles the pending notices until ctx is done. A notice
+// whose catch-up fails is handled again after a back-off, until it
+// succeeds: no other notice may come for that document.
 func (a *Authority) followNotices(ctx context.Context) {
 	var waiting sync.WaitGroup // for documents still loading
 	defer func() {
 		waiting.Wait()
 		close(a.noticeDone)
 	}()
+	var (
+		retry   map[string]pendingNotice // the notices whose catch-up failed
+		retryC  <-chan time.Time
+		backoff = minRecheck
+	)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-a.notices.signal:
+		case <-retryC:
+			retryC = nil
+			for id, p := range retry {
+				a.notices.add(id, p)
+			}
+			retry = nil
 		}
 		pending, all := a.notices.take()
 		if all {
@@ -180,20 +211,37 @@ func (a *Authority) followNotices(ctx context.Context) {
 				})
 				continue
 			}
-			a.noticed(ctx, d, p)
+			if !a.noticed(ctx, d, p) {
+				if retry == nil {
+					retry = make(map[string]pendingNotice)
+				}
+				if old, ok := retry[id]; ok {
+					p.check = p.check || old.check
+					p.version = max(p.version, old.version)
+				}
+				retry[id] = p
+			}
+		}
+		switch {
+		case len(retry) == 0:
+			backoff = minRecheck
+		case retryC == nil:
+			retryC = time.After(backoff)
+			backoff = min(2*backoff, maxRecheck)
 		}
 	}
 }
 
-// noticed brings the loaded document d up to date after notice p.
-func (a *Authority) noticed(ctx context.Context, d *document, p pendingNotice) {
+// noticed brings the loaded document d up to date after notice p. It
+// returns false when the store failed (d is as it was).
+func (a *Authority) noticed(ctx context.Context, d *document, p pendingNotice) bool {
 	if d.err != nil || !p.check && d.reached(ctx, p.version) {
-		return
+		return true
 	}
 	select {
 	case d.sem <- struct{}{}:
 	case <-ctx.Done():
-		return
+		return true
 	}
 	defer d.unlock()
 	a.mu.Lock()
@@ -203,9 +251,9 @@ func (a *Authority) noticed(ctx context.Context, d *document, p pendingNotice) {
 	deleted, version := d.deleted, d.st.version
 	d.mu.Unlock()
 	if !current || deleted || !p.check && version >= p.version {
-		return
+		return true
 	}
-	a.catchUp(ctx, d)
+	return a.catchUp(ctx, d) == nil
 }
 
 // reached reports whether d is at version or past it (or deleted),

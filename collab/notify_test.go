@@ -393,3 +393,65 @@ func TestCatchUpUnarbitrated(t *testing.T) {
 	}
 	sameState(t, a, b, "d")
 }
+
+// waitLoadFails waits up to 5 seconds until fs has failed a Load.
+func waitLoadFails(t *testing.T, fs *faultStore) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for fs.loadFails.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no Load failed within 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestCatchUpRetried fails the catch-up that a notice starts (the store
+// unreachable for a moment): it is tried again after a back-off, and the
+// document catches up without another notice.
+func TestCatchUpRetried(t *testing.T) {
+	mem := memstore.New()
+	fs := &faultStore{Store: mem}
+	hand := &manualNotifier{Store: fs}
+	a := newAuthority(t, mem, collab.Config{})
+	b := newAuthority(t, hand, collab.Config{})
+	mustGet(t, b, "d")
+	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "abc")), ClientID: collab.ClientID("3")})
+	fs.failLoad.Store(true)
+	hand.send(store.Notice{ID: "d", Version: 1})
+	waitLoadFails(t, fs)
+	fs.failLoad.Store(false)
+	ev, err := waitEvents(t, b, "d", 0, 0)
+	if err != nil || ev.Version != 1 || len(ev.Steps) != 1 {
+		t.Fatalf("b after its catch-up failed and the store came back: %+v, %v; want version 1", ev, err)
+	}
+	sameState(t, a, b, "d")
+}
+
+// TestLostAckCaughtUpLater loses the acknowledgement of an append that
+// happened and fails the catch-up after it: the submission fails with
+// ErrUnavailable, and the document catches up later by itself (no
+// notice comes: a store's notice of the commit would have been taken for
+// the append in flight's), showing the steps with their client id.
+func TestLostAckCaughtUpLater(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	fs := &faultStore{Store: mem}
+	b := newAuthority(t, &manualNotifier{Store: fs}, collab.Config{})
+	mustGet(t, b, "d")
+	fs.lostAck.Store(true)
+	fs.failLoad.Store(true)
+	_, err := b.Submit(ctx, "d", "", collab.Submission{Steps: steps(insert(1, "abc")), ClientID: collab.ClientID("5")})
+	if !errors.Is(err, collab.ErrUnavailable) {
+		t.Fatalf("Submit with its acknowledgement lost: %v, want ErrUnavailable", err)
+	}
+	if st := mustGet(t, b, "d"); st.Version != 0 {
+		t.Fatalf("version %d before the store is back, want 0 (the catch-up failed)", st.Version)
+	}
+	fs.lostAck.Store(false)
+	fs.failLoad.Store(false)
+	ev, err := waitEvents(t, b, "d", 0, 0)
+	if err != nil || ev.Version != 1 || len(ev.Steps) != 1 || string(ev.Steps[0].ClientID) != "5" {
+		t.Fatalf("after the store came back: %+v, %v; want version 1 with client 5's step", ev, err)
+	}
+}

@@ -175,8 +175,11 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 			a.remove(d)
 			return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
 		case errors.Is(err, store.ErrConflict):
-			// Another writer moved the document on: catch up.
-			a.catchUp(context.WithoutCancel(ctx), d)
+			// Another writer moved the document on: catch up (or,
+			// the store failing now, later).
+			if a.catchUp(context.WithoutCancel(ctx), d) != nil {
+				a.recheck(id)
+			}
 			d.mu.Lock()
 			cur, deleted := d.st, d.deleted
 			d.mu.Unlock()
@@ -198,12 +201,19 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 			continue
 		}
 		// The append may have happened nevertheless (a lost
-		// acknowledgement): look.
-		a.catchUp(context.WithoutCancel(ctx), d)
+		// acknowledgement): look, now or, the store failing, later (its
+		// notice, if it committed, was taken for this append's and
+		// dropped).
+		if a.catchUp(context.WithoutCancel(ctx), d) != nil {
+			a.recheck(id)
+		}
 		return Result{}, storeFailed(err, "collab: append to %q", id)
 	}
 	d.publish(next.docState)
 	published = true
+	if a.cfg.Observer != nil && len(records) > 0 {
+		a.cfg.Observer.StepsAccepted(len(records))
+	}
 	a.maybeSnapshot(d)
 	if a.commits != nil {
 		c := Commit{

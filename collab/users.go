@@ -35,7 +35,8 @@ const usersWakeEvery = 250 * time.Millisecond
 // userEntry is a user seen recently.
 type userEntry struct {
 	last    time.Time
-	waiting int // Events calls of this user waiting now
+	waiting int    // Events calls of this user waiting now
+	hash    uint64 // userHash, by which other nodes know it
 }
 
 // stopper is a timer, as time.AfterFunc returns.
@@ -77,9 +78,10 @@ func (d *document) seen(user string, now time.Time, window time.Duration) {
 	}
 	u := d.users[user]
 	if u == nil {
-		u = &userEntry{}
+		u = &userEntry{hash: userHash(user)}
 		d.users[user] = u
 		d.usersDirty = true
+		d.auth.peers.changed(d.id)
 	}
 	u.last = now
 	if u.waiting == 0 {
@@ -96,9 +98,10 @@ func (d *document) wait(user string, delta int, now time.Time, window time.Durat
 	}
 	u := d.users[user]
 	if u == nil {
-		u = &userEntry{last: now}
+		u = &userEntry{last: now, hash: userHash(user)}
 		d.users[user] = u
 		d.usersDirty = true
+		d.auth.peers.changed(d.id)
 	}
 	u.waiting += delta
 	d.listeners += delta
@@ -117,7 +120,8 @@ func (d *document) expireAt(t time.Time) {
 }
 
 // userCount returns the number of users seen within window or waiting,
-// forgetting the others. It is called with mu held.
+// forgetting the others, with those of the other nodes (peers.go). It is
+// called with mu held.
 func (d *document) userCount(now time.Time, window time.Duration) int {
 	if !d.nextPrune.IsZero() && !now.Before(d.nextPrune) {
 		d.nextPrune = time.Time{}
@@ -129,13 +133,14 @@ func (d *document) userCount(now time.Time, window time.Duration) int {
 			if !now.Before(exp) {
 				delete(d.users, name)
 				d.usersDirty = true
+				d.auth.peers.changed(d.id)
 			} else {
 				d.expireAt(exp)
 			}
 		}
 		d.scheduleUsers(now)
 	}
-	return len(d.users)
+	return d.auth.peers.count(d.id, d.users)
 }
 
 // scheduleUsers wakes the waiters of users when users came or went and

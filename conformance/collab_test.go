@@ -107,7 +107,12 @@ type editorLine struct {
 	Sendable       bool            `json:"sendable"`
 	Accepted       int64           `json:"accepted"` // own steps the server confirmed
 	InDoubt        int64           `json:"inDoubt"`  // own steps the server may have accepted
-	Doc            json.RawMessage `json:"doc"`
+	// MaxUsers is the largest user count the editor was told while
+	// editing; PresenceFrom (WebSocket editors) the client ids whose
+	// selections it was sent.
+	MaxUsers     int               `json:"maxUsers"`
+	PresenceFrom []json.RawMessage `json:"presenceFrom"`
+	Doc          json.RawMessage   `json:"doc"`
 }
 
 // editorsSummary is the harness's last line (the fields checked here).
@@ -140,6 +145,11 @@ type editorsSummary struct {
 	// --faults.
 	NetErrors         int64 `json:"netErrors"`
 	ConfirmedByEvents int64 `json:"confirmedByEvents"`
+
+	// Unavailable counts long-poll answers 503 (each with a Retry-After,
+	// tried again after it); only with --faults.
+	Unavailable int64 `json:"unavailable"`
+
 	// SelectionGuards counts node selections the harness kept from
 	// crashing prosemirror-state (guardNodeSelection in js/collab-editors.mjs).
 	SelectionGuards int64             `json:"selectionGuards"`
@@ -184,6 +194,11 @@ type wsEditorsSummary struct {
 	PresenceChecked   int64            `json:"presenceChecked"`
 	Pauses            int64            `json:"pauses"`
 	HistoryGone       int64            `json:"historyGone"` // snapshots on resume
+
+	// Unavailable counts errors 503 (the store failed),
+	// UnavailableNotices the client's notices of them; with --faults.
+	Unavailable        int64 `json:"unavailable"`
+	UnavailableNotices int64 `json:"unavailableNotices"`
 }
 
 // editorsConfig is what a run of the harness does.
@@ -216,6 +231,9 @@ type editorsConfig struct {
 	// Others tells the harness that writers besides the editors add
 	// steps (--others 1).
 	Others bool
+	// Forwarded gives each editor an address of its own, sent as
+	// X-Forwarded-For (--forwarded 1), for servers with --trust-proxy.
+	Forwarded bool
 }
 
 // editorsRun is what one run of the harness printed.
@@ -292,6 +310,9 @@ func runEditors(t *testing.T, node, url string, docIDs []string, cfg editorsConf
 	}
 	if cfg.Others {
 		args = append(args, "--others", "1")
+	}
+	if cfg.Forwarded {
+		args = append(args, "--forwarded", "1")
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
 	var stdout, stderr bytes.Buffer
@@ -394,10 +415,10 @@ func (r editorsRun) checkWS(t *testing.T, cfg editorsConfig) {
 		t.Errorf("summary: no WebSocket connection dropped")
 	}
 	// A 1006 close is a server that died (only with cfg.Faults; else the
-	// harness fails).
-	if closes := w.Drops + w.Pauses + w.ServerCloses["4008"] + w.ServerCloses["1006"]; w.Reconnects != closes || w.Resumes < closes {
-		t.Errorf("summary: %d connections dropped (%d by the harness, %d in pauses, %d by a dying server), %d reconnections, %d resumed with a version",
-			closes, w.Drops, w.Pauses, w.ServerCloses["1006"], w.Reconnects, w.Resumes)
+	// harness fails), a 1012 close a server that drains.
+	if closes := w.Drops + w.Pauses + w.ServerCloses["4008"] + w.ServerCloses["1006"] + w.ServerCloses["1012"]; w.Reconnects != closes || w.Resumes < closes {
+		t.Errorf("summary: %d connections dropped (%d by the harness, %d in pauses, %d by a dying server, %d by a draining one), %d reconnections, %d resumed with a version",
+			closes, w.Drops, w.Pauses, w.ServerCloses["1006"], w.ServerCloses["1012"], w.Reconnects, w.Resumes)
 	}
 	if w.SnapshotsOnResume != 0 || w.StepsLost != 0 {
 		t.Errorf("summary: %d resumptions answered with a snapshot, %d unconfirmed steps lost", w.SnapshotsOnResume, w.StepsLost)
@@ -445,8 +466,9 @@ type collabDocState struct {
 
 // collabListEntry is an element of GET /docs's answer.
 type collabListEntry struct {
-	ID    string `json:"id"`
-	Users int    `json:"users"`
+	ID      string `json:"id"`
+	Users   int    `json:"users"`
+	Version int64  `json:"version"`
 }
 
 func getDocState(t *testing.T, url string) collabDocState {

@@ -32,6 +32,8 @@ var schemaFiles = map[string]string{
 	"basic":  "../schemas/basic.json",
 	"tables": "schemas/tables.json",
 	"stress": "schemas/stress.json",
+	// prosemirror-markdown's schema, toDOM as templates (export_test.go).
+	"markdown": "schemas/markdown.json",
 }
 
 var (
@@ -40,7 +42,7 @@ var (
 	loaded      map[string]*model.Schema
 )
 
-// loadSchemas returns the four conformance schemas by name, built once
+// loadSchemas returns the conformance schemas by name, built once
 // from their spec files with model.LoadSchema.
 func loadSchemas(t testing.TB) map[string]*model.Schema {
 	t.Helper()

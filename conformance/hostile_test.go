@@ -86,7 +86,7 @@ type hostileProc struct {
 // command line prefix that runs it (e.g. a shell entering a cgroup).
 func startHostile(t *testing.T, bin, data string, wrap []string, args ...string) *hostileProc {
 	t.Helper()
-	argv := append([]string{bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--log-format", "json"}, args...)
+	argv := append([]string{bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--log-format", "json", "--drain-delay", "0"}, args...)
 	argv = append(slices.Clone(wrap), argv...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	out, err := cmd.StderrPipe()

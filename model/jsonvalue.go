@@ -337,3 +337,6 @@ func AppendJSONValue(buf []byte, v any) []byte { return appendJSONValue(buf, v) 
 // JSString converts a JSON value as JavaScript's String(v) does (used where
 // the JS libraries coerce a value to a property key).
 func JSString(v any) string { return jsString(v) }
+
+// JSTruthy reports whether a JSON value is truthy in JavaScript.
+func JSTruthy(v any) bool { return jsTruthy(v) }

@@ -162,6 +162,10 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 			return
 		}
 		defer s.dropConn(user)
+		if s.obs != nil {
+			s.obs.Connections(TransportLongPoll, 1)
+			defer s.obs.Connections(TransportLongPoll, -1)
+		}
 		rc := http.NewResponseController(x)
 		deadline := time.Now().Add(s.pollTimeout + s.timeouts.Write)
 		rc.SetReadDeadline(deadline)

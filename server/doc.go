@@ -13,6 +13,7 @@
 //	POST /v1/apply           apply   apply
 //	GET  /v1/schemas         apply   {"default": NAME, "schemas": [NAME, …]}
 //	GET  /healthz            health  {"status":"ok"}
+//	GET  /readyz             health  {"status":"ok"}; 503 while draining (Drain)
 //	GET  /docs               read    [{"id": …, "users": n}, …]       (Config.Collab)
 //	GET  /docs/{id}          read    {doc, users, version, comments, commentVersion}
 //	GET  /docs/{id}/events   read    ?version=V&commentVersion=C: long poll
@@ -92,7 +93,18 @@
 //	     stack
 //	503  the store failed (with Retry-After), the server shuts down, or the
 //	     client went away before its request was answered (nobody reads
-//	     this answer; it shows in the log)
+//	     this answer; it shows in the log); /readyz while the server
+//	     drains
+//
+// # Drain
+//
+// When Serve's context is done the server drains, for a rolling restart:
+// /readyz answers 503 at once while everything else goes on for
+// Config.DrainDelay (Drain), so that a load balancer sends new clients
+// elsewhere; then Serve stops accepting, answers waiting long polls {},
+// closes WebSockets with 1012 (service restart; their clients reconnect
+// and send their unconfirmed steps again) and waits for the requests in
+// flight, submissions included, before it returns (Shutdown).
 //
 // # Apply
 //

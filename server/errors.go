@@ -193,7 +193,7 @@ func shuttingDown(err error) bool {
 }
 
 // wsCloseOf returns the close code and reason of a connection whose
-// hello failed with err (after the error message, see answerOf): 1001
+// hello failed with err (after the error message, see answerOf): 1012
 // when the server shuts down, 4400 for a version the document never had
 // (the client reloads), 4404 for a document that does not exist (without
 // collab.Config.AutoCreate), 4029 over a rate limit, 1011 when the document
@@ -202,7 +202,7 @@ func shuttingDown(err error) bool {
 func wsCloseOf(err error, status int) (websocket.StatusCode, string) {
 	switch {
 	case shuttingDown(err):
-		return websocket.StatusGoingAway, "server shutting down"
+		return wsCloseRestart, "server restarting"
 	case errors.Is(err, collab.ErrInvalidVersion):
 		return wsCloseInvalidVersion, "invalid version: reload"
 	case errors.Is(err, collab.ErrNotFound):
@@ -218,13 +218,13 @@ func wsCloseOf(err error, status int) (websocket.StatusCode, string) {
 }
 
 // wsHubCloseOf returns the close code and reason of the connections of a
-// document hub that failed with err: 1001 when the authority closed, 4404
+// document hub that failed with err: 1012 when the authority closed, 4404
 // when the document was deleted, else 1011 (the document is unavailable:
 // its store failed).
 func wsHubCloseOf(err error) (websocket.StatusCode, string) {
 	switch {
 	case errors.Is(err, collab.ErrClosed):
-		return websocket.StatusGoingAway, "server shutting down"
+		return wsCloseRestart, "server restarting"
 	case errors.Is(err, collab.ErrNotFound):
 		return wsCloseNotFound, "document deleted"
 	}

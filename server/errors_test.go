@@ -43,13 +43,13 @@ func TestAnswerOf(t *testing.T) {
 		{fmt.Errorf("collab: %q: %w", "d", collab.ErrNotFound), 404, -1, `collab: "d": document not found`, "", wsCloseNotFound},
 		{fmt.Errorf("collab: create %q: %w", "d", collab.ErrExists), 409, -1, `collab: create "d": document already exists`, "", websocket.StatusPolicyViolation},
 		{fmt.Errorf("collab: checkpoint %q: %w", "c", collab.ErrCheckpointExists), 409, -1, `collab: checkpoint "c": checkpoint already exists`, "", websocket.StatusPolicyViolation},
-		{collab.ErrClosed, 503, -1, "shutting down", "", websocket.StatusGoingAway},
+		{collab.ErrClosed, 503, -1, "shutting down", "", websocket.StatusServiceRestart},
 		{fmt.Errorf("disk full: %w", collab.ErrUnavailable), 503, -1, "storage unavailable: try again later", "Retry-After: 1", websocket.StatusInternalError},
 		{fmt.Errorf("no room: %w", collab.ErrOverloaded), 503, -1, "no room: memory budget exhausted", "Retry-After: 2", websocket.StatusInternalError},
 		{&transform.StepError{Index: 1, Err: errors.New("boom")}, 422, 1, "boom", "", websocket.StatusPolicyViolation},
 		{&collab.LimitError{What: "steps", Limit: 3, Value: 4}, 413, -1, "steps over the limit: 4 > 3", "", websocket.StatusPolicyViolation},
 		{context.DeadlineExceeded, 503, -1, "request canceled: context deadline exceeded", "", websocket.StatusInternalError},
-		{context.Canceled, 503, -1, "request canceled: context canceled", "", websocket.StatusGoingAway},
+		{context.Canceled, 503, -1, "request canceled: context canceled", "", websocket.StatusServiceRestart},
 		{errors.New("a bug"), 500, -1, "internal server error", "", websocket.StatusInternalError},
 	} {
 		a := answerOf(tc.err)

@@ -32,6 +32,11 @@ type exchange struct {
 	reserved int64
 
 	principal Principal // as the policy authenticated the request
+
+	route     string // the route's label for Observer.Request ("" for none)
+	doc       string // the route's document id, once checked (for the log)
+	requestID string // X-Request-Id, the client's or generated (log.go)
+	submits   bool   // a submission of the collab API (Observer.Submission)
 }
 
 // WriteHeader records the status and sends it.

@@ -159,11 +159,24 @@ func (s *Server) allowedHost(host string, onLoopback bool) bool {
 		}
 		return false
 	}
-	name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
-	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+	return LoopbackHost(name)
+}
+
+// LoopbackHost reports whether host (a Host header, host[:port]) names
+// this machine's loopback: localhost and its subdomains, or a loopback
+// address. The listeners of an embedding program on a loopback address
+// check it against DNS rebinding, as Serve does without
+// Config.AllowedHosts.
+func LoopbackHost(host string) bool {
+	host = strings.ToLower(host)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}
-	ip, err := netip.ParseAddr(name)
+	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
 }
 

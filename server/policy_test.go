@@ -237,6 +237,7 @@ func TestPolicyCalls(t *testing.T) {
 		{"POST", "/v1/apply", reqtest.Seed, []string{"authorize  apply alice"}},
 		{"GET", "/v1/schemas", "", []string{"authorize  apply alice"}},
 		{"GET", "/healthz", "", []string{"authorize  health alice"}},
+		{"GET", "/readyz", "", []string{"authorize  health alice"}},
 		{"GET", "/docs", "", []string{"authorize  read alice"}},
 		{"GET", "/docs/d/", "", []string{"authorize d read alice"}},
 		{"GET", "/docs/d/events?version=0&commentVersion=0", "", []string{"authorize d read alice"}},

@@ -29,7 +29,8 @@ const (
 	ActionApply Action = "apply"
 	// ActionPage loads the demo pages (Config.Web).
 	ActionPage Action = "page"
-	// ActionHealth asks whether the server is alive (/healthz).
+	// ActionHealth asks whether the server is alive (/healthz) or ready
+	// for new clients (/readyz).
 	ActionHealth Action = "health"
 )
 
@@ -61,6 +62,9 @@ type route struct {
 	// creates: using the route creates its document when it does not
 	// exist, which is authorized for ActionCreate too (authorizeCreate).
 	creates bool
+	// submits: the route is a submission, counted by
+	// Observer.Submission whatever refuses it.
+	submits bool
 }
 
 // routeTable returns the routes of s, in the order their methods are
@@ -73,6 +77,8 @@ func (s *Server) routeTable() []route {
 		{Route: Route{"HEAD", "/v1/schemas", ActionApply}, handle: s.listSchemas},
 		{Route: Route{"GET", "/healthz", ActionHealth}, handle: s.health},
 		{Route: Route{"HEAD", "/healthz", ActionHealth}, handle: s.health},
+		{Route: Route{"GET", "/readyz", ActionHealth}, handle: s.ready},
+		{Route: Route{"HEAD", "/readyz", ActionHealth}, handle: s.ready},
 	}
 	if s.collab != nil {
 		rs = append(rs,
@@ -86,8 +92,9 @@ func (s *Server) routeTable() []route {
 			route{Route: Route{"DELETE", "/docs/{id}", ActionAdmin}, handle: s.deleteDoc, slash: true},
 			route{Route: Route{"GET", "/docs/{id}/events", ActionRead}, handle: s.pollEvents, slash: true, creates: true},
 			// ActionEdit too once the body shows steps (submitEvents).
-			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true, creates: true},
+			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true, creates: true, submits: true},
 			route{Route: Route{"GET", "/docs/{id}/ws", ActionRead}, handle: s.serveWS, slash: true, atHello: true},
+			route{Route: Route{"GET", "/docs/{id}/export", ActionRead}, handle: s.exportDoc, slash: true},
 			// The documents API (docs_api.go).
 			route{Route: Route{"GET", "/docs/{id}/steps", ActionRead}, handle: s.getSteps, slash: true},
 			route{Route: Route{"GET", "/docs/{id}/checkpoints", ActionRead}, handle: s.listCheckpoints, slash: true},
@@ -161,7 +168,9 @@ func (s *Server) buildMux() *http.ServeMux {
 		} else {
 			allow := []string{strings.Join(g.methods, ", ")}
 			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				s.fail(w.(*exchange), &methodError{method: r.Method, path: r.URL.Path, allow: allow})
+				x := w.(*exchange)
+				x.route = pattern
+				s.fail(x, &methodError{method: r.Method, path: r.URL.Path, allow: allow})
 			})
 		}
 		patterns := []string{pattern}
@@ -185,8 +194,13 @@ func (s *Server) buildMux() *http.ServeMux {
 // runs rt's handler with the principal in the request's context.
 func (s *Server) admitted(rt route) http.Handler {
 	hasID := strings.Contains(rt.Pattern, "{id}") && rt.Action != ActionPage
+	label := rt.Pattern // Observer.Request's route
+	if rt.Method != "" {
+		label = rt.Method + " " + rt.Pattern
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		x := w.(*exchange)
+		x.route, x.submits = label, rt.submits
 		var id string
 		if hasID {
 			var err error
@@ -194,6 +208,7 @@ func (s *Server) admitted(rt route) http.Handler {
 				s.fail(x, err)
 				return
 			}
+			x.doc = id
 		}
 		if rt.changes {
 			if err := s.checkCSRF(r); err != nil {
@@ -257,6 +272,19 @@ func (s *Server) health(x *exchange, _ *http.Request, _ string) {
 		}
 	}
 	s.write(x, http.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+// errDraining is the answer of /readyz while the server drains.
+var errDraining = &httpError{status: http.StatusServiceUnavailable, msg: "draining: the server is shutting down"}
+
+// ready answers GET /readyz: 503 while the server drains (Drain), or when
+// the authority cannot accept changes (as health), else 200.
+func (s *Server) ready(x *exchange, r *http.Request, id string) {
+	if s.Draining() {
+		s.fail(x, errDraining)
+		return
+	}
+	s.health(x, r, id)
 }
 
 // route answers a request by the route table. A path that is not clean

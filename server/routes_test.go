@@ -39,6 +39,8 @@ func TestRouteTable(t *testing.T) {
 		{"HEAD", "/v1/schemas", ActionApply}:         200,
 		{"GET", "/healthz", ActionHealth}:            200,
 		{"HEAD", "/healthz", ActionHealth}:           200,
+		{"GET", "/readyz", ActionHealth}:             200,
+		{"HEAD", "/readyz", ActionHealth}:            200,
 		{"GET", "/docs", ActionRead}:                 200,
 		{"HEAD", "/docs", ActionRead}:                200,
 		{"GET", "/docs/{id}", ActionRead}:            200,
@@ -46,6 +48,7 @@ func TestRouteTable(t *testing.T) {
 		{"GET", "/docs/{id}/events", ActionRead}:     400, // no version
 		{"POST", "/docs/{id}/events", ActionComment}: 415, // no Content-Type: refused as a possible cross-site request
 		{"GET", "/docs/{id}/ws", ActionRead}:         http.StatusUpgradeRequired,
+		{"GET", "/docs/{id}/export", ActionRead}:     400, // no format
 		// The documents API, on an existing document "d".
 		{"POST", "/docs", ActionCreate}:                415, // no Content-Type
 		{"DELETE", "/docs/{id}", ActionAdmin}:          204,
@@ -72,7 +75,7 @@ func TestRouteTable(t *testing.T) {
 		}
 		methods[rt.Pattern] = append(methods[rt.Pattern], rt.Method)
 	}
-	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/ws": true,
+	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/ws": true, "/docs/{id}/export": true,
 		"/docs/{id}/steps": true, "/docs/{id}/checkpoints": true, "/docs/{id}/restore": true, "/docs/{id}/authors": true}
 	for pattern, ms := range methods {
 		paths := []string{concretePath(pattern)}
@@ -131,7 +134,7 @@ func TestRoutesWithout(t *testing.T) {
 	for _, rt := range s.Routes() {
 		got = append(got, rt.Method+" "+rt.Pattern+" "+string(rt.Action))
 	}
-	want := "POST /{$} apply|POST /v1/apply apply|GET /v1/schemas apply|HEAD /v1/schemas apply|GET /healthz health|HEAD /healthz health"
+	want := "POST /{$} apply|POST /v1/apply apply|GET /v1/schemas apply|HEAD /v1/schemas apply|GET /healthz health|HEAD /healthz health|GET /readyz health|HEAD /readyz health"
 	if g := strings.Join(got, "|"); g != want {
 		t.Fatalf("routes %s\nwant   %s", g, want)
 	}

@@ -109,6 +109,16 @@ type Config struct {
 	// Policy is the policy point that every route and every WebSocket
 	// message passes (see Policy); nil means AllowAll.
 	Policy Policy
+
+	// DrainDelay is how long Serve goes on serving once its context is
+	// done, /readyz answering 503, before it stops accepting connections:
+	// the time a load balancer takes to see the server unready and send
+	// new clients elsewhere (0: none). See Drain.
+	DrainDelay time.Duration
+	// Observer, when not nil, is told every request, submission and
+	// connection, for metrics (see Observer; package metrics implements
+	// it with Prometheus).
+	Observer Observer
 }
 
 // Limits bound what one request may ask for: the one Limits type of
@@ -225,6 +235,11 @@ type Server struct {
 	ws            wsHubs             // WebSocket connections and their per-document hubs (ws_hub.go)
 	web           http.Handler       // the demo pages (Config.Web), or nil
 	policy        Policy             // Config.Policy, or AllowAll
+	drainDelay    time.Duration      // Config.DrainDelay
+	draining      atomic.Bool        // Drain was called: /readyz answers 503
+	drainCut      chan struct{}      // closed by a test to end Drain's delay
+	obs           Observer           // Config.Observer, or nil
+	requestIDs    requestIDs         // of requests without their own (log.go)
 
 	routes  []route        // the route table (routes.go)
 	mux     *http.ServeMux // of routes
@@ -268,7 +283,11 @@ func New(cfg Config) (*Server, error) {
 		trustProxy:  cfg.TrustProxy,
 		web:         cfg.Web,
 		policy:      cfg.Policy,
+		drainDelay:  max(cfg.DrainDelay, 0),
+		drainCut:    make(chan struct{}),
+		obs:         cfg.Observer,
 	}
+	s.requestIDs.init()
 	if s.policy == nil {
 		s.policy = AllowAll
 	}
@@ -345,23 +364,55 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // inFlight returns the number of requests being answered.
 func (s *Server) inFlight() int64 { return s.active.Load() }
 
+// Drain marks the server as draining: /readyz answers 503 from then on,
+// while every other route goes on as before. It then waits
+// Config.DrainDelay, or until ctx is done, so that a load balancer polling
+// /readyz stops sending new clients before the server stops accepting
+// them; a later call returns at once. Serve calls it when its context is
+// done, before it shuts down (without waiting again when the app called
+// it first); an app that runs the Server in an http.Server of its own
+// calls it first, then that server's Shutdown and the Server's Shutdown,
+// then closes the authority.
+func (s *Server) Drain(ctx context.Context) {
+	if s.draining.Swap(true) {
+		return
+	}
+	if s.drainDelay <= 0 {
+		return
+	}
+	t := time.NewTimer(s.drainDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-s.drainCut:
+	}
+}
+
+// Draining reports whether Drain was called.
+func (s *Server) Draining() bool { return s.draining.Load() }
+
 // Shutdown ends the server's long-lived requests: waiting long polls
-// answer {} at once, and every WebSocket is closed with 1001 (its client
-// reconnects) and refused from then on. It waits until the WebSocket
-// handlers have returned, or ctx is done, so that none uses the authority
-// afterwards. Serve calls it; an app that runs the Server in an
-// http.Server of its own calls it when that server shuts down (from
-// RegisterOnShutdown, or after Shutdown, which leaves WebSockets alone),
-// before closing the authority.
+// answer {} at once, and every WebSocket is closed with 1012 (service
+// restart: its client reconnects, here once the server is back or to
+// another server, and sends its unconfirmed steps again) and refused from
+// then on. It waits until the WebSocket handlers have returned, or ctx is
+// done, so that none uses the authority afterwards. Serve calls it; an
+// app that runs the Server in an http.Server of its own calls it when
+// that server shuts down (from RegisterOnShutdown, or after Shutdown,
+// which leaves WebSockets alone), before closing the authority.
 func (s *Server) Shutdown(ctx context.Context) {
 	s.stopPolls()
 	s.waitWebSockets(ctx)
 }
 
-// Serve answers requests on ln until ctx is done, then shuts down
-// gracefully: it stops accepting, lets the requests in flight finish
-// (closing connections still open after Timeouts.Shutdown) and returns
-// nil, or the error that stopped it. It closes ln.
+// Serve answers requests on ln until ctx is done, then drains and shuts
+// down gracefully: /readyz answers 503 at once while the server goes on
+// serving for Config.DrainDelay (Drain); then it stops accepting, answers
+// the waiting long polls ({}), closes the WebSockets with 1012 (Shutdown),
+// lets the requests in flight finish, submissions included (closing
+// connections still open after Timeouts.Shutdown), and returns nil, or
+// the error that stopped it. It closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	t := s.timeouts
 	hs := &http.Server{
@@ -384,7 +435,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs.RegisterOnShutdown(s.stopPolls)
 	l := s.limits
 	s.log.Info("pmauthority serving",
-		"addr", ln.Addr().String(),
+		"addr", ln.Addr().String(), "url", openURL(ln.Addr()),
 		"schemas", s.schemaNames, "default_schema", s.defName,
 		slog.Group("limits", "max_body_bytes", l.MaxBodyBytes, "max_steps", l.MaxSteps,
 			"max_doc_size", l.MaxDocSize, "max_doc_bytes", l.MaxDocBytes, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes,
@@ -400,6 +451,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	s.log.Info("draining: /readyz answers 503", "drain_delay", s.drainDelay)
+	s.Drain(context.Background())
 	s.log.Info("shutting down: waiting for requests in flight", "in_flight", s.inFlight(), "timeout", t.Shutdown)
 	sctx, cancel := context.WithTimeout(context.Background(), t.Shutdown)
 	defer cancel()

@@ -62,7 +62,7 @@ func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
 	ws.SetReadLimit(s.limits.MaxBodyBytes)
 	if !s.registerWS(c) { // from now on, unregisterWS drops the connection
 		s.dropConn(c.user)
-		ws.Close(websocket.StatusGoingAway, "server shutting down")
+		ws.Close(wsCloseRestart, "server restarting")
 		return
 	}
 	c.mu.Lock()
@@ -380,11 +380,12 @@ func (c *wsConn) hello(m *wsMessage) {
 // policy point authorizes it (ActionEdit, ActionComment without steps).
 func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 	id, problem := m.id()
+	s := c.s
 	if problem != "" {
 		c.sendError(nil, http.StatusBadRequest, -1, problem)
+		s.observeSubmission(http.StatusBadRequest)
 		return
 	}
-	s := c.s
 	sc := s.getCollabScratch()
 	defer s.putCollabScratch(sc, len(data))
 	err := s.takeSubmission(c.user)
@@ -400,7 +401,7 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 		err = c.authorize(a)
 	}
 	if err != nil {
-		c.sendRefusal(id, err)
+		s.observeSubmission(c.sendRefusal(id, err))
 		return
 	}
 	sub.Author = c.principal.ID
@@ -408,15 +409,28 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 	switch {
 	case err == nil:
 		h.acked(s.polls, c, id, res)
+		s.observeSubmission(http.StatusOK)
 	case errors.Is(err, collab.ErrConflict):
 		h.conflicted(s.polls, c, id)
+		s.observeSubmission(http.StatusConflict)
 	case shuttingDown(err):
-		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
+		c.closeAfterQueue(wsCloseRestart, "server restarting")
+		s.observeSubmission(http.StatusServiceUnavailable)
 	default:
 		// Refused: the connection goes on.
-		if status := c.sendRefusal(id, err); status >= 500 {
+		status := c.sendRefusal(id, err)
+		if status >= 500 {
 			s.log.Error("websocket: submission failed", "doc", c.id, "err", err)
 		}
+		s.observeSubmission(status)
+	}
+}
+
+// observeSubmission tells Config.Observer about a WebSocket submission
+// answered as status would answer it over HTTP.
+func (s *Server) observeSubmission(status int) {
+	if s.obs != nil {
+		s.obs.Submission(TransportWebSocket, submissionResult(status))
 	}
 }
 

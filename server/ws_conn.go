@@ -102,6 +102,9 @@ func (c *wsConn) send(msg []byte) bool {
 		c.queue, c.queued = nil, 0
 		c.closeCode, c.closeReason = wsCloseTooSlow, "too slow: resync"
 		c.startWriter()
+		if c.s.obs != nil {
+			c.s.obs.DeliveryDropped()
+		}
 		return false
 	}
 	c.queue = append(c.queue, msg)
@@ -311,7 +314,7 @@ func (c *wsConn) sendRefusal(id []byte, err error) int {
 // authority or the policy, and closes the connection (wsCloseOf).
 func (c *wsConn) fail(err error) {
 	if shuttingDown(err) {
-		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
+		c.closeAfterQueue(wsCloseRestart, "server restarting")
 		return
 	}
 	status := c.sendRefusal(nil, err)

@@ -34,6 +34,11 @@ const (
 	wsJoinTries = 16
 )
 
+// wsCloseRestart (1012, service restart) closes the connections of a
+// server that shuts down or drains: the client reconnects, to this server
+// once it is back or to another, and sends its unconfirmed steps again.
+const wsCloseRestart = websocket.StatusServiceRestart
+
 // Close codes of the protocol beyond RFC 6455's.
 const (
 	wsCloseTooSlow         websocket.StatusCode = 4008
@@ -54,10 +59,14 @@ type wsHubs struct {
 	drained  chan struct{} // closed when closing and no handler runs
 	watching bool          // the shutdown hook is installed
 
+	peers wsPeers // the other nodes (ws_peers.go)
+
 	// Zero values take the defaults above.
 	pingEvery     time.Duration
 	presenceEvery time.Duration
 	queueLen      int
+	peerEvery     time.Duration // wsPeerRefresh
+	peerExpire    time.Duration // three peerEvery
 }
 
 func (hs *wsHubs) pingInterval() time.Duration {
@@ -98,6 +107,9 @@ func (s *Server) registerWS(c *wsConn) bool {
 		hs.conns = make(map[*wsConn]struct{})
 	}
 	hs.conns[c] = struct{}{}
+	if s.obs != nil {
+		s.obs.Connections(TransportWebSocket, 1)
+	}
 	return true
 }
 
@@ -108,13 +120,16 @@ func (s *Server) unregisterWS(c *wsConn) {
 	defer hs.mu.Unlock()
 	delete(hs.conns, c)
 	s.dropConn(c.user)
+	if s.obs != nil {
+		s.obs.Connections(TransportWebSocket, -1)
+	}
 	if hs.closing && len(hs.conns) == 0 && hs.drained != nil {
 		close(hs.drained)
 		hs.drained = nil
 	}
 }
 
-// closeWebSockets closes every WebSocket connection with 1001 and refuses
+// closeWebSockets closes every WebSocket connection with 1012 and refuses
 // new ones. It runs when the server shuts down.
 func (s *Server) closeWebSockets() {
 	hs := &s.ws
@@ -131,11 +146,11 @@ func (s *Server) closeWebSockets() {
 	}
 	hs.mu.Unlock()
 	for _, c := range conns {
-		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
+		c.closeAfterQueue(wsCloseRestart, "server restarting")
 	}
 }
 
-// waitWebSockets closes every WebSocket connection with 1001 and waits
+// waitWebSockets closes every WebSocket connection with 1012 and waits
 // until their handlers have returned, or ctx is done. Serve calls it
 // after http.Server.Shutdown, which leaves hijacked connections alone.
 func (s *Server) waitWebSockets(ctx context.Context) {
@@ -231,12 +246,28 @@ type wsHub struct {
 	flushPending bool
 	lastFlush    time.Time
 	scratch      []byte
+	// The clients of other nodes (ws_peers.go): by client id, those whose
+	// presence changed, those that left, and whether the next flush sends
+	// every connection's presence to the other nodes.
+	peers       map[string]*peerEntry
+	peerChanged []*peerEntry
+	peerLeft    [][]byte
+	sendAll     bool
+
+	// Messages of other nodes not yet taken in (ws_peers.go).
+	inMu      sync.Mutex
+	inbox     []heardMessage
+	inRunning bool
 }
 
-// stop ends the hub: run returns and nothing more is sent.
+// stop ends the hub: run returns and nothing more is sent, but for the
+// other nodes, which are told of the connections that left.
 func (h *wsHub) stop() {
 	h.cancel()
 	h.mu.Lock()
+	if !h.stopped && h.started {
+		h.castPresenceLocked(nil, h.left)
+	}
 	h.stopped = true
 	h.mu.Unlock()
 }
@@ -253,6 +284,7 @@ func (h *wsHub) start(ctx context.Context, user string) error {
 	h.mapsFrom = st.Version
 	h.sizes = append(h.sizes[:0], st.Doc.Content.Size())
 	h.started = true
+	h.askPeersLocked()
 	go h.run()
 	return nil
 }
@@ -394,6 +426,9 @@ func (h *wsHub) publishLocked(ev collab.Events) {
 	for _, c := range gone {
 		h.removeLocked(c)
 	}
+	if len(h.peerChanged) > 0 {
+		h.schedulePresence() // those held back for this version, perhaps
+	}
 }
 
 // mapSteps records the maps of steps, applied after the hub's version,
@@ -457,7 +492,7 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped && h.err == nil {
-		c.closeAfterQueue(websocket.StatusGoingAway, "server shutting down")
+		c.closeAfterQueue(wsCloseRestart, "server restarting")
 		return
 	}
 	if !h.started && h.err == nil {
@@ -488,7 +523,7 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 			}
 			if ev.Version == h.version && ev.CommentVersion == h.commentVersion {
 				h.scratch = ev.AppendJSON(h.scratch[:0])
-				msg = appendWelcome(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns)
+				msg = appendWelcome(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns, h.joinPeersLocked(c))
 			}
 		} else {
 			st, err := h.s.collab.Get(ctx, h.id, c.user)
@@ -498,7 +533,7 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 			}
 			if st.Version == h.version && st.CommentVersion == h.commentVersion {
 				h.scratch = st.AppendJSON(h.scratch[:0])
-				msg = appendSnapshot(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns)
+				msg = appendSnapshot(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns, h.joinPeersLocked(c))
 			}
 		}
 		if msg != nil {
@@ -637,50 +672,84 @@ func (h *wsHub) schedulePresence() {
 
 // flushPresence sends the presence changes since the last flush: one
 // message for all the connections that did not change, and one without
-// itself for each that did.
+// itself for each that did; and the changes of its own connections to
+// the other nodes.
 func (h *wsHub) flushPresence() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.flushPending = false
 	h.lastFlush = time.Now()
-	if h.stopped || len(h.changed) == 0 && len(h.left) == 0 {
-		h.changed, h.left = h.changed[:0], h.left[:0]
+	if h.stopped {
+		h.changed, h.left, h.peerLeft = h.changed[:0], h.left[:0], h.peerLeft[:0]
 		return
 	}
-	if len(h.left) > 0 {
-		// A client that reconnected under the same id has not left.
-		ids := make(map[string]bool, len(h.conns))
-		for _, c := range h.conns {
-			ids[string(c.clientID)] = true
+	// A client that reconnected under the same id has not left.
+	local := h.localIDs()
+	left := h.left[:0]
+	for _, id := range h.left {
+		if !local[string(id)] {
+			left = append(left, id)
 		}
-		left := h.left[:0]
-		for _, id := range h.left {
-			if !ids[string(id)] {
-				left = append(left, id)
+	}
+	if h.s.peerCaster() != nil {
+		conns := h.changed
+		if h.sendAll {
+			conns = h.conns
+		}
+		h.castPresenceLocked(conns, left)
+		h.sendAll = false
+	}
+	// Nor one that another node has: it is shown again.
+	var gone [][]byte
+	for _, ids := range [][][]byte{left, h.peerLeft} {
+		for _, id := range ids {
+			if local[string(id)] {
+				continue
+			}
+			if e := h.peers[string(id)]; e != nil {
+				if !e.changed {
+					e.changed = true
+					h.peerChanged = append(h.peerChanged, e)
+				}
+				continue
+			}
+			gone = append(gone, id)
+		}
+	}
+	peers := h.shownPeersLocked(true, local)
+	waiting := h.peerChanged[:0] // held back for a version not reached
+	for _, e := range h.peerChanged {
+		if e.at > h.version {
+			waiting = append(waiting, e)
+		} else {
+			e.changed = false
+		}
+	}
+	clear(h.peerChanged[len(waiting):])
+	h.peerChanged = waiting
+	var lost []*wsConn
+	if len(h.changed) > 0 || len(gone) > 0 || len(peers) > 0 {
+		shared := appendPresence(nil, h.version, h.changed, peers, gone, nil)
+		for _, c := range h.conns {
+			ok := true
+			if !c.changed {
+				ok = c.send(shared)
+			} else if len(h.changed) > 1 || len(gone) > 0 || len(peers) > 0 {
+				ok = c.send(appendPresence(nil, h.version, h.changed, peers, gone, c))
+			}
+			if !ok {
+				lost = append(lost, c)
 			}
 		}
-		h.left = left
-	}
-	shared := appendPresence(nil, h.version, h.changed, h.left, nil)
-	var gone []*wsConn
-	for _, c := range h.conns {
-		ok := true
-		if !c.changed {
-			ok = c.send(shared)
-		} else if len(h.changed) > 1 || len(h.left) > 0 {
-			ok = c.send(appendPresence(nil, h.version, h.changed, h.left, c))
+		for _, c := range h.changed {
+			c.changed = false
 		}
-		if !ok {
-			gone = append(gone, c)
-		}
-	}
-	for _, c := range h.changed {
-		c.changed = false
 	}
 	clear(h.changed)
 	clear(h.left)
-	h.changed, h.left = h.changed[:0], h.left[:0]
-	for _, c := range gone {
+	clear(h.peerLeft)
+	h.changed, h.left, h.peerLeft = h.changed[:0], h.left[:0], h.peerLeft[:0]
+	for _, c := range lost {
 		h.removeLocked(c) // their leaving goes with the next flush
 	}
 }

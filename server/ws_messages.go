@@ -234,21 +234,21 @@ func appendIdent(buf, clientID, name, color []byte) ([]byte, string) {
 }
 
 // appendWelcome appends {"type":"welcome",…} with the fields of events,
-// an Events' JSON, and the presence entries of conns.
-func appendWelcome(buf, events []byte, conns []*wsConn) []byte {
+// an Events' JSON, and the presence entries of conns and peers.
+func appendWelcome(buf, events []byte, conns []*wsConn, peers []*peerEntry) []byte {
 	buf = append(buf, `{"type":"welcome",`...)
 	buf = append(buf, events[1:len(events)-1]...)
 	buf = append(buf, `,"presence":`...)
-	return append(appendClients(buf, conns, nil), '}')
+	return append(appendClients(buf, conns, peers, nil), '}')
 }
 
 // appendSnapshot appends {"type":"snapshot",…} with the fields of state,
-// a State's JSON, and the presence entries of conns.
-func appendSnapshot(buf, state []byte, conns []*wsConn) []byte {
+// a State's JSON, and the presence entries of conns and peers.
+func appendSnapshot(buf, state []byte, conns []*wsConn, peers []*peerEntry) []byte {
 	buf = append(buf, `{"type":"snapshot",`...)
 	buf = append(buf, state[1:len(state)-1]...)
 	buf = append(buf, `,"presence":`...)
-	return append(appendClients(buf, conns, nil), '}')
+	return append(appendClients(buf, conns, peers, nil), '}')
 }
 
 // appendStepsPush appends {"type":"steps",…} with the fields of events,
@@ -309,12 +309,12 @@ func appendWSError(buf, id []byte, status, step int, msg string) []byte {
 }
 
 // appendPresence appends the presence message at version of the entries
-// of changed but skip and of the client ids that left.
-func appendPresence(buf []byte, version int64, changed []*wsConn, left [][]byte, skip *wsConn) []byte {
+// of changed but skip, of peers, and of the client ids that left.
+func appendPresence(buf []byte, version int64, changed []*wsConn, peers []*peerEntry, left [][]byte, skip *wsConn) []byte {
 	buf = append(buf, `{"type":"presence","version":`...)
 	buf = strconv.AppendInt(buf, version, 10)
 	buf = append(buf, `,"clients":`...)
-	buf = appendClients(buf, changed, skip)
+	buf = appendClients(buf, changed, peers, skip)
 	buf = append(buf, `,"left":[`...)
 	for i, id := range left {
 		if i > 0 {
@@ -325,10 +325,11 @@ func appendPresence(buf []byte, version int64, changed []*wsConn, left [][]byte,
 	return append(buf, "]}"...)
 }
 
-// appendClients appends the presence entries of conns but skip, as a JSON
-// array: [{"clientID":…,"name":…,"color":…,"anchor":…,"head":…}, …]. It
-// reads the connections' selections, guarded by their hub's mu.
-func appendClients(buf []byte, conns []*wsConn, skip *wsConn) []byte {
+// appendClients appends the presence entries of conns but skip, and of
+// peers (clients of other nodes), as a JSON array:
+// [{"clientID":…,"name":…,"color":…,"anchor":…,"head":…}, …]. It reads
+// the connections' selections, guarded by their hub's mu.
+func appendClients(buf []byte, conns []*wsConn, peers []*peerEntry, skip *wsConn) []byte {
 	buf = append(buf, '[')
 	first := true
 	for _, c := range conns {
@@ -340,16 +341,9 @@ func appendClients(buf []byte, conns []*wsConn, skip *wsConn) []byte {
 		}
 		first = false
 		buf = append(buf, c.ident...)
-		buf = append(buf, `,"anchor":`...)
-		if c.anchor < 0 {
-			buf = append(buf, `null,"head":null}`...)
-			continue
-		}
-		buf = strconv.AppendInt(buf, int64(c.anchor), 10)
-		buf = append(buf, `,"head":`...)
-		buf = strconv.AppendInt(buf, int64(c.head), 10)
-		buf = append(buf, '}')
+		buf = appendSelection(buf, c.anchor, c.head)
 	}
+	buf = appendPeerEntries(buf, peers, first)
 	return append(buf, ']')
 }
 

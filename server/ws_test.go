@@ -893,8 +893,8 @@ func TestWSShutdown(t *testing.T) {
 	c.hello(0, "1")
 	c.next("welcome")
 	cancel()
-	if code, _ := c.closed(0); code != websocket.StatusGoingAway {
-		t.Fatalf("closed with %d, want 1001", code)
+	if code, _ := c.closed(0); code != websocket.StatusServiceRestart {
+		t.Fatalf("closed with %d, want 1012", code)
 	}
 	if err := <-served; err != nil {
 		t.Fatal(err)

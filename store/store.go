@@ -17,6 +17,7 @@ package store
 import (
 	"context"
 	"errors"
+	"iter"
 	"time"
 )
 
@@ -272,4 +273,70 @@ type Notifier interface {
 // Check returns nil when they can, and why not otherwise.
 type Checker interface {
 	Check() error
+}
+
+// Scanner is implemented by stores that can show a document as it is
+// stored, for a check of its integrity (collab.Verify, pmauthority
+// verify): the rows as they are, in one consistent state of the store,
+// without the checks that Load and Steps make on them.
+//
+// A store keeps every snapshot from Oldest on (see SaveSnapshot): the
+// kept steps replay from the oldest of them through the later ones to the
+// latest, and a check compares each with the replay. Checkpoints'
+// documents are not among them.
+type Scanner interface {
+	// Scan calls fn with document id's Head, its kept snapshots older
+	// than Head.Snapshot (oldest first), and an iterator over its stored
+	// steps, all read from one state of the store (a transaction), and
+	// returns fn's error; it fails with ErrNotFound when there is no such
+	// document. steps yields the step rows with Version > Oldest in
+	// version order, without checking that the versions follow on or end
+	// at Head.Version, and stops after yielding a read error. steps must
+	// not be used after fn returns.
+	Scan(ctx context.Context, id string, fn func(head Head, older []Snapshot, steps iter.Seq2[Step, error]) error) error
+}
+
+// MaxBroadcast is the longest message, its topic included, that every
+// Broadcaster takes.
+const MaxBroadcast = 7000
+
+// Broadcaster is implemented by stores that several nodes share (several
+// server processes over one database): it carries small passing messages
+// between the nodes, such as the presence of a document's editors and its
+// user counts, which the store does not keep. A message reaches the
+// subscribers of its topic on every other node, in the order its node
+// sent it, at most once: a node that is away (its connection lost, its
+// process restarting) misses it. So a user of a Broadcaster sends what it
+// knows again now and then, and lets what it heard from a node expire when
+// that node stops repeating it: that is also how a node that died stops
+// counting. A store that one process uses alone need not implement it.
+type Broadcaster interface {
+	// Node returns the id of this node, as other nodes' subscribers are
+	// given it: unique among the nodes, new every time the store is
+	// opened.
+	Node() string
+
+	// Broadcast sends msg on topic to the subscribers of topic on the
+	// other nodes. topic is a short name of letters, digits, '-' and '_';
+	// msg is text (valid UTF-8 without NUL) and len(topic)+len(msg) at
+	// most MaxBroadcast. It returns once msg is queued, before it is
+	// sent: the backend sends the messages queued together, and fails
+	// when its queue is full.
+	Broadcast(topic string, msg []byte) error
+
+	// SubscribeBroadcasts calls fn with every message on topic of
+	// another node (never this node's own), with the sending node's id,
+	// until cancel is called (a call already running may end after
+	// cancel returns). fn must not block; msg is its own.
+	SubscribeBroadcasts(topic string, fn func(node string, msg []byte)) (cancel func())
+}
+
+// CommitObserver is told about every commit of a store that commits
+// several writers' operations together (group commit: the SQLite store's
+// writer, the PostgreSQL store's batches of appends): how long the commit
+// took and how many operations it held. It is called on the committing
+// goroutine, so it must be quick and must not block; metrics are its use
+// (package metrics implements it with Prometheus).
+type CommitObserver interface {
+	ObserveCommit(d time.Duration, batch int)
 }

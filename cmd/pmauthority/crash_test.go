@@ -249,6 +249,12 @@ func (r *crashRun) run(ends []string) {
 		t.Errorf("no submission was acknowledged in %d cycles: the test checked nothing", len(ends))
 	}
 	p.term()
+	// What the servers wrote, killed or not, replays from the first step.
+	out, err := exec.Command(r.bin, "verify", "--data", r.dir).CombinedOutput()
+	if err != nil || !strings.HasSuffix(string(out), "\nOK\n") {
+		t.Errorf("pmauthority verify: %v\n%s", err, out)
+	}
+	t.Logf("%s", bytes.TrimSpace(out))
 }
 
 // versions lists the documents' versions on p, for the log.
@@ -839,7 +845,7 @@ func (r *crashRun) start() *proc {
 	t := r.t
 	// The load comes from one address, faster than a client may submit.
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", r.dir, "--log-format", "json",
-		"--max-submissions", "1000000"}, r.args...)
+		"--max-submissions", "1000000", "--drain-delay", "0"}, r.args...)
 	cmd := exec.Command(r.bin, args...)
 	log := &serveLog{addr: make(chan string, 1)}
 	cmd.Stdout, cmd.Stderr = log, log

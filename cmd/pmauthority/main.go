@@ -2,8 +2,12 @@
 // ProseMirror steps natively in Go.
 //
 //	pmauthority apply [--schema NAME|FILE] [--jsonl]   apply steps read from stdin
+//	pmauthority export [--format F] …                  write a document as text, Markdown or HTML
 //	pmauthority serve [flags]                          run the HTTP server
 //	pmauthority token --secret-file F --sub ID [flags] mint an HS256 token
+//	pmauthority backup --data DIR --to FILE            copy a SQLite store while it serves
+//	pmauthority restore --from FILE --data DIR         put a backup in place
+//	pmauthority verify [--data DIR | --store postgres] check every stored document
 package main
 
 import (
@@ -16,8 +20,12 @@ const usage = `usage: pmauthority <command> [flags]
 
 commands:
   apply   apply {"doc": …, "steps": […]} read on stdin, write {"doc": …}
+  export  write a document (a JSON file, or one of a --data store) as text, Markdown or HTML
   serve   run the HTTP server (stateless apply endpoint)
   token   mint an HS256 token for serve --jwt-secret-file (development)
+  backup  copy the SQLite store of --data to a file, while a server runs on it
+  restore copy a backup into --data as its store
+  verify  check every stored document: its snapshot, its steps, its comments
 
 Run "pmauthority <command> -h" for the flags of a command.
 `
@@ -34,10 +42,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "apply":
 		return runApply(args[1:], stdin, stdout, stderr)
+	case "export":
+		return runExport(args[1:], stdout, stderr)
 	case "serve":
 		return runServe(args[1:], stderr)
 	case "token":
 		return runToken(args[1:], stdout, stderr)
+	case "backup":
+		return runBackup(args[1:], stdout, stderr)
+	case "restore":
+		return runRestore(args[1:], stdout, stderr)
+	case "verify":
+		return runVerify(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -52,15 +52,16 @@ func (f *postgresFlags) check(used bool) error {
 	return nil
 }
 
-// open opens the PostgreSQL store, returning a description of the
-// database without its password.
-func (f *postgresFlags) open(logger *slog.Logger) (store.Store, string, error) {
+// open opens the PostgreSQL store, its commits told to obs (when not
+// nil), returning a description of the database without its password.
+func (f *postgresFlags) open(logger *slog.Logger, obs store.CommitObserver) (store.Store, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), postgresOpenTimeout)
 	defer cancel()
 	st, err := postgres.Open(ctx, f.url, postgres.Options{
 		MaxConns:         int32(min(f.pool, 1<<20)),
 		StatementTimeout: f.statementTimeout,
 		Logger:           logger,
+		Observer:         obs,
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("--store postgres: %w", err)

@@ -16,7 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/metrics"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/server"
@@ -24,18 +27,24 @@ import (
 	"github.com/pmauthority/pmauthority/store/memstore"
 	"github.com/pmauthority/pmauthority/store/sqlite"
 	"github.com/pmauthority/pmauthority/web"
+	"github.com/pmauthority/pmauthority/webhook"
 )
 
 const serveUsage = `usage: pmauthority serve [--addr 127.0.0.1:8080] [--store sqlite|memory|postgres] [--data ./pmauthority-data]
                          [--schema NAME=FILE]… [--default-schema basic] [flags]
 
-Runs the HTTP server until SIGINT or SIGTERM, then stops gracefully: requests
-in flight finish (up to --shutdown-timeout), waiting polls answer {}, then the
-documents are snapshotted and the store closed; a second signal exits at once.
+Runs the HTTP server until SIGINT or SIGTERM, then drains: /readyz answers
+503 at once while the server goes on serving for --drain-delay (for a load
+balancer to notice); then it stops accepting connections, waiting polls answer
+{}, WebSockets are closed with 1012 (their clients reconnect and resend their
+unconfirmed steps), requests in flight finish (up to --shutdown-timeout), the
+documents are snapshotted and the store closed, and it exits 0. Past
+--drain-timeout it exits 1 anyway; a second signal exits at once.
 
   POST /  and  POST /v1/apply   {"doc": …, "steps": […], "schema"?: NAME} → {"doc": …}
   GET  /v1/schemas              the schema names and the default
-  GET  /healthz                 {"status":"ok"}
+  GET  /healthz                 {"status":"ok"}: alive (503 when the store takes no writes)
+  GET  /readyz                  {"status":"ok"}: ready for new clients (503 while draining)
 
 The collab API of the ProseMirror website's collab demo (its client works
 unchanged); a document is created, with the default schema, when first read
@@ -87,9 +96,21 @@ valid token (missing, malformed, bad signature, expired, not yet valid);
 403: a valid token without the role. /healthz and the demo pages stay open,
 and so does the apply endpoint unless --auth-apply.
 
+With --webhook URL (and --webhook-secret-file), a document's changes, once
+durable, are POSTed to URL as {"doc", "version", "updated"} (with
+--webhook-include-doc also "document"), debounced per document, signed with
+HMAC-SHA256 of the body (X-Pmauthority-Signature: sha256=HEX), with a delivery
+id for deduplication (X-Pmauthority-Delivery), retried with back-off; editing
+never waits for them (docs/operations.md).
+
 Pages of other origins may use the API (WebSockets, CORS) only when their
 host matches an --allow-origin pattern. Requests for a Host the server is
 not reached by are refused with 421 (--allowed-host).
+
+With --metrics-addr, Prometheus metrics (GET /metrics: pmauthority_*, Go's
+and the process's) and Go's profiles (/debug/pprof/) are served on a
+listener of their own, never on --addr (docs/operations.md). Every answer
+carries X-Request-Id, which the request's log line has as request_id.
 
 flags:
 `
@@ -128,12 +149,24 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
 		return 1
 	}
+	var mln net.Listener
+	if f.metricsAddr != "" {
+		if mln, err = net.Listen("tcp", f.metricsAddr); err != nil {
+			ln.Close()
+			fmt.Fprintln(stderr, "pmauthority serve: --metrics-addr:", err)
+			return 1
+		}
+	}
 	run, code, err := cfg.open()
 	if err != nil {
 		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
 		return code
 	}
+	run.metricsLn = mln
 	return run.serve(ctx, ln, stderr, ready)
 }
 
@@ -165,7 +198,10 @@ type serveFlags struct {
 	logRequests                     bool
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
+	metricsAddr                     string
 	auth                            authFlags
+	drainDelay, drainTimeout        time.Duration
+	webhook                         webhookFlags
 }
 
 // parseServeFlags parses and checks the arguments of `pmauthority serve`.
@@ -219,14 +255,18 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
 	fs.DurationVar(&tmo.Idle, "idle-timeout", tmo.Idle, "how long an idle kept-alive connection stays open")
 	fs.DurationVar(&tmo.Shutdown, "shutdown-timeout", tmo.Shutdown, "how long requests in flight may take to finish on shutdown")
+	fs.DurationVar(&f.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM or SIGINT, how long to go on serving with /readyz answering 503 before no more connections are accepted (0: none)")
+	fs.DurationVar(&f.drainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long the whole drain may take (delay, requests in flight, closing the store); past it the process exits 1")
 	maxMemory, maxBodyMemory := sizeFlag(0), sizeFlag(0)
 	fs.Var(&maxMemory, "max-memory", "memory budget (a `size`) of the process, its Go soft memory limit; the loaded documents may hold half of it (estimated): beyond that idle documents are unloaded, then loads and submissions answer 503 (Retry-After), a document over a quarter of it 413. Default: 70% of the cgroup's memory limit, else of the machine's memory")
 	fs.Var(&maxBodyMemory, "max-body-memory", "memory budget (a `size`) of the request bodies being read or held, all together; beyond it requests wait briefly, then answer 503 (Retry-After). Default: an eighth of --max-memory, at most 256MiB")
 	fs.IntVar(&f.workers, "apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
 	fs.BoolVar(&f.logRequests, "log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
 	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
-	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr); a request's line carries its request_id (its X-Request-Id, else generated; echoed in the answer's X-Request-Id) and its doc")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (GET /metrics) and Go's profiles (/debug/pprof/) on this `address` (host:port, e.g. 127.0.0.1:9090), a listener of their own without auth: keep it private (docs/operations.md). Default: none")
 	f.auth.register(fs)
+	f.webhook.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage)
 		fs.PrintDefaults()
@@ -260,6 +300,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
 	}
+	if err := checkMetricsAddr(f.metricsAddr, f.addr); err != nil {
+		return nil, err
+	}
 	if f.storeKind != "sqlite" && f.storeKind != "memory" && f.storeKind != "postgres" {
 		return nil, fmt.Errorf("--store must be sqlite, memory or postgres, not %q", f.storeKind)
 	}
@@ -281,6 +324,12 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if f.keepSteps < -1 {
 		return nil, errors.New("--keep-steps must be -1 (all), 0 (as many as --history) or positive")
 	}
+	if f.drainDelay < 0 {
+		return nil, errors.New("--drain-delay must not be negative")
+	}
+	if f.drainTimeout <= f.drainDelay {
+		return nil, fmt.Errorf("--drain-timeout (%v) must be longer than --drain-delay (%v)", f.drainTimeout, f.drainDelay)
+	}
 	if f.idleUnload == 0 {
 		f.idleUnload = -1 // never, for collab.Config
 	}
@@ -288,6 +337,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		f.logSlow = -1
 	}
 	if err := f.auth.check(f.addr); err != nil {
+		return nil, err
+	}
+	if err := f.webhook.check(); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -303,6 +355,11 @@ type serveConfigs struct {
 	memory          memoryPlan
 	server          server.Config // without Collab
 	collab          collab.Config // without Store
+	drainTimeout    time.Duration
+	webhook         *webhook.Config // nil: none
+	webhookDoc      bool
+	registry        *prometheus.Registry
+	metrics         *metrics.Metrics // nil without --metrics-addr
 }
 
 // configs builds the configurations of f, logging on stderr, and checks
@@ -323,6 +380,8 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		postgres:  f.postgres,
 		logger:    slog.New(handler),
 		memory:    planMemory("/", f.maxMemory, f.maxBodyMemory),
+
+		drainTimeout: f.drainTimeout,
 	}
 	c.server = server.Config{
 		Schemas:       f.named.schemas,
@@ -340,6 +399,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		Strict:        f.strict,
 		AllowOrigins:  f.origins,
 		AllowedHosts:  f.hosts,
+		DrainDelay:    f.drainDelay,
 	}
 	if f.webPages {
 		c.server.Web = web.Handler()
@@ -347,6 +407,10 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 	if c.server.Policy, err = f.auth.policy(c.logger); err != nil {
 		return nil, err
 	}
+	if c.webhook, err = f.webhook.config(c.logger); err != nil {
+		return nil, err
+	}
+	c.webhookDoc = f.webhook.includeDoc
 	c.collab = collab.Config{
 		Schemas:         reg.Lookup,
 		DefaultSchema:   reg.Default(),
@@ -367,6 +431,13 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		MaxCreatesPerHour: f.maxCreates,
 		MaxCheckpoints:    f.maxCheckpoints,
 	}
+	if f.metricsAddr != "" {
+		if c.registry, c.metrics, err = newMetrics(); err != nil {
+			return nil, err
+		}
+		c.server.Observer = c.metrics
+		c.collab.Observer = c.metrics
+	}
 	// server.New checks the rest (the origins); check before the store is
 	// opened, so that a bad flag leaves no data directory behind.
 	if _, err := server.New(c.server); err != nil {
@@ -385,6 +456,14 @@ type serveRun struct {
 	syncMode  string
 	auth      *collab.Authority
 	srv       *server.Server
+	webhook   *webhook.Sender // nil: none
+	// webhookFlush bounds the delivery of the notices pending at exit.
+	webhookFlush time.Duration
+	webhookURL   string // redacted
+
+	drainTimeout time.Duration
+	registry     *prometheus.Registry
+	metricsLn    net.Listener // --metrics-addr, or nil
 }
 
 // open opens the store, then the authority and the server over it. On
@@ -396,8 +475,20 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 	}
 	ccfg := c.collab
 	ccfg.Store = st
-	auth, err := collab.New(ccfg)
+	var auth *collab.Authority
+	hook, err := openWebhook(c.webhook, c.webhookDoc, &auth, st)
+	if err != nil { // checked by configs: not expected
+		st.Close()
+		return nil, 2, err
+	}
+	if hook != nil {
+		ccfg.AfterCommit = hook.AfterCommit
+	}
+	auth, err = collab.New(ccfg)
 	if err != nil {
+		if hook != nil {
+			hook.Close(context.Background())
+		}
 		st.Close()
 		return nil, 1, err
 	}
@@ -406,10 +497,19 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 	srv, err := server.New(scfg)
 	if err != nil { // checked by configs: not expected
 		auth.Close()
+		if hook != nil {
+			hook.Close(context.Background())
+		}
 		st.Close()
 		return nil, 2, err
 	}
-	return &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv}, 0, nil
+	run := &serveRun{logger: c.logger, memory: c.memory, store: st, storeKind: c.storeKind, where: where, syncMode: c.syncMode, auth: auth, srv: srv,
+		webhook: hook, drainTimeout: c.drainTimeout, registry: c.registry}
+	if c.webhook != nil {
+		run.webhookFlush = c.webhook.Timeout
+		run.webhookURL = redactURL(c.webhook.URL)
+	}
+	return run, 0, nil
 }
 
 // serve serves on ln until ctx is done, then closes the authority and the
@@ -421,9 +521,19 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 		r.logger.Info("store opened", "store", r.storeKind, "path", r.where, "sync", r.syncMode)
 	}
 	r.setMemoryLimit()
+	if r.webhook != nil {
+		r.logger.Info("webhook on", "url", r.webhookURL)
+	}
+	var ml *metricsListener
+	if r.metricsLn != nil {
+		ml = serveMetrics(r.metricsLn, r.registry, r.logger)
+	}
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
+	finished := make(chan struct{})
+	defer close(finished)
+	go r.bound(ctx, finished)
 	code := 0
 	if err := r.srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve:", err)
@@ -435,18 +545,58 @@ func (r *serveRun) serve(ctx context.Context, ln net.Listener, stderr io.Writer,
 		fmt.Fprintln(stderr, "pmauthority serve: closing the documents:", err)
 		code = 1
 	}
+	if r.webhook != nil {
+		// The authority ran its last commits' hooks: deliver what is
+		// pending at once.
+		wctx, cancel := context.WithTimeout(context.Background(), r.webhookFlush)
+		if err := r.webhook.Close(wctx); err != nil {
+			r.logger.Warn("webhook notices left undelivered", "err", err)
+		}
+		cancel()
+	}
 	if err := r.store.Close(); err != nil {
 		fmt.Fprintln(stderr, "pmauthority serve: closing the store:", err)
 		code = 1
 	}
+	if ml != nil {
+		if err := ml.stop(); err != nil {
+			fmt.Fprintln(stderr, "pmauthority serve: --metrics-addr:", err)
+			code = 1
+		}
+	}
 	return code
+}
+
+// exitProcess ends the process (os.Exit; tests replace it).
+var exitProcess = os.Exit
+
+// bound exits the process with status 1 when the drain that starts when
+// ctx is done has not finished --drain-timeout later.
+func (r *serveRun) bound(ctx context.Context, finished <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+	case <-finished:
+		return
+	}
+	t := time.NewTimer(r.drainTimeout)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		r.logger.Error("drain timeout: exiting before the drain finished", "drain_timeout", r.drainTimeout)
+		exitProcess(1)
+	case <-finished:
+	}
 }
 
 // openStore opens the document store of --store, returning where it is.
 func (c *serveConfigs) openStore() (store.Store, string, error) {
 	kind, dir, fullSync := c.storeKind, c.data, c.syncMode == "full"
+	var obs store.CommitObserver
+	if c.metrics != nil {
+		obs = c.metrics
+	}
 	if kind == "postgres" {
-		return c.postgres.open(c.logger)
+		return c.postgres.open(c.logger, obs)
 	}
 	if kind == "memory" {
 		// This process is its only writer: the store is served through
@@ -459,7 +609,7 @@ func (c *serveConfigs) openStore() (store.Store, string, error) {
 	if fullSync {
 		sync = sqlite.SyncFull
 	}
-	st, err := sqlite.Open(path, sqlite.Options{Sync: sync})
+	st, err := sqlite.Open(path, sqlite.Options{Sync: sync, Observer: obs})
 	if err != nil {
 		return nil, "", err
 	}

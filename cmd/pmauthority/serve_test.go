@@ -30,7 +30,7 @@ func TestServe(t *testing.T) {
 	go func() {
 		code <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--default-schema", "text", "--schema", "lines=" + spec,
 			"--max-body", "1KiB", "--log-requests", "--log-slow", "0", "--log-format", "json",
-			"--store", "memory"}, stderr, func(addr string) { addrc <- addr })
+			"--store", "memory", "--drain-delay", "0"}, stderr, func(addr string) { addrc <- addr })
 	}()
 	var addr string
 	select {
@@ -123,6 +123,9 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--snapshot-every", "-1"}, 2, "--snapshot-every must be positive"},
 		{[]string{"--poll-timeout", "0s"}, 2, "--poll-timeout must be positive"},
 		{[]string{"--idle-unload", "-1s"}, 2, "--idle-unload must not be negative"},
+		{[]string{"--drain-delay", "-1s"}, 2, "--drain-delay must not be negative"},
+		{[]string{"--drain-delay", "30s"}, 2, "--drain-timeout (30s) must be longer than --drain-delay (30s)"},
+		{[]string{"--drain-timeout", "0s", "--drain-delay", "0s"}, 2, "--drain-timeout (0s) must be longer"},
 		{[]string{"--addr", "127.0.0.1:0", "--data", good}, 1, "good.json"}, // a file, not a directory
 		{[]string{"--addr", "256.0.0.1:bad", "--insecure-no-auth"}, 1, "pmauthority serve:"},
 		{[]string{"-h"}, 0, "--data"},
@@ -194,7 +197,7 @@ func startServe(t *testing.T, args ...string) (addr string, stderr *testutil.Log
 	addrc := make(chan string, 1)
 	code := make(chan int, 1)
 	go func() {
-		code <- serve(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), stderr, func(addr string) { addrc <- addr })
+		code <- serve(ctx, append([]string{"--addr", "127.0.0.1:0", "--drain-delay", "0"}, args...), stderr, func(addr string) { addrc <- addr })
 	}()
 	select {
 	case addr = <-addrc:

@@ -37,6 +37,8 @@
 //        [--token JWT]   (every editor presents it: Authorization header, hello token)
 //        [--faults 0]    (1: servers may be killed and restarted during the run)
 //        [--others 0]    (1: writers besides the editors add steps, e.g. restores)
+//        [--forwarded 0] (1: each editor sends X-Forwarded-For: an address of its own, so
+//                         that a server with --trust-proxy counts it as a user of its own)
 //
 // With several URLs (servers sharing one store), editor i talks to URL
 // i mod their number; the drain waits until every server is at the
@@ -69,8 +71,24 @@
 // that closes abnormally (1006) after its welcome is counted as a server
 // close (serverCloses["1006"]) and resumed by the client's back-off;
 // connection attempts that fail before a welcome are counted in
-// ws.failedConnects. Comments are not made safe to resend (run with
-// --comments 0), nor is the reload after a 410 tried again.
+// ws.failedConnects. A server's store may fail too (a database
+// restarted, its connections terminated): a long-poll request answered
+// 503 must carry a Retry-After and is tried again after it (a POST at
+// its version, as after a network error), counted in unavailable; a
+// WebSocket error 503 is counted in ws.unavailable (the client keeps the
+// submission's steps and sends them again after its back-off, and its
+// notice of it in ws.unavailableNotices), and a hello refused so (close
+// 1011 before a welcome) in ws.failedConnects. Comments are not made
+// safe to resend (run with --comments 0), nor is the reload after a 410
+// tried again. A server that drains (SIGTERM) closes its WebSockets with
+// 1012 (service restart), counted in serverCloses["1012"] and resumed
+// like the others (with or without --faults), and answers its waiting
+// polls {}.
+//
+// Each editor's line also has "maxUsers", the largest user count it was
+// told while editing (by the events answers and the document of a
+// long-poll editor, the pushes of a WebSocket editor), and a WebSocket
+// editor's "presenceFrom", the client ids whose selection it was sent.
 //
 // The seed fixes each editor's choices given what it sees; the timing of
 // the network decides what it sees, so a run is reproducible only in
@@ -98,6 +116,7 @@ function parseFlags(argv) {
     maxDelay: 20, editGap: 30, comments: 0.03, drainTimeout: 60,
     ws: 0, reconnectEvery: 50, client: fileURLToPath(new URL("../../web/src/client.js", import.meta.url)),
     history: 0, lag: 0, lagEvery: 15, breaks: 0, burst: 0, burstEvery: 60, token: "", faults: 0, others: 0,
+    forwarded: 0,
   }
   let names = {
     "--url": "url", "--doc": "doc", "--editors": "editors", "--edits": "edits", "--seed": "seed",
@@ -105,7 +124,7 @@ function parseFlags(argv) {
     "--ws": "ws", "--reconnect-every": "reconnectEvery", "--client": "client",
     "--history": "history", "--lag": "lag", "--lag-every": "lagEvery", "--breaks": "breaks",
     "--burst": "burst", "--burst-every": "burstEvery", "--token": "token", "--faults": "faults",
-    "--others": "others",
+    "--others": "others", "--forwarded": "forwarded",
   }
   for (let i = 0; i < argv.length; i++) {
     let name = names[argv[i]]
@@ -190,17 +209,32 @@ class HTTPError extends Error {
 let authToken = ""
 
 // request sends one request and returns {status, text}; network failures
-// and aborts throw.
-async function request(method, url, body, signal) {
+// and aborts throw. An editor's request has its address as
+// X-Forwarded-For with --forwarded.
+async function request(method, url, body, signal, editor) {
   let init = { method, signal, headers: {} }
   if (body != null) {
     init.body = body
     init.headers["Content-Type"] = "application/json"
   }
   if (authToken) init.headers.Authorization = "Bearer " + authToken
+  if (editor && editor.h.flags.forwarded) init.headers["X-Forwarded-For"] = editor.address
   let resp = await fetch(url, init)
   let text = await resp.text()
-  return { status: resp.status, text }
+  return { status: resp.status, text, retryAfter: resp.headers.get("Retry-After") }
+}
+
+// unavailable handles a 503 answer with --faults (the server's store is
+// down or its connection failed: the server asks to try again later):
+// it counts it and returns the Retry-After in milliseconds, and fails
+// on a 503 without a Retry-After of whole seconds. It returns -1 for
+// any other answer, or without --faults.
+function unavailable(h, method, url, { status, text, retryAfter }) {
+  if (!h.flags.faults || status != 503) return -1
+  stats.unavailable++
+  if (!/^[0-9]+$/.test(retryAfter || ""))
+    throw new Error(`${method} ${url}: HTTP 503 with Retry-After ${JSON.stringify(retryAfter)}: ${text.slice(0, 300)}`)
+  return Number(retryAfter) * 1000
 }
 
 // isNetError tells whether e is fetch's failure to reach the server or
@@ -384,7 +418,10 @@ function guardNodeSelection(state, tr) {
 // stats are the run's totals (the summary line).
 const stats = {
   edits: 0, stepsLocal: 0, stepsSent: 0, maxPostSteps: 0, stepsAccepted: 0, posts: 0, conflicts: 0, polls: 0, pollsAborted: 0,
-  stepsReceived: 0, stepsDropped: 0, rebased: 0, netErrors: 0, confirmedByEvents: 0, commandsThrew: 0, commentsCreated: 0, commentsDeleted: 0, commentEventsReceived: 0,
+  stepsReceived: 0, stepsDropped: 0, rebased: 0, netErrors: 0, confirmedByEvents: 0,
+  // With --faults: answers 503 (with Retry-After) to long-poll requests,
+  // each tried again after its Retry-After.
+  unavailable: 0, commandsThrew: 0, commentsCreated: 0, commentsDeleted: 0, commentEventsReceived: 0,
   // Falling behind (--lag): lags begun, 410 answers to polls (each a
   // reload), unconfirmed steps lost in reloads and in snapshots on resume,
   // and steps in doubt: those of a submission still unanswered when its
@@ -429,8 +466,13 @@ class Editor {
     this.lagging = false
     this.burstIn = h.flags.burst ? this.nextBurst() : Infinity
     this.burstLeft = 0 // edits left in the current burst
+    this.address = `10.${(index >> 8) & 255}.${index & 255}.7` // with --forwarded
+    this.maxUsers = 0 // the largest user count told while editing
     group.editors.push(this)
   }
+
+  // sawUsers notes a user count the server told.
+  sawUsers(n) { if (this.h.editsLeft()) this.maxUsers = Math.max(this.maxUsers, n) }
 
   netDelay() { return this.netRng.next() * this.h.flags.maxDelay }
   delay() { return sleep(this.netDelay()) }
@@ -553,9 +595,16 @@ class PollEditor extends Editor {
   async load() {
     await this.delay()
     await this.gate()
-    let { status, text } = await request("GET", this.url())
+    let answer = await request("GET", this.url(), null, null, this)
+    let { status, text } = answer
+    let wait = unavailable(this.h, "GET", this.url(), answer)
+    if (wait >= 0) {
+      await sleep(wait)
+      return this.load()
+    }
     if (status != 200) throw new HTTPError("GET", this.url(), status, text)
     let data = parseJSON("GET /docs/{id}", text)
+    this.sawUsers(data.users)
     await this.delay()
     if (this.state) stats.stepsLostInReloads += unconfirmed(this.state)
     this.state = EditorState.create({
@@ -630,11 +679,17 @@ class PollEditor extends Editor {
     let version = getVersion(this.state), commentVersion = this.commentVersion
     let url = this.url(`/events?version=${version}&commentVersion=${commentVersion}`)
     stats.polls++
-    let { status, text } = await request("GET", url, null, ctl.signal)
+    let answer = await request("GET", url, null, ctl.signal, this)
+    let { status, text } = answer
     await this.delay()
     // A local edit aborted this poll after its answer came: the demo drops
     // the answer (the send path took over); reading it again costs nothing.
     if (ctl.signal.aborted) { stats.pollsAborted++; return }
+    let wait = unavailable(this.h, "GET", url, answer)
+    if (wait >= 0) {
+      sleep(wait).then(() => { if (this.comm == "poll" && this.pollCtl == ctl) this.poll() })
+      return
+    }
     if (status == 410) {
       // Too far behind: as the demo client, start over from the server's
       // document.
@@ -664,6 +719,7 @@ class PollEditor extends Editor {
     if (data.clientIDs.length != data.steps.length) bad("not one client id per step")
     if (!(data.commentVersion >= commentVersion)) bad("commentVersion went back")
     if (typeof data.users != "number") bad("users is not a number")
+    this.sawUsers(data.users)
   }
 
   receive(version, commentVersion, data) {
@@ -737,9 +793,18 @@ class PollEditor extends Editor {
     stats.stepsSent += n
     stats.maxPostSteps = Math.max(stats.maxPostSteps, n)
     let url = this.url("/events")
-    let { status, text } = await request("POST", url, body)
+    let answer = await request("POST", url, body, null, this)
+    let { status, text } = answer
     await this.delay()
     if (this.comm == "stopped") return
+    let wait = unavailable(this.h, "POST", url, answer)
+    if (wait >= 0) {
+      // Taken or not (a commit whose answer was lost): send again at the
+      // same version after the Retry-After, as after a network error.
+      this.comm = "retry"
+      sleep(wait).then(() => this.afterRequest())
+      return
+    }
     if (status == 409) {
       // The document moved on: poll for the changes, then try again.
       stats.conflicts++
@@ -816,6 +881,9 @@ class PollEditor extends Editor {
 // also count in stats (stepsSent, stepsAccepted, conflicts …).
 const wsStats = {
   editors: 0, submissions: 0, acks: 0, conflicts: 0, messagesSent: 0, messagesReceived: 0,
+  // With --faults: errors 503 (the store failed) and the client's notices
+  // of them.
+  unavailable: 0, unavailableNotices: 0,
   drops: 0, failedConnects: 0, reconnects: 0, resumes: 0, confirmedOnResume: 0, snapshotsOnResume: 0, stepsLost: 0, serverCloses: {},
   presenceSent: 0, presenceReceived: 0, presenceEntries: 0, presenceChecked: 0, presenceUnchecked: 0,
   // Pauses (lags and breaks) disconnect; with --history, a resumption
@@ -867,7 +935,7 @@ function socketClass(WS) {
     constructor(url, protocols) {
       let editor = new.target.editor
       if (!editor) throw new Error("a WebSocket without its editor")
-      super(url, protocols)
+      super(url, protocols, editor.h.flags.forwarded ? { headers: { "X-Forwarded-For": editor.address } } : {})
       this.editor = editor
       this.sendAt = this.receiveAt = 0 // when the last delayed message goes on
       this.sending = this.receiving = Promise.resolve()
@@ -936,6 +1004,7 @@ class WSEditor extends Editor {
     this.dropIn = this.nextDrop()
     this.holding = false // hold runs
     this.unanswered = 0 // steps of the submissions unanswered when the last connection closed
+    this.presenceFrom = new Set() // client ids whose selection came
     wsStats.editors++
   }
 
@@ -955,8 +1024,12 @@ class WSEditor extends Editor {
       onStatus: ({ status }) => {
         if (status == "online" && ++this.onlines > 1) wsStats.reconnects++
       },
-      // Notices are refusals and reloads: none is expected.
-      onNotice: text => this.h.fail(new Error(`client notice: ${text}`), this),
+      // Notices are refusals and reloads: none is expected, except with
+      // --faults the store's failures (503), which the client tries again.
+      onNotice: text => {
+        if (this.h.flags.faults && /\(503\)/.test(text)) wsStats.unavailableNotices++
+        else this.h.fail(new Error(`client notice: ${text}`), this)
+      },
     })
     await ready
     this.editLoop().catch(e => this.h.fail(e, this))
@@ -1049,11 +1122,15 @@ class WSEditor extends Editor {
     for (let sub of ws.submissions.values()) this.unanswered += sub.n
     if (ws.dropped || this.stopped) return
     // A server that died (--faults): the client reconnects with back-off.
-    if (this.h.flags.faults && code == 1006 && !ws.welcomed) { wsStats.failedConnects++; return }
+    // A hello that met the store's failure (503) closes with 1011.
+    if (this.h.flags.faults && (code == 1006 || code == 1011) && !ws.welcomed) { wsStats.failedConnects++; return }
+    // A server draining refuses a connection with 1012 before its welcome.
+    if (code == 1012 && !ws.welcomed) { wsStats.failedConnects++; return }
     wsStats.serverCloses[code] = (wsStats.serverCloses[code] || 0) + 1
-    // 4008 (too slow) is back-pressure doing its job; any other close is
-    // the server's or the network's failure.
-    if (code != 4008 && !(this.h.flags.faults && code == 1006))
+    // 4008 (too slow) is back-pressure doing its job, 1012 (service
+    // restart) a server draining; any other close is the server's or the
+    // network's failure.
+    if (code != 4008 && code != 1012 && !(this.h.flags.faults && code == 1006))
       this.h.fail(new Error(`the connection closed with ${code} ${JSON.stringify(reason)}${err ? ` (${err.message})` : ""}`), this)
   }
 
@@ -1147,6 +1224,7 @@ class WSEditor extends Editor {
           if (this.h.flags.history) wsStats.historyGone++
           else wsStats.snapshotsOnResume++
         }
+        this.sawUsers(msg.users)
         this.pushed = this.h.schema.nodeFromJSON(msg.doc)
         this.pushedVersion = msg.version
         this.sizes = new Map([[msg.version, this.pushed.content.size]])
@@ -1165,6 +1243,7 @@ class WSEditor extends Editor {
           !Array.isArray(msg.steps) || !Array.isArray(msg.clientIDs) || !Array.isArray(msg.comment) ||
           msg.clientIDs.length != msg.steps.length) bad("a malformed push")
         if (msg.version - msg.steps.length !== this.pushedVersion) bad(`a push not from the last version pushed, ${this.pushedVersion}`)
+        this.sawUsers(msg.users)
         let own = 0
         while (own < msg.clientIDs.length && msg.clientIDs[own] === this.clientID) own++
         if (msg.clientIDs.indexOf(this.clientID, own) >= 0) bad("the client's steps after others'")
@@ -1208,8 +1287,19 @@ class WSEditor extends Editor {
         return 0
       case "pong":
         return 0
+      case "error":
+        // With --faults, 503: the server's store failed (for a
+        // submission, its steps stay and go again after the client's
+        // back-off; for a hello, the connection closes with 1011). Any
+        // other error is unexpected: the harness sends nothing to refuse.
+        if (!this.h.flags.faults || msg.status !== 503 || typeof msg.message != "string") bad("an unexpected error")
+        wsStats.unavailable++
+        if (msg.id != null) {
+          if (!ws.submissions.has(msg.id)) bad("an error for no submission")
+          ws.submissions.delete(msg.id)
+        }
+        return 0
       default:
-        // error included: the harness sends nothing to refuse.
         bad("an unexpected message")
     }
   }
@@ -1232,6 +1322,7 @@ class WSEditor extends Editor {
       }
       if (!inDoc(c.anchor, size) || !inDoc(c.head, size)) bad(`presence outside the document at version ${version} (size ${size})`)
       wsStats.presenceChecked++
+      this.presenceFrom.add(c.clientID)
     }
     for (let id of left) {
       let from = this.h.byClientID.get(id)
@@ -1455,6 +1546,7 @@ class Harness {
       out.push(JSON.stringify({
         editor: e.index, docID: e.group.id, clientID: e.clientID, transport: e.transport, version: getVersion(e.state),
         commentVersion: e.commentVersion, sendable: !!sendableSteps(e.state), accepted: e.accepted, inDoubt: e.inDoubt,
+        maxUsers: e.maxUsers, presenceFrom: e.presenceFrom ? [...e.presenceFrom] : undefined,
         doc: e.state.doc.toJSON(),
       }))
     }
@@ -1490,7 +1582,8 @@ class Harness {
       summary.error = `${wsStats.stepsLost} unconfirmed steps lost to snapshots`
     // Every drop (and every 4008, every pause) is one reconnection,
     // resumed at the client's version.
-    let closes = wsStats.drops + wsStats.pauses + (wsStats.serverCloses[4008] || 0) + (wsStats.serverCloses[1006] || 0)
+    let closes = wsStats.drops + wsStats.pauses + (wsStats.serverCloses[4008] || 0) + (wsStats.serverCloses[1006] || 0) +
+      (wsStats.serverCloses[1012] || 0)
     if (!summary.error && (wsStats.reconnects != closes || wsStats.resumes < closes))
       summary.error = `${closes} connections dropped or paused, ${wsStats.reconnects} reconnections, ${wsStats.resumes} resumed`
     if (all && !summary.error) {

@@ -63,6 +63,9 @@ type server struct {
 	asUser  string // the user to run them as, "" for this process's
 	started time.Duration
 	reaper  *os.Process
+
+	mu   sync.Mutex // held by Stop and Start
+	down bool       // stopped by Stop
 }
 
 // Main runs the tests of m and then stops and removes the cluster, if one
@@ -164,15 +167,77 @@ func start() (*server, error) {
 		os.RemoveAll(s.dir)
 		return nil, err
 	}
-	opts := fmt.Sprintf("-c listen_addresses='' -k %s -p %d -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB", s.dir, port)
-	if err := s.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+	if err := s.startServer(); err != nil {
 		os.RemoveAll(s.dir)
-		return nil, fmt.Errorf("%v\n%s", err, log)
+		return nil, err
 	}
 	s.started = time.Since(t0)
 	s.reap()
 	return s, nil
+}
+
+// startServer starts the server of the cluster made in s.dir.
+func (s *server) startServer() error {
+	opts := fmt.Sprintf("-c listen_addresses='' -k %s -p %d -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB", s.dir, port)
+	if err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-o", opts, "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+		return fmt.Errorf("%v\n%s", err, log)
+	}
+	return nil
+}
+
+// Stop stops the binary's cluster, keeping its data, as an operator
+// restarting PostgreSQL does: a fast shutdown, which ends every
+// connection (of every database of the cluster: tests that stop it must
+// not run in parallel with others that use it). Until Start, connection
+// attempts fail at once (the socket is gone). It fails t when no cluster
+// runs, or when it cannot be stopped.
+func Stop(t testing.TB) {
+	t.Helper()
+	if cluster == nil {
+		t.Fatal("pgtest: Stop without a cluster (call URL first)")
+	}
+	cluster.mu.Lock()
+	defer cluster.mu.Unlock()
+	if cluster.down {
+		t.Fatal("pgtest: Stop: the cluster is stopped already")
+	}
+	if err := cluster.run("pg_ctl", "-D", filepath.Join(cluster.dir, "data"), "-m", "fast", "-w", "-t", "60", "stop"); err != nil {
+		t.Fatalf("pgtest: stopping the cluster: %v", err)
+	}
+	cluster.down = true
+}
+
+// Start starts the cluster that Stop stopped again, on its data and its
+// socket, and waits until it accepts connections. It fails t when the
+// cluster is not stopped, or does not start. A test that calls Stop
+// should defer Start behind a check of Stopped, so that the tests after
+// it find the cluster running.
+func Start(t testing.TB) {
+	t.Helper()
+	if cluster == nil {
+		t.Fatal("pgtest: Start without a cluster (call URL first)")
+	}
+	cluster.mu.Lock()
+	defer cluster.mu.Unlock()
+	if !cluster.down {
+		t.Fatal("pgtest: Start: the cluster runs")
+	}
+	if err := cluster.startServer(); err != nil {
+		t.Fatalf("pgtest: starting the cluster again: %v", err)
+	}
+	cluster.down = false
+}
+
+// Stopped reports whether Stop stopped the cluster (and Start did not
+// start it again).
+func Stopped() bool {
+	if cluster == nil {
+		return false
+	}
+	cluster.mu.Lock()
+	defer cluster.mu.Unlock()
+	return cluster.down
 }
 
 // reap starts a watchdog that stops the cluster and removes its directory
@@ -196,9 +261,14 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// stop stops the cluster and removes its directory.
+// stop stops the cluster (unless Stop did) and removes its directory.
 func (s *server) stop() error {
-	err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop")
+	var err error
+	s.mu.Lock()
+	if !s.down {
+		err = s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop")
+	}
+	s.mu.Unlock()
 	if rerr := os.RemoveAll(s.dir); err == nil {
 		err = rerr
 	}

@@ -84,3 +84,48 @@ func TestReaped(t *testing.T) {
 		t.Errorf("a postmaster still runs on %s: %s", dir, out)
 	}
 }
+
+// TestStopStart checks that Stop ends the connections and refuses new
+// ones, and that Start brings the cluster back on its socket with its
+// data.
+func TestStopStart(t *testing.T) {
+	ctx := context.Background()
+	u := URL(t)
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE kept (x int); INSERT INTO kept VALUES (7)"); err != nil {
+		t.Fatal(err)
+	}
+	Stop(t)
+	defer func() {
+		if Stopped() {
+			Start(t)
+		}
+	}()
+	if !Stopped() {
+		t.Error("Stopped after Stop: false")
+	}
+	if _, err := conn.Exec(ctx, "SELECT 1"); err == nil {
+		t.Error("a connection of the stopped cluster still answers")
+	}
+	if c, err := pgx.Connect(ctx, u); err == nil {
+		c.Close(ctx)
+		t.Error("the stopped cluster takes connections")
+	}
+	Start(t)
+	if Stopped() {
+		t.Error("Stopped after Start: true")
+	}
+	conn2, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatalf("after Start: %v", err)
+	}
+	defer conn2.Close(ctx)
+	var x int
+	if err := conn2.QueryRow(ctx, "SELECT x FROM kept").Scan(&x); err != nil || x != 7 {
+		t.Errorf("after Start: the table holds %d (%v), want 7", x, err)
+	}
+}

@@ -114,6 +114,11 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 	if err != nil {
 		return store.Head{}, fmt.Errorf("store: load %q: %w", id, err)
 	}
+	return d.head(), nil
+}
+
+// head returns a copy of d's head. It is called with s.mu held.
+func (d *doc) head() store.Head {
 	return store.Head{
 		Schema:      d.schema,
 		Version:     d.version,
@@ -123,7 +128,7 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 		MetaSeq:     d.metaSeq,
 		Snapshot:    store.Snapshot{Version: d.latest().Version, Doc: clone(d.latest().Doc)},
 		Oldest:      d.oldest,
-	}, nil
+	}
 }
 
 // Append implements store.Store. Steps with a zero Time get the current

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pmauthority/pmauthority/store"
 )
 
 // Group commit: concurrent Appends are committed together. An Append
@@ -50,8 +52,10 @@ type appendReq struct {
 
 // committer runs the batches of a Store's Appends.
 type committer struct {
-	pool *pgxpool.Pool
-	max  int // batches in flight at most
+	pool    *pgxpool.Pool
+	max     int           // batches in flight at most
+	timeout time.Duration // what a batch takes at most, 0 for no limit (Store.bound)
+	obs     store.CommitObserver
 
 	mu      sync.Mutex
 	queue   []*appendReq
@@ -94,7 +98,13 @@ func (c *committer) run() {
 		batch := slices.Clone(c.queue[:n])
 		c.queue = slices.Delete(c.queue, 0, n)
 		c.mu.Unlock()
+		if c.obs == nil {
+			c.exec(batch)
+			continue
+		}
+		start := time.Now()
 		c.exec(batch)
+		c.obs.ObserveCommit(time.Since(start), len(batch))
 	}
 }
 
@@ -127,8 +137,15 @@ func (c *committer) exec(batch []*appendReq) {
 		b.Queue(appendSQL, r.args...)
 	}
 	// The batch runs to its end whatever its callers' contexts do: they
-	// may stop waiting, but it commits or not for all of them.
-	br := c.pool.SendBatch(context.Background(), b)
+	// may stop waiting, but it commits or not for all of them. Only the
+	// Store's own bound ends it.
+	ctx := context.Background()
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.timeout, errOpTimeout)
+		defer cancel()
+	}
+	br := c.pool.SendBatch(ctx, b)
 	var failed, rolledBack error
 	for _, r := range live {
 		var notified int

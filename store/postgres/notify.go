@@ -111,12 +111,8 @@ func (n *notifier) subscribe(fn func(store.Notice)) func() {
 	sub := &subscriber{fn: fn}
 	n.mu.Lock()
 	n.subs = append(slices.Clip(n.subs), sub)
-	if n.done == nil && !n.stopped {
-		ctx, cancel := context.WithCancel(context.Background())
-		n.cancel, n.done = cancel, make(chan struct{})
-		go n.listen(ctx)
-	}
 	n.mu.Unlock()
+	n.start()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -125,6 +121,17 @@ func (n *notifier) subscribe(fn func(store.Notice)) func() {
 			n.subs = slices.DeleteFunc(slices.Clone(n.subs), func(s *subscriber) bool { return s == sub })
 			n.mu.Unlock()
 		})
+	}
+}
+
+// start starts the listener unless it runs (or ran).
+func (n *notifier) start() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.done == nil && !n.stopped {
+		ctx, cancel := context.WithCancel(context.Background())
+		n.cancel, n.done = cancel, make(chan struct{})
+		go n.listen(ctx)
 	}
 }
 
@@ -186,7 +193,13 @@ func (n *notifier) listen(ctx context.Context) {
 		n.mu.Unlock()
 		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err == nil {
-			if _, err = conn.Exec(ctx, "LISTEN "+channel); err != nil {
+			// The broadcasts' channel first: the connection's last
+			// query (in pg_stat_activity) is then the notices' LISTEN.
+			_, err = conn.Exec(ctx, "LISTEN "+castChannel)
+			if err == nil {
+				_, err = conn.Exec(ctx, "LISTEN "+channel)
+			}
+			if err != nil {
 				conn.Close(context.Background())
 			}
 		}
@@ -216,6 +229,10 @@ func (n *notifier) listen(ctx context.Context) {
 					}
 				}
 				break
+			}
+			if note.Channel == castChannel {
+				n.store.casts.deliver(note.Payload)
+				continue
 			}
 			n.deliver(parsePayload(note.Payload))
 		}

@@ -1,7 +1,7 @@
 // Package postgres is a store.Store on PostgreSQL, for several servers
 // sharing one database (a cluster): any node serves any document, and
-// the database arbitrates. It is a store.MetaSwapper, a store.Notifier
-// and a store.Checker.
+// the database arbitrates. It is a store.MetaSwapper, a store.Notifier,
+// a store.Broadcaster (broadcast.go) and a store.Checker.
 //
 // The version is the arbiter: an Append is one statement that moves the
 // document's row from base to base+n only while it is at base (and, for
@@ -50,11 +50,18 @@ type Options struct {
 	MaxConns int32
 	// StatementTimeout, when positive, is the database's
 	// statement_timeout for the Store's connections: a statement running
-	// longer is cancelled and its method fails.
+	// longer is cancelled and its method fails. A method also gives up by
+	// itself once it has taken StatementTimeout plus the connect timeout
+	// (for a database that cannot tell it: a network gone silent), failing
+	// as when the database is unreachable; whether an Append given up so
+	// committed is then unknown, as when its connection fails.
 	StatementTimeout time.Duration
 	// Logger, when not nil, is told when the listener loses its
 	// connection and reconnects.
 	Logger *slog.Logger
+	// Observer, when not nil, is told the duration and the number of
+	// Appends of every batch of Appends committed together.
+	Observer store.CommitObserver
 }
 
 // connectTimeout bounds a connection attempt when the URL sets no
@@ -72,7 +79,10 @@ type Store struct {
 	mu     sync.RWMutex
 	closed bool
 
+	opTimeout time.Duration // what a method takes at most (bound), 0 for no limit
+
 	notes   notifier
+	casts   caster
 	commits committer
 }
 
@@ -81,6 +91,7 @@ var (
 	_ store.MetaSwapper = (*Store)(nil)
 	_ store.Notifier    = (*Store)(nil)
 	_ store.Checker     = (*Store)(nil)
+	_ store.Broadcaster = (*Store)(nil)
 )
 
 // Open connects to the database at url (a postgres:// URL or a
@@ -129,10 +140,14 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: migrating the schema of %s: %w", where, err)
 	}
 	s := &Store{pool: pool, logger: opts.Logger, where: where}
+	if opts.StatementTimeout > 0 {
+		s.opTimeout = opts.StatementTimeout + cfg.ConnConfig.ConnectTimeout
+	}
 	s.notes.store = s
 	s.notes.connCfg = cfg.ConnConfig.Copy()
 	s.notes.ping = pingEvery
-	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2)}
+	s.casts.store, s.casts.node = s, newNodeID()
+	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2), timeout: s.opTimeout, obs: opts.Observer}
 	return s, nil
 }
 
@@ -156,12 +171,35 @@ func (s *Store) begin(ctx context.Context) error {
 	return nil
 }
 
+// errOpTimeout is the cause of a context of bound's that ran out.
+var errOpTimeout = errors.New("postgres: the database did not answer in time")
+
+// bound returns ctx limited to s.opTimeout, if any, with the cause
+// errOpTimeout.
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.opTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, s.opTimeout, errOpTimeout)
+}
+
 // dbErr is err as a method returns it: the context's error when the
-// context ended (pgx may report it otherwise), ErrConflict for a unique
-// violation (the key (doc_id, version) arbitrating).
+// caller's context ended (pgx may report it otherwise), ErrConflict for a
+// unique violation (the key (doc_id, version) arbitrating). A timeout of
+// the Store's own (bound's, or pgx's connect_timeout) while the caller's
+// context goes on is a *timeoutError, which matches no context error:
+// the store failed (the database unreachable), the caller did not give
+// up.
 func dbErr(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+	cerr := ctx.Err()
+	if cerr != nil && context.Cause(ctx) == errOpTimeout {
+		return &timeoutError{msg: err.Error()}
+	}
+	if cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	if cerr == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		return &timeoutError{msg: err.Error()}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
@@ -169,6 +207,14 @@ func dbErr(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// timeoutError is a timeout of the database's (see dbErr).
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg + " (the database did not answer in time)" }
+
+// Timeout reports true, as a net.Error's.
+func (e *timeoutError) Timeout() bool { return true }
 
 // nanos returns t as Unix nanoseconds.
 func nanos(t time.Time) int64 { return t.UnixNano() }
@@ -179,6 +225,8 @@ func (s *Store) Create(ctx context.Context, id, schema string, doc, meta []byte)
 		return err
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var n int
 	err := s.pool.QueryRow(ctx, `
 		WITH ins AS (
@@ -203,6 +251,8 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 		return store.Head{}, fmt.Errorf("store: load %q: %w", id, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var h store.Head
 	var schema []byte
 	err := s.pool.QueryRow(ctx, `
@@ -263,6 +313,8 @@ func (s *Store) append(ctx context.Context, id string, base int64, steps []store
 		return fmt.Errorf("store: append %q at %d: %w", id, base, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	r := newAppendReq(ctx, id, base, steps, metaSeq, meta)
 	return r.result(s.commits.do(r))
 }
@@ -324,6 +376,8 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 		return nil, fmt.Errorf("store: steps of %q: %w", id, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	from = max(from, 0)
 	rows, err := s.pool.Query(ctx, `
 		SELECT d.version, d.oldest, s.version, s.json, s.client_id, s.author, s.time
@@ -373,6 +427,8 @@ func (s *Store) MetaEntries(ctx context.Context, id string, from, to int64) ([]s
 		return nil, fmt.Errorf("store: metadata entries of %q: %w", id, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	from = max(from, 0)
 	rows, err := s.pool.Query(ctx, `
 		SELECT d.meta_seq, d.meta_base, e.seq, e.version, e.json
@@ -426,6 +482,8 @@ func (s *Store) SaveSnapshot(ctx context.Context, id string, snap store.Snapshot
 		return fmt.Errorf("store: snapshot of %q at %d: %w", id, snap.Version, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	bid := []byte(id)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var version, snapVersion, metaVersion, metaBase, metaSeq, oldest int64
@@ -500,6 +558,8 @@ func (s *Store) List(ctx context.Context) ([]store.DocInfo, error) {
 		return nil, fmt.Errorf("store: list: %w", err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	rows, err := s.pool.Query(ctx, "SELECT id, schema_name, version, updated FROM pma_docs ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("store: list: %w", dbErr(ctx, err))
@@ -526,6 +586,8 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("store: delete %q: %w", id, err)
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	bid := []byte(id)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var one int
@@ -701,6 +763,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.casts.stop()
 	s.notes.stop()
 	s.pool.Close()
 	return nil

@@ -48,7 +48,8 @@ var migrations = []string{
 		PRIMARY KEY (doc_id, seq)
 	);`,
 	// 2: the snapshots older than the latest (which stays in the
-	// document's row), from the oldest kept step on, and the named
+	// document's row), from the oldest kept step on: the bases that the
+	// kept steps replay from (SnapshotAt, Scan); and the named
 	// checkpoints with the document at their version.
 	`CREATE TABLE pma_snapshots (
 		doc_id  bytea  NOT NULL,

@@ -14,13 +14,15 @@
 // Options.Sync says; when COMMIT fails, every operation of the batch fails
 // with its error and none took effect.
 //
-// The file holds six tables: docs (one row per document: schema name,
+// The file holds seven tables: docs (one row per document: schema name,
 // latest version, oldest kept version, number of the latest metadata
-// entry), snapshots (the latest snapshot of each document), meta_bases
-// (each document's metadata base, its version and the last entry folded
-// into it), meta_log (the metadata entries after the base, keyed by
-// document and number), steps (one row per step, keyed by document and
-// version) and log, where Append writes steps in commit order, so that
+// entry), snapshots (each document's snapshots from its oldest kept
+// version on, the latest last), checkpoints (named versions, each with
+// the document there), meta_bases (each document's metadata base, its
+// version and the last entry folded into it), meta_log (the metadata
+// entries after the base, keyed by document and number), steps (one row
+// per step, keyed by document and version) and log, where Append writes
+// steps in commit order, so that
 // a commit of many documents' steps writes a few pages rather than one per
 // document. Between batches, once the log holds a few thousand steps, the
 // writer folds it into steps in one transaction (and Open folds what a

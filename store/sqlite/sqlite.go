@@ -51,6 +51,9 @@ type Options struct {
 	// BusyTimeout is how long an operation waits for a lock that another
 	// process holds on the file (default 5 s).
 	BusyTimeout time.Duration
+	// Observer, when not nil, is told the duration and the number of
+	// operations of every batch the writer commits.
+	Observer store.CommitObserver
 }
 
 // readConns is the number of connections that serve Load, Steps and List.
@@ -74,6 +77,7 @@ type Store struct {
 	queue  chan *op
 	done   chan struct{} // closed when the writer has drained queue
 	now    func() time.Time
+	obs    store.CommitObserver // Options.Observer, or nil
 
 	// files watches the database file and its write-ahead log (files.go).
 	files *files
@@ -100,7 +104,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &Store{path: path, queue: make(chan *op, maxBatch), done: make(chan struct{}), now: time.Now}
+	s := &Store{path: path, queue: make(chan *op, maxBatch), done: make(chan struct{}), now: time.Now, obs: opts.Observer}
 	if err := s.open(opts); err != nil {
 		s.closeDBs()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -224,21 +228,30 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 	if s.closed.Load() {
 		return store.Head{}, store.ErrClosed
 	}
-	var h store.Head
 	s.readers.RLock()
 	defer s.readers.RUnlock()
-	err := s.rdb.QueryRowContext(ctx, `
+	h, err := loadHead(ctx, s.rdb, id)
+	if err != nil {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, s.readErr(err))
+	}
+	return h, nil
+}
+
+// loadHead reads the head of the document id with q (the read pool or a
+// transaction), failing with store.ErrNotFound when there is none.
+func loadHead(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, id string) (store.Head, error) {
+	var h store.Head
+	err := q.QueryRowContext(ctx, `
 		SELECT d.schema, d.version, d.oldest, b.meta, b.version, b.seq, d.meta_seq, s.version, s.doc
 		FROM docs d JOIN snapshots s ON s.doc_id = d.id JOIN meta_bases b ON b.doc_id = d.id
 		WHERE d.id = ? ORDER BY s.version DESC LIMIT 1`, id).
 		Scan(&h.Schema, &h.Version, &h.Oldest, &h.Meta, &h.MetaVersion, &h.MetaBase, &h.MetaSeq, &h.Snapshot.Version, &h.Snapshot.Doc)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
+		return store.Head{}, store.ErrNotFound
 	}
-	if err != nil {
-		return store.Head{}, fmt.Errorf("store: load %q: %w", id, s.readErr(err))
-	}
-	return h, nil
+	return h, err
 }
 
 // Steps implements store.Store.
@@ -306,21 +319,30 @@ func appendSteps(ctx context.Context, steps []store.Step, tx *sql.Tx, q, id stri
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var st store.Step
-		var t int64
-		var author sql.NullString
-		if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &author, &t); err != nil {
+		st, err := scanStep(rows)
+		if err != nil {
 			return nil, err
 		}
-		st.Author = author.String
 		if st.Version != from+1 {
 			return nil, fmt.Errorf("step %d is missing", from+1)
 		}
-		st.Time = time.Unix(0, t)
 		steps = append(steps, st)
 		from++
 	}
 	return steps, rows.Err()
+}
+
+// scanStep reads a step from a row of version, json, client_id, author
+// and time.
+func scanStep(rows *sql.Rows) (store.Step, error) {
+	var st store.Step
+	var t int64
+	var author sql.NullString
+	if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &author, &t); err != nil {
+		return store.Step{}, err
+	}
+	st.Author, st.Time = author.String, time.Unix(0, t)
+	return st, nil
 }
 
 // MetaEntries implements store.Store.

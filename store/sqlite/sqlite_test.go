@@ -103,8 +103,8 @@ func TestReopen(t *testing.T) {
 	}
 }
 
-// TestSnapshotsKept checks that the snapshots from the oldest kept step
-// on are kept, and only those.
+// TestSnapshotsKept checks that a document keeps its snapshots from the
+// oldest kept step on, and only those.
 func TestSnapshotsKept(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "store.db"), Options{})
@@ -113,32 +113,44 @@ func TestSnapshotsKept(t *testing.T) {
 		if err := s.Create(ctx, id, "basic", []byte(`{}`), nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Append(ctx, id, 0, make([]store.Step, 5), nil); err != nil {
+		if err := s.Append(ctx, id, 0, make([]store.Step, 9), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	count := func(want map[string]int) {
+	kept := func(id, want string) {
 		t.Helper()
-		for id, want := range want {
-			var n int
-			if err := s.rdb.QueryRow("SELECT count(*) FROM snapshots WHERE doc_id = ?", id).Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			if n != want {
-				t.Errorf("%s has %d snapshots, want %d", id, n, want)
-			}
+		var got string
+		if err := s.rdb.QueryRow("SELECT coalesce(group_concat(version, ' '), '') FROM (SELECT version FROM snapshots WHERE doc_id = ? ORDER BY version)", id).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s keeps the snapshots at %q, want %q", id, got, want)
 		}
 	}
-	for v := range int64(5) {
+	for v := range int64(6) {
 		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: []byte(`{}`)}, -1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	count(map[string]int{"a": 5, "b": 1})
-	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 5, Doc: []byte(`{}`), Meta: []byte(`{}`)}, 2); err != nil {
-		t.Fatal(err)
+	kept("a", "0 1 2 3 4 5")
+	kept("b", "0")
+	snap := func(v, keep int64) {
+		t.Helper()
+		if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: v, Doc: []byte(`{}`), Meta: []byte(`{}`)}, keep); err != nil {
+			t.Fatal(err)
+		}
 	}
-	count(map[string]int{"a": 3, "b": 1}) // 3, 4 and 5
+	snap(6, 4) // prunes up to 5, the previous snapshot
+	kept("a", "5 6")
+	snap(6, 3) // prunes up to the snapshot at 6
+	kept("a", "6")
+	snap(8, 3) // keeps 7 to 9: the snapshot at 6 is their base
+	kept("a", "6 8")
+	snap(9, 2) // the bound 7 has no snapshot: pruning stops at 6
+	kept("a", "6 8 9")
+	snap(9, 0)
+	kept("a", "9")
+	kept("b", "0")
 }
 
 // TestBatch runs batches of operations through the writer's commit

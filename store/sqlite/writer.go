@@ -322,8 +322,12 @@ func (s *Store) writeLoop() {
 			for i := range batch {
 				errs[i] = err
 			}
-		} else {
+		} else if s.obs == nil {
 			s.w.commit(batch, errs[:len(batch)])
+		} else {
+			start := time.Now()
+			s.w.commit(batch, errs[:len(batch)])
+			s.obs.ObserveCommit(time.Since(start), len(batch))
 		}
 		for i, o := range batch {
 			o.done <- errs[i]

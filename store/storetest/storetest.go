@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -29,34 +30,36 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		name string
 		fn   func(t *testing.T, s store.Store)
 		swap bool // needs a store.MetaSwapper
+		scan bool // needs a store.Scanner
 	}{
-		{"CreateLoad", testCreateLoad, false},
-		{"CreateExists", testCreateExists, false},
-		{"Append", testAppend, false},
-		{"AppendConflict", testAppendConflict, false},
-		{"AppendEmpty", testAppendEmpty, false},
-		{"AppendMany", testAppendMany, false},
-		{"Bytes", testBytes, false},
-		{"Steps", testSteps, false},
-		{"Snapshot", testSnapshot, false},
-		{"SnapshotRange", testSnapshotRange, false},
-		{"Prune", testPrune, false},
-		{"SnapshotAt", testSnapshotAt, false},
-		{"PruneAtSnapshot", testPruneAtSnapshot, false},
-		{"Checkpoints", testCheckpoints, false},
-		{"NotFound", testNotFound, false},
-		{"Delete", testDelete, false},
-		{"List", testList, false},
-		{"Aliasing", testAliasing, false},
-		{"Canceled", testCanceled, false},
-		{"ConcurrentDocs", testConcurrentDocs, false},
-		{"ConcurrentOneDoc", testConcurrentOneDoc, false},
-		{"MetaEntries", testMetaEntries, false},
-		{"MetaBase", testMetaBase, false},
-		{"MetaBaseOlder", testMetaBaseOlder, false},
-		{"MetaSeq", testMetaSeq, true},
-		{"AppendIf", testAppendIf, true},
-		{"AppendIfConcurrent", testAppendIfConcurrent, true},
+		{"CreateLoad", testCreateLoad, false, false},
+		{"CreateExists", testCreateExists, false, false},
+		{"Append", testAppend, false, false},
+		{"AppendConflict", testAppendConflict, false, false},
+		{"AppendEmpty", testAppendEmpty, false, false},
+		{"AppendMany", testAppendMany, false, false},
+		{"Bytes", testBytes, false, false},
+		{"Steps", testSteps, false, false},
+		{"Snapshot", testSnapshot, false, false},
+		{"SnapshotRange", testSnapshotRange, false, false},
+		{"Prune", testPrune, false, false},
+		{"SnapshotAt", testSnapshotAt, false, false},
+		{"PruneAtSnapshot", testPruneAtSnapshot, false, false},
+		{"Checkpoints", testCheckpoints, false, false},
+		{"NotFound", testNotFound, false, false},
+		{"Delete", testDelete, false, false},
+		{"List", testList, false, false},
+		{"Aliasing", testAliasing, false, false},
+		{"Canceled", testCanceled, false, false},
+		{"ConcurrentDocs", testConcurrentDocs, false, false},
+		{"ConcurrentOneDoc", testConcurrentOneDoc, false, false},
+		{"MetaEntries", testMetaEntries, false, false},
+		{"MetaBase", testMetaBase, false, false},
+		{"MetaBaseOlder", testMetaBaseOlder, false, false},
+		{"MetaSeq", testMetaSeq, true, false},
+		{"AppendIf", testAppendIf, true, false},
+		{"AppendIfConcurrent", testAppendIfConcurrent, true, false},
+		{"Scan", testScan, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,6 +74,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			})
 			if _, ok := s.(store.MetaSwapper); tt.swap && !ok {
 				t.Skip("the store is not a store.MetaSwapper")
+			}
+			if _, ok := s.(store.Scanner); tt.scan && !ok {
+				t.Skip("the store is not a store.Scanner")
 			}
 			tt.fn(t, s)
 		})
@@ -1318,5 +1324,113 @@ func testClose(t *testing.T, s store.Store) {
 		if !errors.Is(err, store.ErrClosed) {
 			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
 		}
+	}
+}
+
+func testScan(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	sc := s.(store.Scanner)
+	scan := func(id string) (store.Head, []store.Snapshot, []store.Step) {
+		t.Helper()
+		var head store.Head
+		var older []store.Snapshot
+		var steps []store.Step
+		err := sc.Scan(ctx, id, func(h store.Head, o []store.Snapshot, it iter.Seq2[store.Step, error]) error {
+			head, older = h, o
+			for st, err := range it {
+				if err != nil {
+					return err
+				}
+				steps = append(steps, st)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Scan %q: %v", id, err)
+		}
+		return head, older, steps
+	}
+	olderAre := func(what string, older []store.Snapshot, want ...string) {
+		t.Helper()
+		var got []string
+		for _, o := range older {
+			got = append(got, fmt.Sprintf("%d:%s", o.Version, o.Doc))
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: older snapshots %q, want %q", what, got, want)
+		}
+	}
+	all := mkDoc(t, s, "a", 10)
+	mkDoc(t, s, "b", 3)
+	if err := s.Append(ctx, "a", 10, nil, []byte(`{"e":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	head, older, steps := scan("a")
+	sameHead(t, "Scan head", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps", steps, all)
+	olderAre("Scan after Create", older)
+
+	snapshot := func(v, keep int64) {
+		t.Helper()
+		snap := store.Snapshot{Version: v, Doc: fmt.Appendf(nil, `{"v":%d}`, v), Meta: []byte(`{"m":1}`), MetaSeq: 1}
+		if err := s.SaveSnapshot(ctx, "a", snap, keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The creation's snapshot is kept, and so is every later one.
+	snapshot(4, -1)
+	head, older, steps = scan("a")
+	sameHead(t, "Scan head after a snapshot", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps after a snapshot", steps, all)
+	olderAre("Scan after a snapshot", older, `0:{"type":"doc"}`)
+
+	// The bound 3 has the snapshot at 0 below it: nothing is pruned.
+	snapshot(6, 7)
+	head, older, steps = scan("a")
+	sameHead(t, "Scan head after keeping 7", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps after keeping 7", steps, all)
+	olderAre("Scan after keeping 7", older, `0:{"type":"doc"}`, `4:{"v":4}`)
+
+	// The bound 5 has the snapshot at 4 below it: pruning stops there.
+	snapshot(7, 5)
+	head, older, steps = scan("a")
+	sameHead(t, "Scan head after pruning", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps after pruning", steps, all[4:])
+	olderAre("Scan after pruning", older, `4:{"v":4}`, `6:{"v":6}`)
+
+	// Pruning up to 6, a snapshot, keeps that one and the later ones.
+	snapshot(8, 4)
+	head, older, steps = scan("a")
+	sameHead(t, "Scan head after pruning to a snapshot", head, load(t, s, "a"))
+	sameSteps(t, "Scan steps after pruning to a snapshot", steps, all[6:])
+	olderAre("Scan after pruning to a snapshot", older, `6:{"v":6}`, `7:{"v":7}`)
+	snapshot(9, 4)
+	_, older, _ = scan("a")
+	olderAre("Scan after another snapshot", older, `6:{"v":6}`, `7:{"v":7}`, `8:{"v":8}`)
+	snapshot(10, 0)
+	_, older, steps = scan("a")
+	olderAre("Scan after pruning everything", older)
+	sameSteps(t, "Scan steps after pruning everything", steps, nil)
+
+	// A checkpoint's document is not a snapshot to Scan.
+	if err := s.AddCheckpoint(ctx, "b", store.Checkpoint{Name: "c", Version: 1, Doc: []byte(`{"cp":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, older, _ = scan("b")
+	olderAre("Scan of a document with a checkpoint", older)
+
+	// fn's error is Scan's; breaking off the iteration is allowed.
+	stop := errors.New("stop")
+	err := sc.Scan(ctx, "b", func(_ store.Head, _ []store.Snapshot, it iter.Seq2[store.Step, error]) error {
+		for range it {
+			break
+		}
+		return stop
+	})
+	if !errors.Is(err, stop) {
+		t.Errorf("Scan returning fn's error: %v", err)
+	}
+	if err := sc.Scan(ctx, "nope", func(store.Head, []store.Snapshot, iter.Seq2[store.Step, error]) error { return nil }); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Scan of an unknown document: %v, want ErrNotFound", err)
 	}
 }

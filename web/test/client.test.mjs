@@ -226,6 +226,24 @@ test("4404 (document deleted) stays offline until reconnectNow", async () => {
   client.close()
 })
 
+test("1012 (service restart) reconnects at its version and sends its unconfirmed steps again", async () => {
+  let statuses = []
+  let { client, ws } = await start({}, { onStatus: s => statuses.push(s) })
+  insert(client, 6, "?")
+  let sub = ws.take("steps")
+  let before = FakeSocket.all.length
+  ws.drop(1012, "")
+  assert.equal(statuses.at(-1).detail, "server restarting")
+  let { ws: ws2, hello } = await nextSocket(before)
+  assert.equal(hello.version, sub.version)
+  ws2.push({ type: "welcome", version: sub.version, commentVersion: 0, steps: [], clientIDs: [], comment: [], users: 1, presence: [] })
+  let again = ws2.take("steps")
+  assert.equal(again.version, sub.version)
+  assert.deepEqual(again.steps, sub.steps)
+  assert.equal(text(client), "hello?")
+  client.close()
+})
+
 test("4400 (version ahead of the server) and a refused step resync from a snapshot", async () => {
   let { client, ws, notices, states } = await start()
   let before = FakeSocket.all.length

@@ -393,7 +393,11 @@ export class CollabClient {
     if (code == 1008) this.reached = false
     let detail = reason || (code == 1006 ? "connection lost" : "closed (" + code + ")")
     if (code == 4401) detail = "token expired"
-    if (code == 1001) detail = "server restarting"
+    // 1012 (service restart): the server drains; reconnect (to it once it
+    // is back, or to another behind the same address) with the
+    // unconfirmed steps, which the next welcome confirms or which are
+    // sent again.
+    if (code == 1001 || code == 1012) detail = "server restarting"
     this.disconnected(detail)
   }
 
