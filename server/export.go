@@ -11,8 +11,9 @@ import (
 	"github.com/pmauthority/pmauthority/model"
 )
 
-// exportDoc answers GET /docs/{id}/export?format=text|markdown|html with
-// the document rendered by package export: 400 for a missing or unknown
+// exportDoc answers GET /docs/{id}/export?format=text|markdown|html
+// (&version=N: the document at version N, see exportSource) with the
+// document rendered by package export: 400 for a missing or unknown
 // format, 404 for a document that does not exist (an export creates
 // nothing), 422 when the document cannot be written in the format (a node
 // type the Markdown serializer does not know, a schema without toDOM
@@ -53,8 +54,18 @@ func (s *Server) exportDoc(x *exchange, r *http.Request, id string) {
 }
 
 // exportSource returns the document that an export of id renders: its
-// current version, or collab.ErrNotFound when it does not exist.
-func (s *Server) exportSource(ctx context.Context, _ *http.Request, id string) (*model.Node, error) {
+// current version, or with &version=N the document at N as GET
+// /docs/{id}?version=N reads it (400 for a version the document never
+// had, 410 for one whose steps are pruned); collab.ErrNotFound when it
+// does not exist.
+func (s *Server) exportSource(ctx context.Context, r *http.Request, id string) (*model.Node, error) {
+	if _, ok := queryValue(r.URL.RawQuery, "version"); ok {
+		version, err := queryVersion(r.URL.RawQuery, "version")
+		if err != nil {
+			return nil, err
+		}
+		return s.collab.DocAt(ctx, id, version)
+	}
 	ok, err := s.collab.Exists(ctx, id)
 	if err == nil && !ok {
 		err = fmt.Errorf("collab: %q: %w", id, collab.ErrNotFound)

@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/store"
+	"github.com/pmauthority/pmauthority/store/memstore"
 )
 
 // exportSteps replace the empty paragraph of a new basic document with a
@@ -75,6 +78,50 @@ func TestExportRouteErrors(t *testing.T) {
 		t.Errorf("html: %d %q", w.Code, w.Body)
 	}
 	// An export creates nothing.
+	if ok, err := e.auth.Exists(ctx, "nope"); err != nil || ok {
+		t.Errorf("nope exists after its export: %v %v", ok, err)
+	}
+}
+
+// TestExportVersion checks that &version=N exports the document at N, with
+// the statuses of GET /docs/{id}?version=N.
+func TestExportVersion(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	e := newCollab(t, Config{}, collab.Config{Store: st})
+	typeInto(t, e, "d", "abcde")
+	for v := range 6 {
+		w := e.serve(defaultIP, "GET", fmt.Sprintf("/docs/d/export?format=text&version=%d", v), "", nil)
+		if w.Code != http.StatusOK || w.Body.String() != "abcde"[:v] {
+			t.Errorf("text at version %d: %d %q, want %q", v, w.Code, w.Body, "abcde"[:v])
+		}
+	}
+	if w := e.serve(defaultIP, "GET", "/docs/d/export?version=2&format=html", "", nil); w.Code != http.StatusOK || w.Body.String() != "<p>ab</p>" {
+		t.Errorf("html at version 2: %d %q", w.Code, w.Body)
+	}
+	if err := st.SaveSnapshot(ctx, "d", store.Snapshot{Version: 4, Doc: []byte(docText("abcd")), Meta: []byte(`{"comments":[]}`)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		target string
+		status int
+		msg    string
+	}{
+		{"/docs/d/export?format=text&version=3", 410, "History no longer available"},
+		{"/docs/d/export?format=text&version=6", 400, "Invalid version 6"},
+		{"/docs/d/export?format=text&version=-1", 400, "Not a non-negative integer"},
+		{"/docs/d/export?format=text&version=", 400, "Not a non-negative integer"},
+		{"/docs/nope/export?format=text&version=0", 404, "document not found"},
+		{"/docs/d/export?format=pdf&version=4", 400, "unknown export format"},
+	} {
+		status, body := e.request(t, "GET", tc.target, "")
+		if status != tc.status || !strings.Contains(body, tc.msg) {
+			t.Errorf("GET %s: %d %s, want %d %q", tc.target, status, body, tc.status, tc.msg)
+		}
+	}
+	if w := e.serve(defaultIP, "GET", "/docs/d/export?format=text&version=4", "", nil); w.Code != http.StatusOK || w.Body.String() != "abcd" {
+		t.Errorf("text at the snapshot's version 4: %d %q", w.Code, w.Body)
+	}
 	if ok, err := e.auth.Exists(ctx, "nope"); err != nil || ok {
 		t.Errorf("nope exists after its export: %v %v", ok, err)
 	}
