@@ -245,3 +245,51 @@ func TestPayload(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateFromOne opens a database at migration 1 (one snapshot per
+// document, in its row) that holds a document: the migrations after it
+// run, the document reads back, and it keeps older snapshots and takes
+// checkpoints from then on.
+func TestMigrateFromOne(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{
+		`CREATE TABLE pma_migrations (version int PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())`,
+		migrations[0],
+		`INSERT INTO pma_migrations (version) VALUES (1)`,
+		`INSERT INTO pma_docs (id, schema_name, version, oldest, meta, snap_version, snap_doc, updated)
+			VALUES ('\x64', '\x6261736963', 2, 1, '\x7b7d', 1, '\x7b2276223a317d', 1)`,
+		`INSERT INTO pma_steps VALUES ('\x64', 2, '\x7b7d', '\x31', '', 1)`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s := open(t, url)
+	defer s.Close()
+	var maxv int
+	if err := conn.QueryRow(ctx, "SELECT max(version) FROM pma_migrations").Scan(&maxv); err != nil || maxv != len(migrations) {
+		t.Fatalf("migrated to %d, %v; want %d", maxv, err, len(migrations))
+	}
+	h, err := s.Load(ctx, "d")
+	if err != nil || h.Version != 2 || h.Oldest != 1 || h.Snapshot.Version != 1 || string(h.Snapshot.Doc) != `{"v":1}` {
+		t.Fatalf("Load after the migration: %+v, %v", h, err)
+	}
+	if err := s.SaveSnapshot(ctx, "d", store.Snapshot{Version: 2, Doc: []byte(`{"v":2}`)}, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddCheckpoint(ctx, "d", store.Checkpoint{Name: "c", Version: 2, Doc: []byte(`{"v":2}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err := s.SnapshotAt(ctx, "d", 1); err != nil || string(snap.Doc) != `{"v":1}` {
+		t.Errorf("SnapshotAt(1) = %+v, %v: the older snapshot is kept", snap, err)
+	}
+	if list, err := s.Checkpoints(ctx, "d"); err != nil || len(list) != 1 {
+		t.Errorf("Checkpoints = %v, %v", list, err)
+	}
+}

@@ -600,3 +600,51 @@ func TestMigrateAuthor(t *testing.T) {
 	defer closeStore(t, s)
 	check("reopened")
 }
+
+// TestMigrateCheckpoints opens a file of layout 4 (no checkpoints, one
+// snapshot per document): the document reads back, and it keeps older
+// snapshots and takes checkpoints from then on.
+func TestMigrateCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(layouts[:4:4],
+		`INSERT INTO docs (id, schema, version, oldest, created, updated) VALUES ('d', 'basic', 2, 1, 1, 1)`,
+		`INSERT INTO meta_bases VALUES ('d', 1, 0, CAST('{}' AS BLOB))`,
+		`INSERT INTO snapshots VALUES ('d', 1, CAST('{"v":1}' AS BLOB), 1)`,
+		`INSERT INTO steps VALUES ('d', 2, CAST('{"s":2}' AS BLOB), CAST('1' AS BLOB), 1, NULL)`,
+		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
+		"PRAGMA user_version = 4",
+	) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s := open(t, path, Options{})
+	defer closeStore(t, s)
+	var version int64
+	if err := s.rdb.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
+		t.Fatalf("user_version %d, %v; want %d", version, err, schemaVersion)
+	}
+	h, err := s.Load(ctx, "d")
+	if err != nil || h.Version != 2 || h.Oldest != 1 || h.Snapshot.Version != 1 {
+		t.Fatalf("Load after the upgrade: %+v, %v", h, err)
+	}
+	if err := s.SaveSnapshot(ctx, "d", store.Snapshot{Version: 2, Doc: []byte(`{"v":2}`)}, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddCheckpoint(ctx, "d", store.Checkpoint{Name: "c", Version: 2, Doc: []byte(`{"v":2}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err := s.SnapshotAt(ctx, "d", 1); err != nil || string(snap.Doc) != `{"v":1}` {
+		t.Errorf("SnapshotAt(1) = %+v, %v: the older snapshot is kept", snap, err)
+	}
+	if list, err := s.Checkpoints(ctx, "d"); err != nil || len(list) != 1 {
+		t.Errorf("Checkpoints = %v, %v", list, err)
+	}
+}
