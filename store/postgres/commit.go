@@ -51,7 +51,8 @@ type appendReq struct {
 // committer runs the batches of a Store's Appends.
 type committer struct {
 	pool *pgxpool.Pool
-	max  int // batches in flight at most
+	max  int    // batches in flight at most
+	sql  string // the statement of an Append: appendSQL
 
 	mu      sync.Mutex
 	queue   []*appendReq
@@ -124,7 +125,7 @@ func (c *committer) exec(batch []*appendReq) {
 	slices.SortStableFunc(live, func(a, b *appendReq) int { return strings.Compare(a.id, b.id) })
 	b := &pgx.Batch{}
 	for _, r := range live {
-		b.Queue(appendSQL, r.args...)
+		b.Queue(c.sql, r.args...)
 	}
 	// The batch runs to its end whatever its callers' contexts do: they
 	// may stop waiting, but it commits or not for all of them.
@@ -164,5 +165,5 @@ func (c *committer) exec(batch []*appendReq) {
 // single runs one Append in its own implicit transaction.
 func (c *committer) single(r *appendReq) {
 	var notified int
-	r.err = c.pool.QueryRow(r.ctx, appendSQL, r.args...).Scan(&r.updated, &notified, &r.version, &r.seq)
+	r.err = c.pool.QueryRow(r.ctx, c.sql, r.args...).Scan(&r.updated, &notified, &r.version, &r.seq)
 }
