@@ -72,13 +72,16 @@ var silentSQL = strings.Replace(appendSQL, notifySQL, "(SELECT count(*) FROM upd
 
 // BenchmarkNotifyLock measures what NOTIFY costs the Appends of many
 // documents at once. PostgreSQL serialises the commits of transactions
-// that NOTIFY (PreCommit_Notify takes one lock for the whole database
-// and holds it through the commit's WAL flush), so notifying batches of
+// that NOTIFY (PreCommit_Notify takes a lock on "database 0", one for
+// the whole server and all its databases, and holds it until the commit
+// is over, WAL flush included), so notifying batches of
 // several Stores (nodes) cannot share a flush, and with fsync on each
 // waits for the one before. Each sub-benchmark runs 100 documents, each
 // with a goroutine appending one step at a time, spread over 1 or 3
 // Stores on one database (each listening, as nodes do), with the Store's
-// NOTIFY and without (silentSQL). Reported: appends/s, the p50 and p99
+// NOTIFY and every Store listening (notify=on), with it and nobody
+// listening (unheard: the lock and the queue without the deliveries),
+// and without it (off, silentSQL). Reported: appends/s, the p50 and p99
 // of an Append, commits (transactions) per Append, and NOTIFYs received
 // per commit by one listener.
 func BenchmarkNotifyLock(b *testing.B) {
@@ -86,15 +89,33 @@ func BenchmarkNotifyLock(b *testing.B) {
 		b.Fatal("appendSQL no longer contains notifySQL: update the benchmark")
 	}
 	for _, nodes := range []int{1, 3} {
-		for _, notify := range []bool{true, false} {
-			b.Run(fmt.Sprintf("nodes=%d/notify=%v", nodes, notify), func(b *testing.B) {
-				benchNotifyLock(b, nodes, 100, notify)
+		for _, mode := range []string{"on", "unheard", "off"} {
+			b.Run(fmt.Sprintf("nodes=%d/notify=%s", nodes, mode), func(b *testing.B) {
+				benchNotifyLock(b, nodes, 100, mode, 0)
 			})
 		}
 	}
 }
 
-func benchNotifyLock(b *testing.B, nodes, docs int, notify bool) {
+// BenchmarkInFlight is BenchmarkNotifyLock with NOTIFY (as the Store
+// always does) and at most 1, 2 (maxInFlight) or 5 batches in flight per
+// Store (5 was the bound of serve's default pool of 10 before
+// maxInFlight).
+func BenchmarkInFlight(b *testing.B) {
+	for _, nodes := range []int{1, 3} {
+		for _, n := range []int{1, 2, 5} {
+			b.Run(fmt.Sprintf("nodes=%d/inflight=%d", nodes, n), func(b *testing.B) {
+				benchNotifyLock(b, nodes, 100, "on", n)
+			})
+		}
+	}
+}
+
+// benchNotifyLock runs docs documents over nodes Stores: mode on (the
+// Store's NOTIFY, every Store listening), unheard (NOTIFY, nobody
+// listening) or off (no NOTIFY); inflight, when positive, replaces the
+// Stores' bound on the batches in flight.
+func benchNotifyLock(b *testing.B, nodes, docs int, mode string, inflight int) {
 	url := benchURL(b)
 	ctx := context.Background()
 	stores := make([]*Store, nodes)
@@ -106,8 +127,15 @@ func benchNotifyLock(b *testing.B, nodes, docs int, notify bool) {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		if !notify {
+		if inflight > 0 {
+			s.commits.max = inflight
+		}
+		if mode == "off" {
 			s.commits.sql = silentSQL
+		}
+		stores[i] = s
+		if mode == "unheard" {
+			continue
 		}
 		first := i == 0
 		cancel := s.Subscribe(func(n store.Notice) {
@@ -116,7 +144,6 @@ func benchNotifyLock(b *testing.B, nodes, docs int, notify bool) {
 			}
 		})
 		defer cancel()
-		stores[i] = s
 	}
 	for d := range docs {
 		if err := stores[d%nodes].Create(ctx, fmt.Sprint("doc", d), "basic", []byte(`{}`), nil); err != nil {

@@ -132,7 +132,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s.notes.store = s
 	s.notes.connCfg = cfg.ConnConfig.Copy()
 	s.notes.ping = pingEvery
-	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2), sql: appendSQL}
+	s.commits = committer{pool: pool, max: max(1, min(maxInFlight, int(cfg.MaxConns)/2)), sql: appendSQL}
 	return s, nil
 }
 
