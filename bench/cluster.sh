@@ -15,6 +15,9 @@
 #
 #   bash bench/cluster.sh           3 rounds, about 8 minutes on 2 cores
 #   bash bench/cluster.sh --quick   1 short round, to check that it works (about 2 minutes)
+#   bash bench/cluster.sh --before OLD_BINARY
+#       also runs three nodes of OLD_BINARY (e.g. built from the commit before a change) under the
+#       editors loads in each round, next to this tree's (about 1 minute more)
 #
 # PostgreSQL is a throwaway cluster made here: initdb (as the user postgres when run as root;
 # initdb refuses root) in a temporary folder, reached on a private unix socket only (no TCP),
@@ -33,12 +36,15 @@ out=$root/bench/out/cluster
 mkdir -p "$out"
 say() { printf '== %s\n' "$*" >&2; }
 
-quick=()
-case "${1:-}" in
-  --quick) quick=(--quick) ;;
-  "") ;;
-  *) echo "usage: bash bench/cluster.sh [--quick]" >&2; exit 2 ;;
-esac
+flags=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) flags+=(--quick) ;;
+    --before) flags+=(--before "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift ;;
+    *) echo "usage: bash bench/cluster.sh [--quick] [--before OLD_BINARY]" >&2; exit 2 ;;
+  esac
+  shift
+done
 
 pgbin=${PMA_POSTGRES_BIN:-}
 if [ -z "$pgbin" ]; then
@@ -89,4 +95,4 @@ fi
 "$out/clusterbench" --bin "$out/pmauthority" --collabbench "$out/collabbench" --wsbench "$out/wsbench" \
   --psql "$pgbin/psql" --pg-url "$pgurl" --pg-pid "$pgpid" \
   --pg-test "$out/postgres.test" --sqlite-test "$out/sqlite.test" \
-  --out "$root/bench/out/cluster-latest.md" "${quick[@]}"
+  --out "$root/bench/out/cluster-latest.md" "${flags[@]}"

@@ -41,6 +41,7 @@ import (
 // config is a run's configuration.
 type config struct {
 	root, bin, collab, ws, node, psql string
+	before                            string // another pmauthority binary for the three nodes' editors loads
 	pgURL                             string // of the database postgres: databases are made from it
 	pgPID                             int
 	pgTest, sqliteTest                string
@@ -59,6 +60,7 @@ func main() {
 	flag.StringVar(&cfg.collab, "collabbench", "", "collabbench `binary` (bench/collab)")
 	flag.StringVar(&cfg.ws, "wsbench", "", "wsbench `binary` (bench/ws)")
 	flag.StringVar(&cfg.node, "node", "node", "node `binary`")
+	flag.StringVar(&cfg.before, "before", "", "another pmauthority `binary` (e.g. of the commit before a change) whose three nodes run the editors loads in each round too")
 	flag.StringVar(&cfg.psql, "psql", "psql", "psql `binary`")
 	flag.StringVar(&cfg.pgURL, "pg-url", "", "postgres:// `URL` of the database postgres of a cluster this may make databases in")
 	flag.IntVar(&cfg.pgPID, "pg-pid", 0, "the cluster's postmaster `pid`, for its CPU time")
@@ -207,6 +209,12 @@ func run(cfg *config) error {
 				res.single[kd.name+"/"+l.name] = append(res.single[kd.name+"/"+l.name], r)
 			}
 		}
+		if cfg.before != "" {
+			if err := threeEditors(cfg, res, round, cfg.before, "before/"); err != nil {
+				res.failed = append(res.failed, fmt.Sprintf("round %d three nodes (before): %v", round+1, err))
+				benchproc.Logf("round %d three nodes (before): error: %v", round+1, err)
+			}
+		}
 		if err := three(cfg, res, round); err != nil {
 			res.failed = append(res.failed, fmt.Sprintf("round %d three nodes: %v", round+1, err))
 			benchproc.Logf("round %d three nodes: error: %v", round+1, err)
@@ -286,35 +294,74 @@ func editors(cfg *config, l load, round int, args []string, postgres bool) (*edi
 	return ans.Editors, nil
 }
 
-// three measures three nodes on one fresh database: the editors loads
-// spread over them, then the WebSocket fan-out.
-func three(cfg *config, res *results, round int) error {
+// startThree starts three nodes of bin on one fresh database; stop
+// stops them.
+func startThree(cfg *config, bin, tag string) (addrs, pids []string, stop func(), err error) {
 	dbURL, err := freshDB(cfg, "three")
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	var addrs, pids []string
+	var servers []*benchproc.Server
+	stop = func() {
+		for _, s := range servers {
+			s.Stop(20 * time.Second)
+		}
+	}
+	c := *cfg
+	c.bin = bin
 	for i := range 3 {
 		addr, err := freeAddr()
 		if err != nil {
-			return err
+			stop()
+			return nil, nil, nil, err
 		}
-		s, err := start(cfg, pma(cfg, addr, "--store", "postgres", "--postgres-url", dbURL), addr, fmt.Sprintf("three-%d-node%d", round+1, i+1))
+		s, err := start(cfg, pma(&c, addr, "--store", "postgres", "--postgres-url", dbURL), addr, fmt.Sprintf("%s-node%d", tag, i+1))
 		if err != nil {
-			return err
+			stop()
+			return nil, nil, nil, err
 		}
-		defer s.Stop(20 * time.Second)
+		servers = append(servers, s)
 		addrs, pids = append(addrs, addr), append(pids, strconv.Itoa(s.Pid()))
 	}
+	return addrs, pids, stop, nil
+}
+
+// editorsOnThree runs the editors loads over the three nodes addrs,
+// keeping the results under key+load.
+func editorsOnThree(cfg *config, res *results, round int, addrs, pids []string, key string) error {
 	for _, l := range loads {
 		r, err := editors(cfg, l, round, []string{"-addrs", strings.Join(addrs, ","), "-pids", strings.Join(pids, ","),
 			"-db-pid", strconv.Itoa(cfg.pgPID)}, true)
 		if err != nil {
 			return fmt.Errorf("%s: %w", l.name, err)
 		}
-		benchproc.Logf("round %d three nodes %s: %.0f steps/s, submit p50 %s p99 %s, CPU/step %s (+ db %s), errors %d %s",
-			round+1, l.name, r.StepsPerSec, ms(r.Submit.P50), ms(r.Submit.P99), us(r.CPUPerStep), us(r.DBCPUPerStep), r.Errors, r.FirstError)
-		res.three[l.name] = append(res.three[l.name], r)
+		benchproc.Logf("round %d three nodes %s%s: %.0f steps/s, submit p50 %s p99 %s, CPU/step %s (+ db %s), errors %d %s",
+			round+1, key, l.name, r.StepsPerSec, ms(r.Submit.P50), ms(r.Submit.P99), us(r.CPUPerStep), us(r.DBCPUPerStep), r.Errors, r.FirstError)
+		res.three[key+l.name] = append(res.three[key+l.name], r)
+	}
+	return nil
+}
+
+// threeEditors measures the editors loads on three nodes of bin.
+func threeEditors(cfg *config, res *results, round int, bin, key string) error {
+	addrs, pids, stop, err := startThree(cfg, bin, fmt.Sprintf("three-%s%d", strings.TrimSuffix(key, "/"), round+1))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return editorsOnThree(cfg, res, round, addrs, pids, key)
+}
+
+// three measures three nodes on one fresh database: the editors loads
+// spread over them, then the WebSocket fan-out.
+func three(cfg *config, res *results, round int) error {
+	addrs, pids, stop, err := startThree(cfg, cfg.bin, fmt.Sprintf("three-%d", round+1))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if err := editorsOnThree(cfg, res, round, addrs, pids, ""); err != nil {
+		return err
 	}
 	f, err := fanout(cfg, addrs, pids, round)
 	if err != nil {
@@ -466,7 +513,7 @@ func storeBenches(cfg *config, res *results) {
 	var benches []bench
 	if cfg.pgTest != "" {
 		benches = append(benches,
-			bench{cfg.pgTest, "^BenchmarkNotifyLock$", "3000x", []string{"PMA_BENCH_POSTGRES_URL=" + cfg.pgURL}},
+			bench{cfg.pgTest, "^Benchmark(NotifyLock|InFlight)$", "3000x", []string{"PMA_BENCH_POSTGRES_URL=" + cfg.pgURL}},
 			bench{cfg.pgTest, "^BenchmarkAppend$", "400x", []string{"PMA_BENCH_POSTGRES_URL=" + cfg.pgURL}})
 	}
 	if cfg.sqliteTest != "" {

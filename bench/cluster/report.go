@@ -86,21 +86,27 @@ func report(w io.Writer, cfg *config, res *results, took time.Duration, loadStar
 		"the three in turn (a document's editors on different nodes). CPU/step adds up the three servers.\n\n")
 	fmt.Fprintln(w, "| load | 1 node steps/s | 3 nodes steps/s | 3 ÷ 1 | submit p50 | submit p99 | servers' CPU/step | db CPU/step | commits/s | 409 rate | errors |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, l := range loads {
-		rs := res.three[l.name]
-		if len(rs) == 0 {
-			continue
+	for _, key := range []string{"", "before/"} {
+		for _, l := range loads {
+			rs := res.three[key+l.name]
+			if len(rs) == 0 {
+				continue
+			}
+			one := med(res.single["pma-postgres/"+l.name], func(r *editorsResult) float64 { return r.StepsPerSec })
+			rate := med(rs, func(r *editorsResult) float64 { return r.StepsPerSec })
+			name := l.name
+			if key != "" {
+				name += ", --before binary"
+			}
+			fmt.Fprintf(w, "| %s | %.0f | %.0f%s | %s | %s | %s | %s | %s | %.0f | %.0f %% | %d |\n", name, one,
+				rate, spread(rs, func(r *editorsResult) float64 { return r.StepsPerSec }, "%.0f"), ratio(rate, one),
+				ms(med(rs, func(r *editorsResult) float64 { return r.Submit.P50 })),
+				ms(med(rs, func(r *editorsResult) float64 { return r.Submit.P99 })),
+				us(med(rs, func(r *editorsResult) float64 { return r.CPUPerStep })),
+				us(med(rs, func(r *editorsResult) float64 { return r.DBCPUPerStep })),
+				med(rs, func(r *editorsResult) float64 { return r.Commits }),
+				100*med(rs, func(r *editorsResult) float64 { return r.ConflictRate }), sumErrors(rs))
 		}
-		one := med(res.single["pma-postgres/"+l.name], func(r *editorsResult) float64 { return r.StepsPerSec })
-		rate := med(rs, func(r *editorsResult) float64 { return r.StepsPerSec })
-		fmt.Fprintf(w, "| %s | %.0f | %.0f%s | %s | %s | %s | %s | %s | %.0f | %.0f %% | %d |\n", l.name, one,
-			rate, spread(rs, func(r *editorsResult) float64 { return r.StepsPerSec }, "%.0f"), ratio(rate, one),
-			ms(med(rs, func(r *editorsResult) float64 { return r.Submit.P50 })),
-			ms(med(rs, func(r *editorsResult) float64 { return r.Submit.P99 })),
-			us(med(rs, func(r *editorsResult) float64 { return r.CPUPerStep })),
-			us(med(rs, func(r *editorsResult) float64 { return r.DBCPUPerStep })),
-			med(rs, func(r *editorsResult) float64 { return r.Commits }),
-			100*med(rs, func(r *editorsResult) float64 { return r.ConflictRate }), sumErrors(rs))
 	}
 
 	fmt.Fprintf(w, "\n### WebSocket fan-out across nodes\n\n"+
@@ -139,27 +145,45 @@ func report(w io.Writer, cfg *config, res *results, took time.Duration, loadStar
 	if len(b) > 0 {
 		fmt.Fprintf(w, "\n### The stores alone (Go benchmarks, fsync on), medians of %d runs (min–max)\n\n", cfg.storeRounds)
 		fmt.Fprintln(w, "store/postgres BenchmarkNotifyLock: 100 documents, a goroutine each appending one step at a time, over 1 or 3 Stores")
-		fmt.Fprintln(w, "(nodes) on one database, each listening; with the Store's NOTIFY and without.")
+		fmt.Fprintln(w, "(nodes) on one database: with the Store's NOTIFY and every Store listening (on), with it and nobody listening")
+		fmt.Fprintln(w, "(unheard: the commit lock and the queue without the deliveries), without it (off).")
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| nodes | NOTIFY | appends/s | without ÷ with | append p50 | append p99 | commits/append | NOTIFYs heard/commit |")
+		fmt.Fprintln(w, "| nodes | NOTIFY | appends/s | ÷ on | append p50 | append p99 | commits/append | NOTIFYs heard/commit |")
 		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 		get := func(name, unit string) float64 {
 			return med(b[name], func(m map[string]float64) float64 { return m[unit] })
 		}
 		for _, nodes := range []string{"1", "3"} {
-			on := "postgres.BenchmarkNotifyLock/nodes=" + nodes + "/notify=true"
-			off := "postgres.BenchmarkNotifyLock/nodes=" + nodes + "/notify=false"
-			for _, name := range []string{on, off} {
+			on := "postgres.BenchmarkNotifyLock/nodes=" + nodes + "/notify=on"
+			for _, mode := range []string{"on", "unheard", "off"} {
+				name := "postgres.BenchmarkNotifyLock/nodes=" + nodes + "/notify=" + mode
 				if len(b[name]) == 0 {
 					continue
 				}
 				r := ""
-				if name == off {
-					r = ratio(get(off, "appends/s"), get(on, "appends/s"))
+				if mode != "on" {
+					r = ratio(get(name, "appends/s"), get(on, "appends/s"))
 				}
-				fmt.Fprintf(w, "| %s | %s | %.0f%s | %s | %.2f ms | %.1f ms | %.3f | %.2f |\n", nodes, map[bool]string{true: "on", false: "off"}[name == on],
+				fmt.Fprintf(w, "| %s | %s | %.0f%s | %s | %.2f ms | %.1f ms | %.3f | %.2f |\n", nodes, mode,
 					get(name, "appends/s"), spread(b[name], func(m map[string]float64) float64 { return m["appends/s"] }, "%.0f"), r,
 					get(name, "p50-µs")/1000, get(name, "p99-µs")/1000, get(name, "commits/append"), get(name, "notifies/commit"))
+			}
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "store/postgres BenchmarkInFlight: the same with NOTIFY, at most 1, 2 (the Store's bound) or 5 batches in flight per Store.")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| nodes | batches in flight | appends/s | ÷ with 5 | append p50 | append p99 | commits/append |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+		for _, nodes := range []string{"1", "3"} {
+			five := get("postgres.BenchmarkInFlight/nodes="+nodes+"/inflight=5", "appends/s")
+			for _, n := range []string{"1", "2", "5"} {
+				name := "postgres.BenchmarkInFlight/nodes=" + nodes + "/inflight=" + n
+				if len(b[name]) == 0 {
+					continue
+				}
+				fmt.Fprintf(w, "| %s | %s | %.0f%s | %s | %.2f ms | %.1f ms | %.3f |\n", nodes, n, get(name, "appends/s"),
+					spread(b[name], func(m map[string]float64) float64 { return m["appends/s"] }, "%.0f"), ratio(get(name, "appends/s"), five),
+					get(name, "p50-µs")/1000, get(name, "p99-µs")/1000, get(name, "commits/append"))
 			}
 		}
 		fmt.Fprintln(w)
