@@ -139,7 +139,7 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 		wg.Go(func() { e.run(w, hardStop) })
 	}
 	time.Sleep(time.Until(w.from))
-	meter := startCPU(opt.DBPID, pids...)
+	meter := startCPU(opt.DBPID, pids)
 	time.Sleep(time.Until(w.end))
 	cpu := meter.stop()
 	wg.Wait()

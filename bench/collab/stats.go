@@ -149,7 +149,7 @@ type cpuMeter struct {
 // startCPU starts measuring the CPU of the server processes pids (none:
 // the servers' CPU is not measured) and of the process tree of db (0:
 // none).
-func startCPU(db int, pids ...int) *cpuMeter {
+func startCPU(db int, pids []int) *cpuMeter {
 	m := &cpuMeter{pids: slices.DeleteFunc(slices.Clone(pids), func(p int) bool { return p <= 0 }), db: db, at: time.Now()}
 	m.server = m.serverCPU()
 	if db > 0 {
