@@ -17,7 +17,9 @@
 #   bash bench/cluster.sh --quick   1 short round, to check that it works (about 2 minutes)
 #   bash bench/cluster.sh --before OLD_BINARY
 #       also runs three nodes of OLD_BINARY (e.g. built from the commit before a change) under the
-#       editors loads in each round, next to this tree's (about 1 minute more)
+#       editors loads in each round, next to this tree's (about 1 minute more), before them in odd rounds
+#       and after them in even ones
+#   --rounds N: N rounds instead of 3
 #
 # PostgreSQL is a throwaway cluster made here: initdb (as the user postgres when run as root;
 # initdb refuses root) in a temporary folder, reached on a private unix socket only (no TCP),
@@ -41,7 +43,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) flags+=(--quick) ;;
     --before) flags+=(--before "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift ;;
-    *) echo "usage: bash bench/cluster.sh [--quick] [--before OLD_BINARY]" >&2; exit 2 ;;
+    --rounds) flags+=(--rounds "$2"); shift ;;
+    *) echo "usage: bash bench/cluster.sh [--quick] [--rounds N] [--before OLD_BINARY]" >&2; exit 2 ;;
   esac
   shift
 done

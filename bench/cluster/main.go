@@ -68,6 +68,7 @@ func main() {
 	flag.StringVar(&cfg.sqliteTest, "sqlite-test", "", "store/sqlite test `binary`, for BenchmarkAppend/FULL (empty: not run)")
 	flag.BoolVar(&cfg.quick, "quick", false, "one short round, to check that it works")
 	flag.StringVar(&cfg.report, "out", "", "also write the report to this `file`")
+	rounds := flag.Int("rounds", 0, "`rounds` of the loads (default 3, quick 1)")
 	flag.Parse()
 	if cfg.bin == "" || cfg.collab == "" || cfg.ws == "" || cfg.pgURL == "" || cfg.pgPID <= 0 {
 		fmt.Fprintln(os.Stderr, "clusterbench: need --bin, --collabbench, --wsbench, --pg-url and --pg-pid (bench/cluster.sh passes them)")
@@ -80,6 +81,9 @@ func main() {
 		cfg.rounds, cfg.duration = 1, 2*time.Second
 		cfg.fanEditors, cfg.fanWarmup, cfg.fanDuration = 200, time.Second, 3*time.Second
 		cfg.storeRounds = 1
+	}
+	if *rounds > 0 {
+		cfg.rounds = *rounds
 	}
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "clusterbench:", err)
@@ -209,15 +213,26 @@ func run(cfg *config) error {
 				res.single[kd.name+"/"+l.name] = append(res.single[kd.name+"/"+l.name], r)
 			}
 		}
-		if cfg.before != "" {
+		// The --before binary's three nodes run before this tree's in odd
+		// rounds and after them in even ones.
+		before := func() {
+			if cfg.before == "" {
+				return
+			}
 			if err := threeEditors(cfg, res, round, cfg.before, "before/"); err != nil {
 				res.failed = append(res.failed, fmt.Sprintf("round %d three nodes (before): %v", round+1, err))
 				benchproc.Logf("round %d three nodes (before): error: %v", round+1, err)
 			}
 		}
+		if round%2 == 0 {
+			before()
+		}
 		if err := three(cfg, res, round); err != nil {
 			res.failed = append(res.failed, fmt.Sprintf("round %d three nodes: %v", round+1, err))
 			benchproc.Logf("round %d three nodes: error: %v", round+1, err)
+		}
+		if round%2 == 1 {
+			before()
 		}
 		if err := fanOne(cfg, res, round); err != nil {
 			res.failed = append(res.failed, fmt.Sprintf("round %d fanout on one node: %v", round+1, err))
