@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -181,6 +182,16 @@ func TestCeilingLoad(t *testing.T) {
 	if ed.Errors > 0 || ed.Steps == 0 || ed.Conflicts == 0 {
 		t.Errorf("editors: %d steps, %d conflicts, %d errors (first: %s)", ed.Steps, ed.Conflicts, ed.Errors, ed.FirstError)
 	}
+	// The same server twice, as a cluster's nodes: the editors are spread
+	// over the addresses and the CPU times added up.
+	ed, err = runEditors(editorsOptions{Addrs: []string{addr, addr}, PIDs: []int{p.Pid(), p.Pid()}, Docs: 2, Editors: 3, Prefix: "t2-",
+		MaxText: 50, Seed: 1, Warmup: 200 * time.Millisecond, Duration: time.Second, NoTextCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ed.Errors > 0 || ed.Steps == 0 || ed.CPU.Server < 0 {
+		t.Errorf("editors over two addresses: %d steps, server CPU %v, %d errors (first: %s)", ed.Steps, ed.CPU.Server, ed.Errors, ed.FirstError)
+	}
 	fan, err := runFanout(fanoutOptions{Addr: addr, Doc: "t-fanout", Readers: 20, Rate: 20, MaxText: 50, Seed: 1,
 		Warmup: 200 * time.Millisecond, Duration: time.Second, Grace: 500 * time.Millisecond, PID: p.Pid()})
 	if err != nil {
@@ -189,5 +200,24 @@ func TestCeilingLoad(t *testing.T) {
 	t.Logf("fanout: delivery p50 %s p99 %s", fmtDur(fan.Delivery.P50), fmtDur(fan.Delivery.P99))
 	if fan.Errors > 0 || fan.Submits == 0 || fan.Missed != 0 {
 		t.Errorf("fanout: %d submits, %d of %d delivered, %d errors (first: %s)", fan.Submits, fan.Deliveries, fan.Expected, fan.Errors, fan.FirstError)
+	}
+}
+
+// TestTreeCPU checks that treeCPU finds a process's children.
+func TestTreeCPU(t *testing.T) {
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	got := treeCPU(os.Getpid())
+	if _, ok := got[os.Getpid()]; !ok {
+		t.Errorf("treeCPU(self) = %v: no entry for the process itself", got)
+	}
+	if _, ok := got[cmd.Process.Pid]; !ok {
+		t.Errorf("treeCPU(self) = %v: no entry for the child %d", got, cmd.Process.Pid)
+	}
+	if len(treeCPU(-5)) != 0 {
+		t.Error("treeCPU of no process found some")
 	}
 }

@@ -10,6 +10,11 @@ import (
 // editorsOptions describes a load of editors typing into documents.
 type editorsOptions struct {
 	Addr string
+	// Addrs, when not empty, are several servers of one cluster (one
+	// database) instead of Addr: the editors are spread over them in
+	// turn (a document's editors on different servers), and the final
+	// check asks the first.
+	Addrs []string
 	// Token, when not empty, is sent as a bearer token with every request.
 	Token string
 	// Docs documents (named Prefix0, Prefix1, …), each with Editors
@@ -25,6 +30,12 @@ type editorsOptions struct {
 	// PID is the server's process id, to measure its CPU time (0: not
 	// measured).
 	PID int
+	// PIDs are the process ids of the servers of Addrs; their CPU times
+	// are added up.
+	PIDs []int
+	// DBPID, when not 0, is a database's main process (PostgreSQL's
+	// postmaster): the CPU time of it and its children is measured too.
+	DBPID int
 	// NoTextCheck leaves out the final check of each document's text,
 	// for a server that applies no step (the go-ceiling server); the
 	// versions are still checked.
@@ -55,8 +66,10 @@ type editorsResult struct {
 	Submit latencies `json:"submit"`
 	Accept latencies `json:"accept"`
 	CPU    cpuUse    `json:"cpu"`
-	// CPUPerStep is the server's CPU time per accepted step, in seconds.
-	CPUPerStep float64 `json:"cpuPerStep"`
+	// CPUPerStep is the server's CPU time per accepted step, in seconds;
+	// DBCPUPerStep the database's (when measured).
+	CPUPerStep   float64 `json:"cpuPerStep"`
+	DBCPUPerStep float64 `json:"dbCPUPerStep,omitempty"`
 	// FinalVersions adds up the documents' versions at the end; it must be
 	// the steps accepted over the whole load (warm-up included).
 	FinalVersions int64 `json:"finalVersions"`
@@ -67,6 +80,7 @@ type editorsResult struct {
 type editor struct {
 	opt     *editorsOptions
 	doc     string
+	addr    string
 	t       *typist
 	c       *conn
 	version int64
@@ -84,6 +98,14 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 	if opt.Docs < 1 || opt.Editors < 1 || opt.Duration <= 0 {
 		return nil, fmt.Errorf("need documents, editors and a duration")
 	}
+	addrs := opt.Addrs
+	if len(addrs) == 0 {
+		addrs = []string{opt.Addr}
+	}
+	pids := opt.PIDs
+	if len(pids) == 0 {
+		pids = []int{opt.PID}
+	}
 	var editors []*editor
 	defer func() {
 		for _, e := range editors {
@@ -94,11 +116,12 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 	}()
 	for d := range opt.Docs {
 		for i := range opt.Editors {
-			c, err := dialConn(opt.Addr, opt.Token)
+			addr := addrs[(d*opt.Editors+i)%len(addrs)]
+			c, err := dialConn(addr, opt.Token)
 			if err != nil {
 				return nil, err
 			}
-			e := &editor{opt: &opt, doc: fmt.Sprintf("%s%d", opt.Prefix, d), c: c,
+			e := &editor{opt: &opt, doc: fmt.Sprintf("%s%d", opt.Prefix, d), addr: addr, c: c,
 				t: newTypist(opt.Seed+uint64(d*opt.Editors+i), opt.MaxText)}
 			editors = append(editors, e)
 			st, err := getDoc(c, e.doc)
@@ -116,7 +139,7 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 		wg.Go(func() { e.run(w, hardStop) })
 	}
 	time.Sleep(time.Until(w.from))
-	meter := startCPU(opt.PID)
+	meter := startCPU(opt.DBPID, pids)
 	time.Sleep(time.Until(w.end))
 	cpu := meter.stop()
 	wg.Wait()
@@ -145,9 +168,12 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 	if cpu.Server >= 0 && r.Steps > 0 {
 		r.CPUPerStep = cpu.Server / float64(r.Steps)
 	}
+	if opt.DBPID > 0 && r.Steps > 0 {
+		r.DBCPUPerStep = cpu.DB / float64(r.Steps)
+	}
 	// Every document must be at the version its accepted steps make, with
 	// the text they typed.
-	c, err := dialConn(opt.Addr, opt.Token)
+	c, err := dialConn(addrs[0], opt.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +181,12 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 	for d := range opt.Docs {
 		id := fmt.Sprintf("%s%d", opt.Prefix, d)
 		st, err := getDoc(c, id)
+		// In a cluster the first server learns of the other servers'
+		// last commits by a notice, a moment after their answers.
+		for deadline := time.Now().Add(2 * time.Second); err == nil && len(addrs) > 1 && *st.Version < perDoc[id] && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+			st, err = getDoc(c, id)
+		}
 		if err != nil {
 			r.add(fmt.Errorf("final check: %w", err))
 			continue
@@ -273,7 +305,7 @@ func (e *editor) reconnect(hardStop time.Time) bool {
 	e.c.Close()
 	e.c = nil
 	for time.Now().Before(hardStop) {
-		c, err := dialConn(e.opt.Addr, e.opt.Token)
+		c, err := dialConn(e.addr, e.opt.Token)
 		if err == nil {
 			c.nc.SetDeadline(hardStop)
 			e.c = c

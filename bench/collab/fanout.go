@@ -106,7 +106,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 		time.Sleep(time.Until(next))
 		t0 := time.Now()
 		if meter == nil && !t0.Before(w.from) {
-			meter = startCPU(opt.PID)
+			meter = startCPU(0, []int{opt.PID})
 		}
 		body := t.submission(version, 1)
 		if version+1 >= int64(len(sentAt)) {

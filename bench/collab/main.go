@@ -23,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
@@ -84,6 +85,9 @@ func cmdLoad(args []string) error {
 	scenario := fs.String("scenario", scenarioEditors, "what to run: editors, fanout or memory")
 	addr := fs.String("addr", "127.0.0.1:8080", "server `host:port` (loopback)")
 	pid := fs.Int("pid", 0, "the server's process `id`, to measure its CPU time (and, for memory, its RSS)")
+	addrList := fs.String("addrs", "", "editors: several servers of one cluster, `host:port,...`, instead of -addr; the editors are spread over them in turn")
+	pidList := fs.String("pids", "", "editors: the process `ids` of the -addrs servers, in any order; their CPU times are added up")
+	dbPID := fs.Int("db-pid", 0, "editors: a database's main process `id` (PostgreSQL's postmaster): the CPU time of it and its children is measured too")
 	prefix := fs.String("prefix", "bench-", "document ids start with this")
 	docs := fs.Int("docs", 1, "editors, memory: `number` of documents")
 	editors := fs.Int("editors", 8, "editors: editors per document")
@@ -106,12 +110,30 @@ func cmdLoad(args []string) error {
 	if err := benchproc.CheckLoopback(*addr); err != nil {
 		return err
 	}
+	addrs := benchproc.SplitList(*addrList)
+	for _, a := range addrs {
+		if err := benchproc.CheckLoopback(a); err != nil {
+			return err
+		}
+	}
+	var pids []int
+	for _, p := range benchproc.SplitList(*pidList) {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("-pids: bad process id %q", p)
+		}
+		pids = append(pids, n)
+	}
+	if len(addrs) > 0 && *scenario != scenarioEditors {
+		return fmt.Errorf("-addrs is for the editors scenario only")
+	}
 	var res loadResult
 	var err error
 	switch *scenario {
 	case scenarioEditors:
 		res.Editors, err = runEditors(editorsOptions{Addr: *addr, Token: *token, Docs: *docs, Editors: *editors, Prefix: *prefix,
-			MaxText: *maxText, Seed: *seed, Warmup: *warmup, Duration: *duration, PID: *pid, NoTextCheck: *noTextCheck})
+			MaxText: *maxText, Seed: *seed, Warmup: *warmup, Duration: *duration, PID: *pid, NoTextCheck: *noTextCheck,
+			Addrs: addrs, PIDs: pids, DBPID: *dbPID})
 	case scenarioFanout:
 		res.Fanout, err = runFanout(fanoutOptions{Addr: *addr, Token: *token, Doc: *prefix + "fanout", Readers: *readers, Rate: *rate,
 			MaxText: *maxText, Seed: *seed, Warmup: *warmup, Duration: *duration, Grace: *grace, PID: *pid})

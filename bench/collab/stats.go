@@ -101,29 +101,89 @@ func machineCPU() (busy, total float64) {
 	return busy / clockTicks, total / clockTicks
 }
 
-// cpuMeter measures, over a time, the CPU used by a server, by this
-// process (the load generator) and by the whole machine.
-type cpuMeter struct {
-	pid                 int
-	at                  time.Time
-	server, self, mbusy float64
+// treeCPU returns the CPU time in seconds of process root and of every
+// process whose parent it is (a PostgreSQL postmaster and its backends),
+// by process id; processes that cannot be read are left out.
+func treeCPU(root int) map[int]float64 {
+	out := map[int]float64{}
+	if t := processCPU(root); t >= 0 {
+		out[root] = t
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	want := []byte(" " + strconv.Itoa(root) + " ")
+	for _, ent := range ents {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// After the ')' of the command name: " state ppid ...".
+		at := bytes.LastIndexByte(b, ')')
+		if at < 0 || len(b) < at+3 || !bytes.HasPrefix(b[at+3:], want) {
+			continue
+		}
+		if t := processCPU(pid); t >= 0 {
+			out[pid] = t
+		}
+	}
+	return out
 }
 
-// startCPU starts measuring (pid 0: the server's CPU is not measured).
-func startCPU(pid int) *cpuMeter {
-	m := &cpuMeter{pid: pid, at: time.Now(), server: -1}
-	if pid > 0 {
-		m.server = processCPU(pid)
+// cpuMeter measures, over a time, the CPU used by the servers, by a
+// database's processes, by this process (the load generator) and by the
+// whole machine.
+type cpuMeter struct {
+	pids                []int
+	db                  int
+	at                  time.Time
+	server, self, mbusy float64
+	dbAt                map[int]float64
+}
+
+// startCPU starts measuring the CPU of the server processes pids (none:
+// the servers' CPU is not measured) and of the process tree of db (0:
+// none).
+func startCPU(db int, pids []int) *cpuMeter {
+	m := &cpuMeter{pids: slices.DeleteFunc(slices.Clone(pids), func(p int) bool { return p <= 0 }), db: db, at: time.Now()}
+	m.server = m.serverCPU()
+	if db > 0 {
+		m.dbAt = treeCPU(db)
 	}
 	m.self = processCPU(os.Getpid())
 	m.mbusy, _ = machineCPU()
 	return m
 }
 
+// serverCPU returns the CPU time of the servers, -1 when one cannot be
+// read or there are none.
+func (m *cpuMeter) serverCPU() float64 {
+	if len(m.pids) == 0 {
+		return -1
+	}
+	var sum float64
+	for _, p := range m.pids {
+		t := processCPU(p)
+		if t < 0 {
+			return -1
+		}
+		sum += t
+	}
+	return sum
+}
+
 // cpuUse is what a cpuMeter measured.
 type cpuUse struct {
-	// Server is the server process's CPU time in seconds (-1: unknown).
+	// Server is the server processes' CPU time in seconds (-1: unknown).
 	Server float64 `json:"serverCPU"`
+	// DB is the CPU time of the database's processes in seconds (0 when
+	// not measured); a backend that ended meanwhile is left out.
+	DB float64 `json:"dbCPU,omitempty"`
 	// Load is the load generator's CPU time in seconds.
 	Load float64 `json:"loadCPU"`
 	// Others is the CPU that everything else on the machine used, in
@@ -135,15 +195,18 @@ type cpuUse struct {
 func (m *cpuMeter) stop() cpuUse {
 	wall := time.Since(m.at).Seconds()
 	u := cpuUse{Server: -1}
-	if m.pid > 0 {
-		if s := processCPU(m.pid); s >= 0 && m.server >= 0 {
-			u.Server = s - m.server
+	if s := m.serverCPU(); s >= 0 && m.server >= 0 {
+		u.Server = s - m.server
+	}
+	if m.db > 0 {
+		for pid, t := range treeCPU(m.db) {
+			u.DB += t - m.dbAt[pid] // a new backend: all of its time
 		}
 	}
 	u.Load = processCPU(os.Getpid()) - m.self
 	busy, _ := machineCPU()
 	if wall > 0 {
-		u.Others = max(0, (busy-m.mbusy-max(u.Server, 0)-u.Load)/wall)
+		u.Others = max(0, (busy-m.mbusy-max(u.Server, 0)-u.DB-u.Load)/wall)
 	}
 	return u
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/pmauthority/pmauthority/bench/internal/benchproc"
 	"github.com/pmauthority/pmauthority/internal/readbuf"
 )
 
@@ -27,6 +28,12 @@ type fanoutResult struct {
 	Steps, Deliveries, Expected int
 	// Latency from the (accepted) submission to the receipt, in ms.
 	P50, P90, P99, Max float64
+	// Nodes is the number of servers the editors were spread over; with
+	// more than one, Cross* are the receipts at editors connected to
+	// another server than the step's typer, and their latency in ms.
+	Nodes                                  int
+	CrossDeliveries                        int     `json:",omitempty"`
+	CrossP50, CrossP90, CrossP99, CrossMax float64 `json:",omitempty"`
 	// CPU is the server's CPU use in the window, in cores (1 = one core
 	// busy all the time).
 	CPU      float64
@@ -39,6 +46,7 @@ type fanoutResult struct {
 type fanout struct {
 	typers  int
 	perTyp  int
+	nodes   int            // servers the editors are spread over
 	sentAt  []atomic.Int64 // step id → unix ns of its last submission
 	from    atomic.Int64   // window start, unix ns (0: not started)
 	to      atomic.Int64   // window end
@@ -67,14 +75,31 @@ func cmdFanout(args []string) error {
 	rate := fs.Float64("rate", 5, "steps per second per typer")
 	warmup := fs.Duration("warmup", 3*time.Second, "typing before the measured window")
 	duration := fs.Duration("duration", 20*time.Second, "measured window")
+	addrList := fs.String("addrs", "", "`host:port,...` of running servers of one cluster (one database) instead of starting one with --bin: editor i connects to the i-th modulo their number")
+	pidList := fs.String("pids", "", "with --addrs: the servers' process `ids`, for their CPU (added up)")
+	doc := fs.String("doc", "fanout", "the document's `id`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if cf.bin == "" || *typers < 1 || *editors <= *typers || *rate <= 0 {
-		return fmt.Errorf("need --bin, and more editors than typers (at least one)")
+	addrs := benchproc.SplitList(*addrList)
+	for _, a := range addrs {
+		if err := benchproc.CheckLoopback(a); err != nil {
+			return err
+		}
+	}
+	var pids []int
+	for _, p := range benchproc.SplitList(*pidList) {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("--pids: bad process id %q", p)
+		}
+		pids = append(pids, n)
+	}
+	if cf.bin == "" && len(addrs) == 0 || *typers < 1 || *editors <= *typers || *rate <= 0 {
+		return fmt.Errorf("need --bin or --addrs, and more editors than typers (at least one)")
 	}
 	res, err := runFanout(fanoutOptions{commonFlags: cf, editors: *editors, typers: *typers,
-		rate: *rate, warmup: *warmup, duration: *duration})
+		rate: *rate, warmup: *warmup, duration: *duration, addrs: addrs, pids: pids, doc: *doc})
 	if err != nil {
 		return err
 	}
@@ -88,36 +113,56 @@ type fanoutOptions struct {
 	editors, typers  int
 	rate             float64
 	warmup, duration time.Duration
+	// addrs are running servers to use instead of starting one, pids
+	// their process ids; doc is the document ("fanout" when empty).
+	addrs []string
+	pids  []int
+	doc   string
 }
 
 // runFanout measures what opt describes, on a server of its own.
 func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 	editors, typers, rate, warmup, duration := &opt.editors, &opt.typers, &opt.rate, &opt.warmup, &opt.duration
-	s, err := startServer(opt.bin, opt.log, opt.serverArgs)
-	if err != nil {
-		return nil, err
+	addrs, pids, doc := opt.addrs, opt.pids, opt.doc
+	if doc == "" {
+		doc = "fanout"
 	}
-	defer s.Stop(stopGrace)
+	if len(addrs) == 0 {
+		s, err := startServer(opt.bin, opt.log, opt.serverArgs)
+		if err != nil {
+			return nil, err
+		}
+		defer s.Stop(stopGrace)
+		addrs, pids = []string{s.Addr}, []int{s.Pid()}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *warmup+*duration+3*time.Minute)
 	defer cancel()
 
 	total := *warmup + *duration + 5*time.Second
-	f := &fanout{typers: *typers, perTyp: int(*rate*total.Seconds()) + 10}
+	f := &fanout{typers: *typers, perTyp: int(*rate*total.Seconds()) + 10, nodes: len(addrs)}
 	f.sentAt = make([]atomic.Int64, *typers*f.perTyp)
 	eds := make([]*editor, *editors)
-	err = dialAll(*editors, 32, func(i int) error {
+	open := func(i int) error {
 		dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
 		defer dcancel()
-		c, v, err := dial(dctx, s.Addr, "fanout", opt.token, i+1, false)
+		node := i % len(addrs)
+		c, v, err := dial(dctx, addrs[node], doc, opt.token, i+1, false)
 		if err != nil {
 			return err
 		}
-		eds[i] = &editor{f: f, c: c, typer: -1, version: v}
+		eds[i] = &editor{f: f, c: c, typer: -1, version: v, node: node}
 		if i < *typers {
 			eds[i].typer = i
 		}
 		return nil
-	})
+	}
+	// One editor per server first, one after the other, so that the
+	// document is made once and then loaded by each server.
+	first := min(len(addrs), *editors)
+	err := dialAll(first, 1, open)
+	if err == nil {
+		err = dialAll(*editors-first, 32, func(i int) error { return open(first + i) })
+	}
 	if err != nil {
 		for _, e := range eds {
 			if e != nil {
@@ -138,7 +183,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 		go func() { defer typing.Done(); e.type_(ctx, *rate, stopTyping) }()
 	}
 	time.Sleep(*warmup)
-	t0, err := cpuTicks(s.Pid())
+	t0, err := cpuTicksAll(pids)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +192,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 	time.Sleep(*duration)
 	end := time.Now()
 	f.to.Store(end.UnixNano())
-	t1, err := cpuTicks(s.Pid())
+	t1, err := cpuTicksAll(pids)
 	if err != nil {
 		return nil, err
 	}
@@ -161,29 +206,24 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 	cancel()
 	wg.Wait()
 
-	res := &fanoutResult{Editors: *editors, Typers: *typers, Rate: *rate, Seconds: end.Sub(start).Seconds()}
+	res := &fanoutResult{Editors: *editors, Typers: *typers, Rate: *rate, Seconds: end.Sub(start).Seconds(), Nodes: len(addrs)}
 	res.CPU = float64(t1-t0) / 100 / res.Seconds
 	for i := range f.sentAt {
 		if f.inWindowFinal(&f.sentAt[i]) {
 			res.Steps++
 		}
 	}
-	var lat []int32
+	var lat, cross []int32
 	for _, e := range eds {
 		lat = append(lat, e.lat...)
+		cross = append(cross, e.cross...)
 	}
 	res.Deliveries = len(lat)
 	res.Expected = res.Steps * (*editors - 1)
-	slices.Sort(lat)
-	q := func(p float64) float64 {
-		if len(lat) == 0 {
-			return 0
-		}
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / 1000
-	}
-	res.P50, res.P90, res.P99 = q(0.50), q(0.90), q(0.99)
-	if len(lat) > 0 {
-		res.Max = float64(lat[len(lat)-1]) / 1000
+	res.P50, res.P90, res.P99, res.Max = quantilesMS(lat)
+	if len(addrs) > 1 {
+		res.CrossDeliveries = len(cross)
+		res.CrossP50, res.CrossP90, res.CrossP99, res.CrossMax = quantilesMS(cross)
 	}
 	res.Errors = int(f.errs.Load())
 	if e, ok := f.lastErr.Load().(string); ok {
@@ -191,6 +231,33 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 	}
 	res.Conflict = int(f.conf.Load())
 	return res, nil
+}
+
+// quantilesMS sorts lat (µs) and returns its p50, p90, p99 and maximum
+// in ms.
+func quantilesMS(lat []int32) (p50, p90, p99, mx float64) {
+	if len(lat) == 0 {
+		return 0, 0, 0, 0
+	}
+	slices.Sort(lat)
+	q := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / 1000
+	}
+	return q(0.50), q(0.90), q(0.99), float64(lat[len(lat)-1]) / 1000
+}
+
+// cpuTicksAll returns the CPU time of the processes pids added up, in
+// clock ticks.
+func cpuTicksAll(pids []int) (int64, error) {
+	var sum int64
+	for _, p := range pids {
+		t, err := cpuTicks(p)
+		if err != nil {
+			return 0, err
+		}
+		sum += t
+	}
+	return sum, nil
 }
 
 // inWindowFinal reports whether the step whose send time is at p was
@@ -208,7 +275,9 @@ type editor struct {
 	f       *fanout
 	c       *websocket.Conn
 	typer   int // -1 for readers
+	node    int // the server it is connected to
 	lat     []int32
+	cross   []int32 // of lat, the steps typed on another server
 	buf     []byte
 	mu      sync.Mutex
 	version int64
@@ -251,7 +320,12 @@ func (e *editor) read(ctx context.Context) {
 					continue // its own
 				}
 				if sent := e.f.sentAt[id].Load(); e.f.inWindow(sent) {
-					e.lat = append(e.lat, int32((now-sent)/1000))
+					l := int32((now - sent) / 1000)
+					e.lat = append(e.lat, l)
+					// Typer t is editor t, on server t modulo their number.
+					if e.f.nodes > 1 && (id/e.f.perTyp)%e.f.nodes != e.node {
+						e.cross = append(e.cross, l)
+					}
 				}
 			}
 			if e.typer >= 0 {

@@ -34,15 +34,18 @@ func TestServeMetrics(t *testing.T) {
 	case c := <-code:
 		t.Fatalf("serve exited with %d: %s", c, stderr)
 	}
+	// The serving line is logged by Server.Serve, just after ready.
 	var metricsAddr, openURL string
-	for _, l := range strings.Split(stderr.String(), "\n") {
-		var m struct{ Msg, Addr, URL string }
-		json.Unmarshal([]byte(l), &m)
-		switch m.Msg {
-		case "metrics serving":
-			metricsAddr = m.Addr
-		case "pmauthority serving":
-			openURL = m.URL
+	for deadline := time.Now().Add(10 * time.Second); openURL == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			var m struct{ Msg, Addr, URL string }
+			json.Unmarshal([]byte(l), &m)
+			switch m.Msg {
+			case "metrics serving":
+				metricsAddr = m.Addr
+			case "pmauthority serving":
+				openURL = m.URL
+			}
 		}
 	}
 	if metricsAddr == "" || openURL != "http://"+addr+"/" {

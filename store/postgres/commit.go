@@ -33,6 +33,17 @@ const (
 	maxBatchBytes = 8 << 20
 )
 
+// maxInFlight bounds the batches in flight (and half the pool, so that
+// reads keep connections). A batch NOTIFYs, and PostgreSQL commits the
+// transactions that NOTIFY one at a time, holding a lock of the whole
+// server through the commit's WAL flush: more batches in flight do not
+// commit more often, they only make each batch smaller. With two, one
+// batch runs its statements while the other commits. Against five (see
+// BenchmarkInFlight and bench/RESULTS.md, "Cluster on PostgreSQL"):
+// 0.8-2.1 times the Appends/s of 100 documents in the store, and about
+// 1.2 times the steps/s of three nodes at 0.8 times their CPU per step.
+const maxInFlight = 2
+
 // appendReq is one queued Append.
 type appendReq struct {
 	ctx     context.Context
@@ -56,6 +67,7 @@ type committer struct {
 	max     int           // batches in flight at most
 	timeout time.Duration // what a batch takes at most, 0 for no limit (Store.bound)
 	obs     store.CommitObserver
+	sql     string // the statement of an Append: appendSQL
 
 	mu      sync.Mutex
 	queue   []*appendReq
@@ -134,7 +146,7 @@ func (c *committer) exec(batch []*appendReq) {
 	slices.SortStableFunc(live, func(a, b *appendReq) int { return strings.Compare(a.id, b.id) })
 	b := &pgx.Batch{}
 	for _, r := range live {
-		b.Queue(appendSQL, r.args...)
+		b.Queue(c.sql, r.args...)
 	}
 	// The batch runs to its end whatever its callers' contexts do: they
 	// may stop waiting, but it commits or not for all of them. Only the
@@ -181,5 +193,5 @@ func (c *committer) exec(batch []*appendReq) {
 // single runs one Append in its own implicit transaction.
 func (c *committer) single(r *appendReq) {
 	var notified int
-	r.err = c.pool.QueryRow(r.ctx, appendSQL, r.args...).Scan(&r.updated, &notified, &r.version, &r.seq)
+	r.err = c.pool.QueryRow(r.ctx, c.sql, r.args...).Scan(&r.updated, &notified, &r.version, &r.seq)
 }

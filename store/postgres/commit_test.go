@@ -94,7 +94,7 @@ func TestGroupCommit(t *testing.T) {
 // BenchmarkAppendParallel appends one step at a time to a document of
 // each goroutine's own, from many goroutines at once (group commit).
 func BenchmarkAppendParallel(b *testing.B) {
-	s := open(b, pgtest.URL(b))
+	s := open(b, benchURL(b))
 	defer s.Close()
 	ctx := context.Background()
 	var next atomic.Int64
@@ -118,7 +118,7 @@ func BenchmarkAppendParallel(b *testing.B) {
 // BenchmarkAppend appends one step at a time to one document, each
 // Append waiting for the one before: the latency of a commit.
 func BenchmarkAppend(b *testing.B) {
-	s := open(b, pgtest.URL(b))
+	s := open(b, benchURL(b))
 	defer s.Close()
 	ctx := context.Background()
 	if err := s.Create(ctx, "d", "basic", []byte(`{}`), nil); err != nil {

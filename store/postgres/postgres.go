@@ -10,8 +10,8 @@
 // appending at one version exactly one commits; the other gets
 // store.ErrConflict and nothing of its append is kept. A method returns
 // once its transaction has committed. Concurrent Appends are committed
-// together, in one transaction (see commit.go), when the Store's
-// connections are busy.
+// together, in one transaction (see commit.go), while two such
+// transactions are in flight.
 //
 // Every committed Create, Append and Delete sends a NOTIFY on the channel
 // "pmauthority" with the document's id and version (never its steps),
@@ -147,7 +147,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s.notes.connCfg = cfg.ConnConfig.Copy()
 	s.notes.ping = pingEvery
 	s.casts.store, s.casts.node = s, newNodeID()
-	s.commits = committer{pool: pool, max: max(1, int(cfg.MaxConns)/2), timeout: s.opTimeout, obs: opts.Observer}
+	s.commits = committer{pool: pool, max: max(1, min(maxInFlight, int(cfg.MaxConns)/2)), timeout: s.opTimeout, obs: opts.Observer, sql: appendSQL}
 	return s, nil
 }
 
