@@ -63,15 +63,25 @@ func TestConnLimits(t *testing.T) {
 	waiting := make(chan *http.Response, 1)
 	go func() { waiting <- poll("10.0.0.2") }()
 	waitFor(t, func() bool { return e.s.connTotal() == 3 })
-	// … and a fourth connection of anyone is over the total.
-	if _, status, _ := e.dialFrom(t, "10.0.0.3", "d"); status != 429 {
+	// … and a fourth connection of anyone is over the total, here of
+	// 10.0.0.2, under its own limit (2) and a user already, so that the
+	// refusals change no user count, which would answer the waiting poll
+	// and free a place.
+	if _, status, _ := e.dialFrom(t, "10.0.0.2", "d"); status != 429 {
 		t.Fatalf("a connection over the total: %d, want 429", status)
 	}
-	if resp := poll("10.0.0.3"); resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+	if resp := poll("10.0.0.2"); resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a long poll over the total: %d, want 429 with Retry-After", resp.StatusCode)
 	}
-	// The refused poll was seen as a user, which answers the waiting one
-	// (as in the demo); a closed WebSocket gives its place back too.
+	// A new user answers the waiting poll (as in the demo); a closed
+	// WebSocket gives its place back too.
+	r, _ := http.NewRequest("GET", e.ts.URL+"/docs/d", nil)
+	r.Header.Set("X-Forwarded-For", "10.0.0.9")
+	if resp, err := http.DefaultClient.Do(r); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
 	if resp := <-waiting; resp.StatusCode != 200 {
 		t.Fatalf("the waiting poll: %d", resp.StatusCode)
 	}

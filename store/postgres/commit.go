@@ -110,19 +110,21 @@ func (c *committer) run() {
 		batch := slices.Clone(c.queue[:n])
 		c.queue = slices.Delete(c.queue, 0, n)
 		c.mu.Unlock()
-		if c.obs == nil {
-			c.exec(batch)
-			continue
-		}
-		start := time.Now()
 		c.exec(batch)
-		c.obs.ObserveCommit(time.Since(start), len(batch))
 	}
 }
 
-// exec executes one batch and sets the results of its requests.
+// exec executes one batch and sets the results of its requests; the
+// observer is told of the commit before any of its callers returns.
 func (c *committer) exec(batch []*appendReq) {
+	var start time.Time
+	if c.obs != nil {
+		start = time.Now()
+	}
 	defer func() {
+		if c.obs != nil {
+			c.obs.ObserveCommit(time.Since(start), len(batch))
+		}
 		for _, r := range batch {
 			close(r.done)
 		}
