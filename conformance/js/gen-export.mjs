@@ -33,49 +33,9 @@ import { Node, Schema, DOMSerializer } from "prosemirror-model"
 import { defaultMarkdownSerializer, schema as markdownSchema } from "prosemirror-markdown"
 import { JSDOM } from "jsdom"
 import { originalSpecs } from "./schema-specs.mjs"
+import { Rng, parseGenArgs } from "./gen-cli.mjs"
 
 export const FORMAT_VERSION = 1
-
-function parseArgs(argv) {
-  let opts = { seed: null, count: 1000, out: null }
-  for (let i = 0; i < argv.length; i++) {
-    let a = argv[i], v = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`)
-      return argv[++i]
-    }
-    if (a == "--seed") opts.seed = parseUint(v(), a)
-    else if (a == "--count") opts.count = parseUint(v(), a)
-    else if (a == "--out") opts.out = v()
-    else usage(`unknown argument ${a}`)
-  }
-  if (opts.seed == null) opts.seed = (Date.now() ^ (process.pid << 16)) >>> 0
-  return opts
-}
-
-function parseUint(s, flag) {
-  if (!/^\d+$/.test(s) || Number(s) > 0xffffffff) usage(`${flag} wants an integer in [0, 2^32)`)
-  return Number(s)
-}
-
-function usage(msg) {
-  console.error(`gen-export: ${msg}\nusage: node gen-export.mjs [--seed N] [--count N] [--out FILE]`)
-  process.exit(2)
-}
-
-// Rng is mulberry32, as in gen-model.mjs.
-class Rng {
-  constructor(seed) { this.s = seed >>> 0 }
-  next() {
-    let t = (this.s = (this.s + 0x6d2b79f5) >>> 0)
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  int(n) { return Math.floor(this.next() * n) }
-  range(a, b) { return a + this.int(b - a + 1) }
-  chance(p) { return this.next() < p }
-  pick(arr) { return arr[this.int(arr.length)] }
-}
 
 // ---- random content --------------------------------------------------------
 
@@ -253,7 +213,7 @@ export function generate({ seed, count }, write) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
-  let opts = parseArgs(process.argv.slice(2))
+  let opts = parseGenArgs("gen-export", process.argv.slice(2))
   console.error(`gen-export: seed=${opts.seed} count=${opts.count}`)
   let fd = opts.out ? fs.openSync(opts.out, "w") : 1, buf = []
   let size = 0

@@ -15,68 +15,9 @@ import { createHash } from "node:crypto"
 import { Node, Fragment } from "prosemirror-model"
 import { loadSchemas, schemaNames } from "./schemas.mjs"
 import { Ordered, RawNumber, parse, stringify, toOrdered } from "./ordered-json.mjs"
+import { Rng, parseGenArgs } from "./gen-cli.mjs"
 
 export const FORMAT_VERSION = 1
-
-// ---- arguments -----------------------------------------------------------
-
-function parseArgs(argv) {
-  let opts = { seed: null, count: 1000, out: null }
-  for (let i = 0; i < argv.length; i++) {
-    let a = argv[i], v = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`)
-      return argv[++i]
-    }
-    if (a == "--seed") opts.seed = parseUint(v(), a)
-    else if (a == "--count") opts.count = parseUint(v(), a)
-    else if (a == "--out") opts.out = v()
-    else usage(`unknown argument ${a}`)
-  }
-  if (opts.seed == null) opts.seed = (Date.now() ^ (process.pid << 16)) >>> 0
-  return opts
-}
-
-function parseUint(s, flag) {
-  if (!/^\d+$/.test(s) || Number(s) > 0xffffffff) usage(`${flag} wants an integer in [0, 2^32)`)
-  return Number(s)
-}
-
-function usage(msg) {
-  console.error(`gen-model: ${msg}\nusage: node gen-model.mjs [--seed N] [--count N] [--out FILE]`)
-  process.exit(2)
-}
-
-// ---- deterministic randomness --------------------------------------------
-
-// Rng is mulberry32: tiny, fast, and the same sequence on every platform.
-class Rng {
-  constructor(seed) { this.s = seed >>> 0 }
-  next() {
-    let t = (this.s = (this.s + 0x6d2b79f5) >>> 0)
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  int(n) { return Math.floor(this.next() * n) }
-  range(a, b) { return a + this.int(b - a + 1) }
-  chance(p) { return this.next() < p }
-  pick(arr) { return arr[this.int(arr.length)] }
-  shuffle(arr) {
-    for (let i = arr.length - 1; i > 0; i--) {
-      let j = this.int(i + 1);
-      [arr[i], arr[j]] = [arr[j], arr[i]]
-    }
-    return arr
-  }
-  // weighted picks a key of {key: weight}.
-  weighted(table) {
-    let total = 0
-    for (let k in table) total += table[k]
-    let r = this.next() * total
-    for (let k in table) if ((r -= table[k]) < 0) return k
-    return Object.keys(table)[0]
-  }
-}
 
 // caseSeed derives an independent seed for case `id`.
 function caseSeed(seed, id) {
@@ -933,7 +874,7 @@ export function generate({ seed, count }, write) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
-  let opts = parseArgs(process.argv.slice(2))
+  let opts = parseGenArgs("gen-model", process.argv.slice(2))
   console.error(`gen-model: seed=${opts.seed} count=${opts.count}`)
   let fd = opts.out ? fs.openSync(opts.out, "w") : 1, buf = []
   let size = 0
