@@ -6,9 +6,9 @@ package conformance
 // order, then the final document's JSON must hash to the recorded
 // endDocSha256, after exactly the recorded number of steps.
 //
-// The traces live outside the repository: PMA_TRACES names the folder
-// (scripts/test sets it), else ../../shared/traces from this package.
-// Without it the test is skipped, unless PMA_REQUIRE_TRACES=1.
+// The traces are the small set committed in testdata/traces, or the
+// folder PMA_TRACES names (scripts/test sets it to the full set when
+// ../shared/traces is beside the repository).
 
 import (
 	"bufio"
@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/internal/tracedoc"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/transform"
@@ -53,17 +54,12 @@ type tracesManifest struct {
 	} `json:"files"`
 }
 
-// tracesDir returns the traces folder, or skips the test.
+// tracesDir returns the traces folder: $PMA_TRACES, else the small set
+// committed in testdata/traces. A missing folder fails the test.
 func tracesDir(t *testing.T) string {
-	dir := os.Getenv("PMA_TRACES")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "traces")
-	}
+	dir := tracedoc.Dir("..")
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if os.Getenv("PMA_REQUIRE_TRACES") == "1" {
-			t.Fatalf("traces folder %s: %v (PMA_REQUIRE_TRACES=1)", dir, err)
-		}
-		t.Skipf("no traces folder at %s (set PMA_TRACES)", dir)
+		t.Fatalf("traces folder %s: %v (PMA_TRACES names another)", dir, err)
 	}
 	return dir
 }

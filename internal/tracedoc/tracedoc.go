@@ -1,7 +1,7 @@
-// Package tracedoc reads the editing traces that pmauthority's
-// benchmarks replay (../shared/traces beside the repository, or
-// $PMA_TRACES) and builds the JSON benchmark documents from them, for the
-// benchmarks of the bench module and of the model package alike.
+// Package tracedoc reads the editing traces that pmauthority's tests and
+// benchmarks replay ($PMA_TRACES, else the small set committed in
+// testdata/traces) and builds the JSON benchmark documents from them, for
+// the benchmarks of the bench module and of the model package alike.
 package tracedoc
 
 import (
@@ -18,13 +18,14 @@ import (
 // built from: the rich one, with headings, lists, blockquotes and marks.
 const DocSource = "seph-blog1-rich.end.json.gz"
 
-// Dir returns the folder of the editing traces: $PMA_TRACES, or
-// ../shared/traces relative to root (the repository's folder).
+// Dir returns the folder of the editing traces: $PMA_TRACES, or the
+// small set of the repository, testdata/traces relative to root (the
+// repository's folder).
 func Dir(root string) string {
 	if d := os.Getenv("PMA_TRACES"); d != "" {
 		return d
 	}
-	return filepath.Join(root, "..", "shared", "traces")
+	return filepath.Join(root, "testdata", "traces")
 }
 
 // ReadGz returns the gunzipped contents of file.
