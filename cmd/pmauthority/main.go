@@ -8,6 +8,7 @@
 //	pmauthority backup --data DIR --to FILE            copy a SQLite store while it serves
 //	pmauthority restore --from FILE --data DIR         put a backup in place
 //	pmauthority verify [--data DIR | --store postgres] check every stored document
+//	pmauthority version                                the version, commit and build date
 package main
 
 import (
@@ -26,6 +27,7 @@ commands:
   backup  copy the SQLite store of --data to a file, while a server runs on it
   restore copy a backup into --data as its store
   verify  check every stored document: its snapshot, its steps, its comments
+  version print the version, the commit and the build date
 
 Run "pmauthority <command> -h" for the flags of a command.
 `
@@ -54,6 +56,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runRestore(args[1:], stdout, stderr)
 	case "verify":
 		return runVerify(args[1:], stdout, stderr)
+	case "version", "--version":
+		return runVersion(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
