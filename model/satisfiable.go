@@ -22,12 +22,31 @@ func (s *Schema) CheckSatisfiable() error {
 	// A type is possible when its content can reach a valid end through
 	// nodes of possible types; text is, and so is every leaf. Attributes
 	// do not matter (a document gives them), nor do marks.
+	// A type is checked again only when a type of its content becomes
+	// possible, so that a long chain of types is not quadratic.
 	possible := map[*NodeType]bool{s.textType: true}
-	for changed := true; changed; {
-		changed = false
-		for _, t := range s.Nodes {
+	users := map[*NodeType][]*NodeType{}
+	var work []*NodeType
+	for _, t := range s.Nodes {
+		if t.IsText {
+			continue
+		}
+		for _, u := range t.ContentMatch.edgeTypes() {
+			users[u] = append(users[u], t)
+		}
+		if t.ContentMatch.reachesEnd(possible) {
+			possible[t] = true
+			work = append(work, t)
+		}
+	}
+	work = append(work, s.textType)
+	for len(work) > 0 {
+		u := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, t := range users[u] {
 			if !possible[t] && t.ContentMatch.reachesEnd(possible) {
-				possible[t], changed = true, true
+				possible[t] = true
+				work = append(work, t)
 			}
 		}
 	}
@@ -55,6 +74,30 @@ func (s *Schema) CheckSatisfiable() error {
 		return fmt.Errorf("%w: the top node type %s cannot be created empty (createAndFill: %w)", ErrUnsatisfiable, top.Name, err)
 	}
 	return nil
+}
+
+// edgeTypes returns the node types of the edges of the automaton that
+// starts at c, each once.
+func (c *ContentMatch) edgeTypes() []*NodeType {
+	seen := map[*ContentMatch]bool{c: true}
+	var types []*NodeType
+	have := map[*NodeType]bool{}
+	work := []*ContentMatch{c}
+	for len(work) > 0 {
+		m := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, e := range m.next {
+			if !have[e.Type] {
+				have[e.Type] = true
+				types = append(types, e.Type)
+			}
+			if !seen[e.Next] {
+				seen[e.Next] = true
+				work = append(work, e.Next)
+			}
+		}
+	}
+	return types
 }
 
 // reachesEnd reports whether some path from c through edges whose types
