@@ -3,6 +3,7 @@ package export
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -261,6 +262,67 @@ func TestHTMLConcurrent(t *testing.T) {
 	for range 8 {
 		if e := <-errs; e != "" {
 			t.Error(e)
+		}
+	}
+}
+
+// TestAttrTags: a tag taken from an attribute names only text and
+// structure elements; a document cannot pick an element that loads,
+// runs or submits anything (before, "form", "base", "meta", "object" …
+// were written), and a template whose prefix and suffix allow none is
+// refused when its schema is checked.
+func TestAttrTags(t *testing.T) {
+	s := mustSchema(t, `{"nodes":{"doc":{"content":"block+"},
+		"box":{"content":"inline*","group":"block","attrs":{"tag":{"default":"div"}},"toDOM":[{"attr":"tag"},{"class":"x"},0]},
+		"heading":{"content":"inline*","group":"block","attrs":{"level":{"default":1}}},
+		"text":{"group":"inline"}},
+		"marks":{"m":{"attrs":{"tag":{"default":"em"}},"toDOM":[{"attr":"tag"},0]}}}`)
+	if err := Check(s); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	box := func(tag string) string {
+		return `{"type":"doc","content":[{"type":"box","attrs":{"tag":` + strconv.Quote(tag) + `},"content":[{"type":"text","text":"t"}]}]}`
+	}
+	mark := func(tag string) string {
+		return `{"type":"doc","content":[{"type":"box","content":[{"type":"text","marks":[{"type":"m","attrs":{"tag":` + strconv.Quote(tag) + `}}],"text":"t"}]}]}`
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{box("section"), `<section class="x">t</section>`},
+		{box("TD"), `<td class="x">t</td>`},
+		{box("h3"), `<h3 class="x">t</h3>`},
+		{mark("strong"), `<div class="x"><strong>t</strong></div>`},
+		{`{"type":"doc","content":[{"type":"heading","attrs":{"level":7},"content":[{"type":"text","text":"t"}]}]}`, `<h7>t</h7>`},
+	} {
+		if got, err := HTML(doc(t, s, tc.doc)); err != nil || got != tc.want {
+			t.Errorf("%s: HTML = %q, %v; want %q", tc.doc, got, err, tc.want)
+		}
+	}
+	for _, tag := range []string{"form", "base", "meta", "script", "iframe", "style", "link", "object", "embed",
+		"a", "img", "input", "button", "textarea", "select", "svg", "math", "frameset", "frame", "applet",
+		"title", "html", "body", "head", "video", "audio", "source", "dialog", "template", "noscript",
+		"Form", "h", "hx", "my-widget"} {
+		for _, d := range []string{box(tag), mark(tag)} {
+			got, err := HTML(doc(t, s, d))
+			if err == nil || !errors.Is(err, ErrTemplate) || !strings.Contains(err.Error(), "is not allowed") {
+				t.Errorf("%s: HTML = %q, %v; want an ErrTemplate error", d, got, err)
+			}
+		}
+	}
+	for _, tc := range []struct{ tag, err string }{
+		{`{"attr":"tag","prefix":"h"}`, ""},
+		{`{"attr":"tag","prefix":"H2"}`, ""},
+		{`{"attr":"tag","suffix":"1"}`, ""},
+		{`{"attr":"tag","suffix":"h1"}`, ""},
+		{`{"attr":"tag","prefix":"t"}`, ""},
+		{`{"attr":"tag","prefix":"fr"}`, `between "fr" and ""`},
+		{`{"attr":"tag","prefix":"h","suffix":"x"}`, `between "h" and "x"`},
+		{`{"attr":"tag","suffix":"orm"}`, `between "" and "orm"`},
+		{`{"attr":"tag","prefix":"ifr","suffix":"ame"}`, `between "ifr" and "ame"`},
+	} {
+		s := mustSchema(t, `{"nodes":{"doc":{"content":"box+"},"box":{"content":"text*","attrs":{"tag":{"default":"1"}},"toDOM":[`+tc.tag+`,0]},"text":{}}}`)
+		err := Check(s)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !errors.Is(err, ErrTemplate) || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: Check = %v, want %q", tc.tag, err, tc.err)
 		}
 	}
 }

@@ -26,6 +26,17 @@ func templatesFor(schema *model.Schema) (*templateSet, error) {
 	return set, err
 }
 
+// Check returns the error that HTML would return for every document of
+// schema: a toDOM template of its spec that cannot be used (wrapping
+// ErrTemplate, naming the type), as a template naming a raw text element
+// or an event handler attribute, or a tag from an attribute whose prefix
+// and suffix allow none of the elements a tag from an attribute may name.
+// A server checks its schemas with it when it starts.
+func Check(schema *model.Schema) error {
+	_, err := templatesFor(schema)
+	return err
+}
+
 // HTML returns the content of doc as HTML: what prosemirror-model's
 //
 //	DOMSerializer.fromSchema(schema).serializeFragment(doc.content)
@@ -40,7 +51,9 @@ func templatesFor(schema *model.Schema) (*templateSet, error) {
 //
 // The output is safe to embed: text and attribute values are escaped,
 // attribute and element names come only from templates (which may not
-// name event handlers, style, or elements whose text is not escaped), and
+// name event handlers, style, or elements whose text is not escaped),
+// except a tag from an attribute, which must be one of a list of text and
+// structure elements (docs/export.md; others are an error), and
 // a URL attribute (href, src …) whose value has a javascript:, vbscript:
 // or data: scheme is left out (data:image/… other than SVG is kept in
 // src).
@@ -201,6 +214,10 @@ func renderTemplate(t *template, attrs model.Attrs, rootHole bool) (rendered, er
 		if !t.tag.hasLit {
 			if tag, err = checkTag(tag); err != nil {
 				return err
+			}
+			if !attrTagAllowed(tag) {
+				return fmt.Errorf("%w: element %q (from attribute %s) is not allowed: a tag from an attribute must name a text or structure element (p, div, span, h1 … h6, li, td …; docs/export.md lists them)",
+					ErrTemplate, tag, t.tag.attr)
 			}
 		}
 		void := voidElements[tag]

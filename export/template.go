@@ -55,6 +55,63 @@ var rawTextElements = map[string]bool{
 	"noframes": true, "plaintext": true, "noscript": true, "template": true,
 }
 
+// attrTags are the elements a tag taken from an attribute may name (and
+// h followed by digits, see attrTagAllowed): text and structure elements
+// that load nothing, run nothing, submit nothing and change nothing
+// outside themselves. A template that wants a link, an image, a form
+// control or anything else names it literally.
+var attrTags = map[string]bool{
+	"p": true, "div": true, "span": true, "blockquote": true, "pre": true, "code": true,
+	"hr": true, "br": true, "wbr": true, "ul": true, "ol": true, "li": true, "dl": true,
+	"dt": true, "dd": true, "section": true, "article": true, "aside": true, "header": true,
+	"footer": true, "main": true, "nav": true, "address": true, "figure": true,
+	"figcaption": true, "details": true, "summary": true, "hgroup": true,
+	"em": true, "strong": true, "b": true, "i": true, "u": true, "s": true, "del": true,
+	"ins": true, "mark": true, "small": true, "sub": true, "sup": true, "kbd": true,
+	"samp": true, "var": true, "q": true, "cite": true, "abbr": true, "dfn": true,
+	"time": true, "bdi": true, "bdo": true, "ruby": true, "rt": true, "rp": true,
+	"table": true, "caption": true, "colgroup": true, "col": true, "thead": true,
+	"tbody": true, "tfoot": true, "tr": true, "td": true, "th": true,
+}
+
+// attrTagAllowed tells whether a tag taken from an attribute may be name
+// (an element name as checkTag returns it): one of attrTags, or h and
+// digits, as the basic schema's heading writes any level (h1 to h6, and
+// h0 or h7, which browsers do not know, for levels out of range).
+func attrTagAllowed(name string) bool {
+	return attrTags[name] || len(name) > 1 && name[0] == 'h' && allDigits(name[1:])
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// attrTagPossible tells whether a tag from an attribute between prefix
+// and suffix can be an allowed one for some attribute value (lower-cased,
+// as the tag is).
+func attrTagPossible(prefix, suffix string) bool {
+	p, s := strings.ToLower(prefix), strings.ToLower(suffix)
+	for name := range attrTags {
+		if len(name) >= len(p)+len(s) && strings.HasPrefix(name, p) && strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	// h and digits: p is empty or h and digits, s digits, or the value
+	// gives the h (p empty, s anything of the form h and digits or digits).
+	switch {
+	case p == "":
+		return allDigits(s) || len(s) > 1 && s[0] == 'h' && allDigits(s[1:])
+	case p[0] == 'h':
+		return allDigits(p[1:]) && allDigits(s)
+	}
+	return false
+}
+
 // voidElements are the elements HTML writes without end tag or children.
 var voidElements = map[string]bool{
 	"area": true, "base": true, "basefont": true, "bgsound": true, "br": true, "col": true,
@@ -134,6 +191,9 @@ func parseTemplateNode(v any, top bool) (*template, int, error) {
 			return nil, 0, err
 		}
 		tag.literal = name
+	} else if !attrTagPossible(tag.prefix, tag.suffix) {
+		return nil, 0, fmt.Errorf("%w: a tag from attribute %s between %q and %q can name none of the elements a tag from an attribute may name (docs/export.md)",
+			ErrTemplate, tag.attr, tag.prefix, tag.suffix)
 	}
 	t.tag = tag
 	start := 1

@@ -19,7 +19,7 @@ func contentTestSchema(expr string) (*Schema, error) {
 		"2": {"group": "block", "content": "hr*"}, "req": {"group": "block", "attrs": {"id": {}}},
 		"list": {"group": "block", "content": "(p | list)+ hr"}, "text": {"group": "inline"},
 		"img": {"inline": true, "group": "inline", "attrs": {"src": {}}}, "br": {"inline": true, "group": "inline"}}}`
-	return LoadSchema([]byte(spec))
+	return newSchemaJSON([]byte(spec))
 }
 
 // TestContentDFA compares compiled content expressions with what

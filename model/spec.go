@@ -94,14 +94,22 @@ func ParseSchemaSpec(data []byte) (*SchemaSpec, error) {
 	return spec, nil
 }
 
-// LoadSchema parses a JSON schema spec (see ParseSchemaSpec) and builds
-// the schema (see NewSchema).
+// LoadSchema parses a JSON schema spec (see ParseSchemaSpec), builds the
+// schema (see NewSchema) and checks that documents of it can exist (see
+// CheckSatisfiable), which prosemirror-model does not check.
 func LoadSchema(data []byte) (*Schema, error) {
 	spec, err := ParseSchemaSpec(data)
 	if err != nil {
 		return nil, err
 	}
-	return NewSchema(spec)
+	s, err := NewSchema(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.CheckSatisfiable(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // specEntries returns the named specs of "nodes" or "marks": an object, or

@@ -25,8 +25,10 @@ const basicName = "basic"
 
 // NewRegistry returns a Registry of the built-ins and named, whose
 // default is defaultName ("" means "basic"). It fails for an empty name, a
-// nil schema, a name taken by a built-in, or a default that is neither a
-// built-in nor in named.
+// nil schema, a schema no document can satisfy (model.CheckSatisfiable:
+// such a schema, built with model.NewSchema, would fail at the first
+// document creation), a name taken by a built-in, or a default that is
+// neither a built-in nor in named.
 func NewRegistry(named map[string]*model.Schema, defaultName string) (*Registry, error) {
 	r := &Registry{byName: make(map[string]*model.Schema, len(named)+2)}
 	for _, name := range Names() {
@@ -43,6 +45,9 @@ func NewRegistry(named map[string]*model.Schema, defaultName string) (*Registry,
 		}
 		if name == "" || sc == nil {
 			return nil, fmt.Errorf("schema %q: empty name or nil schema", name)
+		}
+		if err := sc.CheckSatisfiable(); err != nil {
+			return nil, fmt.Errorf("schema %q: %w", name, err)
 		}
 		r.byName[name] = sc
 	}

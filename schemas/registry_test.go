@@ -92,6 +92,15 @@ func TestRegistryZero(t *testing.T) {
 
 func TestNewRegistryRefuses(t *testing.T) {
 	sc := mustSchema(t, `{"nodes": {"doc": {"content": "text*"}, "text": {}}}`)
+	// A schema built with NewSchema, as JavaScript builds it.
+	spec, err := model.ParseSchemaSpec([]byte(`{"nodes": {"doc": {"content": "a"}, "a": {"content": "a"}, "text": {}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := model.NewSchema(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		named map[string]*model.Schema
 		def   string
@@ -101,6 +110,7 @@ func TestNewRegistryRefuses(t *testing.T) {
 		{map[string]*model.Schema{"": sc}, "", `schema "": empty name or nil schema`},
 		{map[string]*model.Schema{"x": nil}, "", `schema "x": empty name or nil schema`},
 		{map[string]*model.Schema{"x": sc}, "y", `default schema "y" is not one of [basic text x]`},
+		{map[string]*model.Schema{"loop": loop}, "", `schema "loop": Unsatisfiable schema: no finite document can hold node types doc (content "a"), a (content "a"): the content of each requires a node of one of these types`},
 	} {
 		r, err := NewRegistry(c.named, c.def)
 		if err == nil || err.Error() != c.want {

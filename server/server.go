@@ -14,6 +14,7 @@ import (
 
 	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/export"
 	"github.com/pmauthority/pmauthority/internal/ratelimit"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
@@ -251,11 +252,19 @@ type Server struct {
 }
 
 // New returns a Server for cfg. It fails when a schema name is taken
-// twice or the default schema is unknown.
+// twice, the default schema is unknown, or a schema cannot be served: no
+// document can satisfy it (model.Schema.CheckSatisfiable), or a toDOM
+// template of its spec cannot be used (export.Check).
 func New(cfg Config) (*Server, error) {
 	reg, err := schemas.NewRegistry(cfg.Schemas, cfg.DefaultSchema)
 	if err != nil {
 		return nil, err
+	}
+	for _, name := range reg.Names() {
+		sc, _ := reg.Get(name)
+		if err := export.Check(sc); err != nil {
+			return nil, fmt.Errorf("schema %q: %w", name, err)
+		}
 	}
 	def := reg.Default()
 	origins, err := checkHostPatterns(cfg.AllowOrigins)

@@ -385,3 +385,27 @@ func TestServeAllowedHost(t *testing.T) {
 		}
 	}
 }
+
+// TestServeUnsatisfiableSchema: `serve --schema NAME=FILE` with a schema
+// no document can satisfy exits 2 naming the node types (it started, and
+// answered 500 to each document creation); `apply --schema FILE` refuses
+// it too.
+func TestServeUnsatisfiableSchema(t *testing.T) {
+	t.Setenv("PMA_POSTGRES_URL", "")
+	loop := filepath.Join(t.TempDir(), "loop.json")
+	os.WriteFile(loop, []byte(`{"nodes": {"doc": {"content": "a"}, "a": {"content": "a"}, "text": {}}}`), 0o644)
+	const want = `Unsatisfiable schema: no finite document can hold node types doc (content "a"), a (content "a")`
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &testutil.LogBuffer{}
+	started := false
+	code := serve(ctx, []string{"--schema", "loop=" + loop, "--addr", "127.0.0.1:0", "--store", "memory", "--insecure-no-auth"}, stderr,
+		func(string) { started = true; cancel() })
+	if code != 2 || started || !strings.Contains(stderr.String(), "loop.json: "+want) {
+		t.Errorf("serve: exit %d (started %v), want 2; stderr lacks %q:\n%s", code, started, want, stderr)
+	}
+	var out, errs strings.Builder
+	if code := runApply([]string{"--schema", loop}, strings.NewReader(reqtest.Seed), &out, &errs); code != 2 || !strings.Contains(errs.String(), want) {
+		t.Errorf("apply: exit %d, want 2; stdout %s; stderr lacks %q:\n%s", code, &out, want, &errs)
+	}
+}
