@@ -279,7 +279,7 @@ func (c *wsConn) refreshToken(m *wsMessage) {
 			problem = `missing "token"`
 		}
 		if problem == "" {
-			p, err := c.s.admit(c.s.polls, Credentials{Token: token}, c.id, ActionRead)
+			p, err := c.s.admit(c.s.polls, Credentials{Token: token, Request: c.recheckRequest()}, c.id, ActionRead)
 			c.authMu.Lock()
 			if err == nil && p.ID != c.principal.ID {
 				err = &httpError{http.StatusForbidden, "the token is for another principal than the connection's: reconnect with it"}
@@ -361,12 +361,15 @@ func (c *wsConn) recheck() bool {
 	return false
 }
 
-// recheckRequest is the request that the policy is given when it is asked
-// again about a connection: a GET of its URL (path value "id") from its
-// address, without the upgrade request's headers, which are not kept.
+// recheckRequest is the request that the policy is given with a token
+// after the hello (a token message, recheck): a GET of the connection's
+// URL (path value "id") from its address, without the upgrade request's
+// headers, which are not kept.
 func (c *wsConn) recheckRequest() *http.Request {
-	r := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/docs/" + url.PathEscape(c.id) + "/ws"},
-		Header: http.Header{}, RemoteAddr: c.conn.RemoteAddr().String()}
+	r := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/docs/" + url.PathEscape(c.id) + "/ws"}, Header: http.Header{}}
+	if c.conn != nil {
+		r.RemoteAddr = c.conn.RemoteAddr().String()
+	}
 	r = r.WithContext(c.s.polls)
 	r.SetPathValue("id", c.id)
 	return r
