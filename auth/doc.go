@@ -12,8 +12,10 @@
 //	{"sub": "alice", "name": "Alice", "exp": 1767225600,
 //	 "docs": {"team-a.*": "edit", "handbook": "read"}}
 //
-// A pattern is an exact document id, or a prefix ending in "*"; the
-// highest role among the patterns matching a document applies. The
+// A pattern is a document id, a prefix ending in "*" ("*" alone: every
+// document), or "=" and a document id, which matches that id only ("=*"
+// is the document named "*"); the highest role among the patterns
+// matching a document applies. The
 // roles, each including the ones before, are read, comment, edit and
 // admin. docs/auth.md is the contract for the backends that mint tokens.
 package auth

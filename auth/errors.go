@@ -1,6 +1,11 @@
 package auth
 
-import "github.com/pmauthority/pmauthority/server"
+import (
+	"errors"
+
+	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/server"
+)
 
 // tokenError is why a token is refused. It wraps
 // server.ErrUnauthenticated, which the server answers with 401.
@@ -27,3 +32,19 @@ var (
 	ErrWrongAudience error = tokenError("invalid token: wrong audience")
 	ErrRefused       error = tokenError("invalid token: refused by the auth webhook")
 )
+
+// ErrUnavailable is matched by the errors of a policy that cannot decide
+// now: the auth webhook has no call free in time (Config.WebhookMaxCalls),
+// or a token names a key that the key set, unreachable, may have. Those
+// errors match collab.ErrOverloaded too, which the server answers with
+// 503 and Retry-After.
+var ErrUnavailable = errors.New("authentication unavailable")
+
+// unavailableError is an error matching ErrUnavailable.
+type unavailableError struct{ msg string }
+
+func (e *unavailableError) Error() string { return e.msg }
+
+func (e *unavailableError) Is(target error) bool {
+	return target == ErrUnavailable || target == collab.ErrOverloaded
+}

@@ -25,6 +25,10 @@ const (
 	MaxJWKSKeys = 100
 )
 
+// errNoSigningKey is a key set that answers, but without a key this
+// server verifies with: its tokens' keys are unknown, not unavailable.
+var errNoSigningKey = errors.New("no signature key this server verifies with")
+
 // jwks is a JSON Web Key Set fetched from a URL: fetched when first
 // needed, again once older than maxAge or when a token names a key it
 // lacks, but never twice within minRefresh, so that tokens with made-up
@@ -39,8 +43,9 @@ type jwks struct {
 
 	keys atomic.Pointer[jwksKeys]
 
-	mu      sync.Mutex // serializes fetches; guards tried
+	mu      sync.Mutex // serializes fetches; guards tried and failed
 	tried   time.Time  // the last fetch's start (zero: never)
+	failed  error      // why the last fetch failed (nil: it succeeded)
 	fetches atomic.Int64
 }
 
@@ -61,28 +66,28 @@ func (j *jwks) current(ctx context.Context) ([]Key, error) {
 }
 
 // refresh fetches the keys unless the last fetch started less than
-// minRefresh ago, and returns the keys it has then. A failed fetch keeps
-// the keys of the last one that succeeded.
+// minRefresh ago, and returns the keys it has then, with the error of the
+// last fetch when it failed. A failed fetch keeps the keys of the last
+// one that succeeded.
 func (j *jwks) refresh(ctx context.Context) ([]Key, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	now := j.now()
-	var err error
+	err := j.failed
 	if j.tried.IsZero() || now.Sub(j.tried) >= j.minRefresh {
 		j.tried = now
 		var keys []Key
 		if keys, err = j.fetch(ctx); err == nil {
 			j.keys.Store(&jwksKeys{keys: keys, fetched: now})
 		}
+		j.failed = err
+	} else if err != nil {
+		err = fmt.Errorf("%w (%v ago; fetched again at most every %v)", err, now.Sub(j.tried).Round(time.Millisecond), j.minRefresh)
 	}
-	k := j.keys.Load()
-	if k == nil {
-		if err == nil {
-			err = fmt.Errorf("key set %s not fetched: the last attempt failed less than %v ago", j.url, j.minRefresh)
-		}
-		return nil, err
+	if k := j.keys.Load(); k != nil {
+		return k.keys, err
 	}
-	return k.keys, err
+	return nil, err
 }
 
 // fetch gets the key set, within the timeout whatever ctx says (a
@@ -133,7 +138,7 @@ func (j *jwks) fetch(ctx context.Context) ([]Key, error) {
 		}
 	}
 	if len(keys) == 0 {
-		return nil, errors.New("key set " + j.url + ": no signature key this server verifies with")
+		return nil, fmt.Errorf("key set %s: %w", j.url, errNoSigningKey)
 	}
 	return keys, nil
 }

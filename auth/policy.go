@@ -52,8 +52,21 @@ type Config struct {
 	// DefaultWebhookTimeout).
 	WebhookTimeout time.Duration
 	// WebhookMaxTTL caps the "ttl" of the webhook's answers (0 means
-	// DefaultWebhookMaxTTL).
+	// DefaultWebhookMaxTTL); a WebSocket whose answer had ttl 0 asks
+	// again after it.
 	WebhookMaxTTL time.Duration
+	// WebhookRefusalTTL is how long a token that the webhook refused
+	// (401, or no "sub") is refused without asking again (0 means
+	// DefaultWebhookRefusalTTL; negative, not at all).
+	WebhookRefusalTTL time.Duration
+	// WebhookMaxCalls bounds the webhook calls in flight at once
+	// (requests for the same token, document and action share one); 0
+	// means DefaultWebhookMaxCalls.
+	WebhookMaxCalls int
+	// WebhookWait is how long a call waits for a free one of those
+	// before its request is answered 503 with Retry-After (0 means
+	// DefaultWebhookWait).
+	WebhookWait time.Duration
 
 	// ProtectApply requires a valid token (of any role) for the
 	// stateless apply endpoint and its schema list (server.ActionApply),
@@ -86,6 +99,11 @@ func (cfg Config) withDefaults() Config {
 	def(&cfg.JWKSMaxAge, DefaultJWKSMaxAge)
 	def(&cfg.WebhookTimeout, DefaultWebhookTimeout)
 	def(&cfg.WebhookMaxTTL, DefaultWebhookMaxTTL)
+	def(&cfg.WebhookRefusalTTL, DefaultWebhookRefusalTTL)
+	def(&cfg.WebhookWait, DefaultWebhookWait)
+	if cfg.WebhookMaxCalls <= 0 {
+		cfg.WebhookMaxCalls = DefaultWebhookMaxCalls
+	}
 	switch {
 	case cfg.ClockSkew == 0:
 		cfg.ClockSkew = DefaultClockSkew
@@ -135,7 +153,11 @@ func (cfg Config) withDefaults() Config {
 // With Config.Webhook the webhook decides instead of claims: Policy
 // POSTs {"token", "doc", "action"} to it and takes {"sub", "name",
 // "role", "ttl"} back (role on doc, ttl in seconds to cache the answer;
-// see docs/auth.md).
+// see docs/auth.md). Its principals expire when the answer's ttl runs
+// out (Principal.Expires: a WebSocket asks again then), its refusals of
+// a token are cached for Config.WebhookRefusalTTL, and at most
+// Config.WebhookMaxCalls calls are in flight (past them, after
+// Config.WebhookWait, an error matching ErrUnavailable: 503).
 type Policy struct {
 	verifier     *Verifier // nil with a webhook
 	hook         *webhook  // nil without

@@ -48,14 +48,19 @@ func ParseRole(s string) (Role, error) {
 
 // Grant gives Role on the documents that Pattern matches.
 type Grant struct {
-	// Pattern is a document id, or a prefix of ids ending in "*" ("*"
-	// alone matches every document).
+	// Pattern is a document id, a prefix of ids ending in "*" ("*"
+	// alone matches every document), or "=" and a document id, which
+	// matches that id only, whatever characters it has ("=*" is the
+	// document named "*", "=a=b" the one named "a=b").
 	Pattern string
 	Role    Role
 }
 
 // Matches reports whether the grant's pattern matches docID.
 func (g Grant) Matches(docID string) bool {
+	if id, ok := strings.CutPrefix(g.Pattern, "="); ok {
+		return id == docID
+	}
 	if prefix, ok := strings.CutSuffix(g.Pattern, "*"); ok {
 		return strings.HasPrefix(docID, prefix)
 	}
@@ -87,14 +92,19 @@ func checkPattern(p string) string {
 		return "an empty pattern"
 	case len(p) > MaxPatternBytes:
 		return "a pattern longer than " + strconv.Itoa(MaxPatternBytes) + " bytes"
+	case p == "=":
+		return "pattern \"=\": an exact pattern needs a document id after \"=\""
+	case p[0] == '=':
+		return "" // exact: "*" is a character of the id
 	case strings.Contains(strings.TrimSuffix(p, "*"), "*"):
-		return "pattern " + quote(p) + ": \"*\" may only end a pattern"
+		return "pattern " + quote(p) + ": \"*\" may only end a pattern (for an id with \"*\" in it, the exact form \"=ID\")"
 	}
 	return ""
 }
 
 // ParseGrant reads a grant written PATTERN=ROLE, as the token command's
-// --doc flag takes it (e.g. "team-a.*=edit").
+// --doc flag takes it (e.g. "team-a.*=edit", "=*=admin" for the document
+// named "*"); the role follows the last "=".
 func ParseGrant(s string) (Grant, error) {
 	i := strings.LastIndexByte(s, '=')
 	if i < 0 {

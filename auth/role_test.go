@@ -161,3 +161,32 @@ func FuzzToken(f *testing.F) {
 		}
 	})
 }
+
+// TestGrantsExact: a pattern "=ID" matches the document ID only, "*"
+// and "=" in it included; a pattern ending in "*" stays a prefix.
+func TestGrantsExact(t *testing.T) {
+	gs := Grants{{"=*", RoleAdmin}, {"=team-a.*", RoleEdit}, {"=a=b", RoleComment}, {"==x", RoleRead}}
+	for doc, want := range map[string]Role{
+		"*": RoleAdmin, "secret": RoleNone, "": RoleNone, "**": RoleNone,
+		"team-a.*": RoleEdit, "team-a.x": RoleNone,
+		"a=b": RoleComment, "=a=b": RoleNone,
+		"=x": RoleRead, "x": RoleNone,
+	} {
+		if got := gs.Role(doc); got != want {
+			t.Errorf("Role(%q) = %v, want %v", doc, got, want)
+		}
+	}
+	if (Grants{{"*", RoleAdmin}}).Role("secret") != RoleAdmin {
+		t.Error(`"*" is no longer every document`)
+	}
+	if g, err := ParseGrant("=*=admin"); err != nil || g != (Grant{"=*", RoleAdmin}) {
+		t.Errorf(`ParseGrant("=*=admin") = %+v, %v`, g, err)
+	}
+	if _, err := ParseGrant("==read"); err == nil {
+		t.Error(`ParseGrant("==read"): no error for the pattern "="`)
+	}
+	var claim Grants
+	if err := json.Unmarshal([]byte(`{"=a*b":"read"}`), &claim); err != nil || claim.Role("a*b") != RoleRead || claim.Role("a*bc") != RoleNone {
+		t.Errorf(`{"=a*b":"read"}: %+v, %v`, claim, err)
+	}
+}

@@ -543,3 +543,28 @@ func TestServerTokenRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestServerExactPattern: issue 21's token {"*": "admin"} meant for the
+// document named "*" may delete every document; {"=*": "admin"} deletes
+// "*" and no other.
+func TestServerExactPattern(t *testing.T) {
+	e := newEnv(t, matrixConfig(t), false)
+	if _, err := e.collab.Get(context.Background(), "*", ""); err != nil {
+		t.Fatal(err)
+	}
+	base := validClaims().with("iss", "iss", "aud", "aud")
+	tok := sign(t, jose.HS256, testSecret, "", base.with("docs", map[string]string{"=*": "admin"}))
+	if w := e.do("DELETE", "/docs/d", "", tok); w.Code != http.StatusForbidden {
+		t.Errorf(`DELETE /docs/d with {"=*": "admin"}: %d, want 403: %s`, w.Code, w.Body)
+	}
+	if w := e.do("DELETE", "/docs/*", "", tok); w.Code/100 != 2 {
+		t.Errorf(`DELETE /docs/* with {"=*": "admin"}: %d, want 2xx: %s`, w.Code, w.Body)
+	}
+	if ok, _ := e.collab.Exists(context.Background(), "d"); !ok {
+		t.Error(`the token for "*" deleted "d"`)
+	}
+	all := sign(t, jose.HS256, testSecret, "", base.with("docs", map[string]string{"*": "admin"}))
+	if w := e.do("DELETE", "/docs/d", "", all); w.Code/100 != 2 {
+		t.Errorf(`DELETE /docs/d with {"*": "admin"} (every document, as documented): %d: %s`, w.Code, w.Body)
+	}
+}

@@ -163,11 +163,14 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 // candidates returns the keys to try for a token of alg naming kid (see
 // pick). With a JWKS it fetches the set when it is stale, and again (as
 // far as the rate allows) when no key has the token's kid, or none has
-// its algorithm.
+// its algorithm. When no key is found and the set's last fetch failed,
+// the error matches ErrUnavailable (503): the key may be a new one.
 func (v *Verifier) candidates(ctx context.Context, alg jose.SignatureAlgorithm, kid string) ([]Key, error) {
 	keys, named := pick(v.keys, alg, kid)
+	var err error
 	if v.set != nil && !named {
-		set, err := v.set.current(ctx)
+		var set []Key
+		set, err = v.set.current(ctx)
 		keys, named = pick(append(slices.Clip(v.keys), set...), alg, kid)
 		if !named && (kid != "" || len(keys) == 0) {
 			set, err = v.set.refresh(ctx)
@@ -180,10 +183,21 @@ func (v *Verifier) candidates(ctx context.Context, alg jose.SignatureAlgorithm, 
 	switch {
 	case len(keys) > 0:
 		return keys, nil
+	case err != nil && !errors.Is(err, errNoSigningKey):
+		// The key set may have the key, but cannot be fetched.
+		return nil, &unavailableError{fmt.Sprintf("cannot verify the token: no %s key%s known, and the key set is unavailable: try again later", alg, kidText(kid))}
 	case kid != "":
 		return nil, fmt.Errorf("%w: no %s key with id %s", ErrUnknownKey, alg, quote(kid))
 	}
 	return nil, fmt.Errorf("%w: no %s key", ErrUnknownKey, alg)
+}
+
+// kidText is " with id KID" for a kid, "" for none.
+func kidText(kid string) string {
+	if kid == "" {
+		return ""
+	}
+	return " with id " + quote(kid)
 }
 
 // pick returns the keys of alg whose ID is kid, reporting true, when

@@ -264,8 +264,10 @@ func TestJWKS(t *testing.T) {
 	}
 }
 
-// TestJWKSBad: a set that cannot be used gives unknown keys (with the
-// set's failure logged), and is not fetched again within the interval.
+// TestJWKSBad: a set that cannot be read makes tokens of keys not known
+// yet unavailable (503), one without a signature key gives unknown keys
+// (with the set's failure logged), and neither is fetched again within
+// the interval.
 func TestJWKSBad(t *testing.T) {
 	k := privateKeys(t)
 	many := make([]any, 0, 2*(MaxJWKSKeys+1))
@@ -281,12 +283,13 @@ func TestJWKSBad(t *testing.T) {
 	tests := []struct {
 		name string
 		set  []byte
+		want error
 	}{
-		{"not JSON", []byte("<html>")},
-		{"too many keys", jwksOf(t, many...)},
-		{"too large", big},
-		{"secret only", []byte(`{"keys":[{"kty":"oct","k":"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY","kid":"k1"}]}`)},
-		{"encryption key only", encOnly},
+		{"not JSON", []byte("<html>"), ErrUnavailable},
+		{"too many keys", jwksOf(t, many...), ErrUnavailable},
+		{"too large", big, ErrUnavailable},
+		{"secret only", []byte(`{"keys":[{"kty":"oct","k":"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY","kid":"k1"}]}`), ErrUnknownKey},
+		{"encryption key only", encOnly, ErrUnknownKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,8 +300,8 @@ func TestJWKSBad(t *testing.T) {
 			}
 			for range 3 {
 				tok := sign(t, jose.ES256, k.ec, "k1", validClaims())
-				if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrUnknownKey) {
-					t.Fatalf("Verify: %v, want unknown key", err)
+				if _, err := v.Verify(context.Background(), tok); !errors.Is(err, tt.want) {
+					t.Fatalf("Verify: %v, want %v", err, tt.want)
 				}
 			}
 			if n := srv.fetches.Load(); n != 1 {
@@ -309,7 +312,7 @@ func TestJWKSBad(t *testing.T) {
 }
 
 // TestJWKSTimeout: a key set that does not answer fails after
-// JWKSTimeout.
+// JWKSTimeout, and the token is unavailable, not refused.
 func TestJWKSTimeout(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -325,8 +328,8 @@ func TestJWKSTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Verify(context.Background(), sign(t, jose.ES256, k.ec, "k1", validClaims())); !errors.Is(err, ErrUnknownKey) {
-		t.Fatalf("Verify: %v, want unknown key", err)
+	if _, err := v.Verify(context.Background(), sign(t, jose.ES256, k.ec, "k1", validClaims())); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Verify: %v, want unavailable", err)
 	}
 }
 

@@ -34,7 +34,9 @@ type Credentials struct {
 	Token string
 	// Request is the HTTP request, or the WebSocket's upgrade request
 	// (whose context is done by the time the hello arrives: use its
-	// headers and address only).
+	// headers and address only). For a WebSocket's later token message,
+	// and when its principal expired, it is a GET of the connection's URL
+	// with only its path value "id" and its address.
 	Request *http.Request
 }
 
@@ -64,8 +66,11 @@ type Credentials struct {
 // steps), presence and ping for ActionRead. A token message is
 // authenticated and authorized for ActionRead with its own token, which
 // must give the connection's principal ID; its principal then replaces
-// the connection's. A connection is closed when its principal expires
-// (Principal.Expires).
+// the connection's. When the connection's principal expires
+// (Principal.Expires), its token is authenticated and authorized for
+// ActionRead again: a principal of the same ID that has not expired
+// replaces it (a policy renews its principals so), else the connection is
+// closed (4401 after a 401).
 //
 // Requests that no route takes (404, 405) and CORS preflights
 // (Config.AllowOrigins) are answered without it.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -194,9 +195,12 @@ func (c *wsConn) serve(untilJoined bool) (goesOn bool) {
 
 // end takes c, whose connection ended, out of its hub and the server.
 func (c *wsConn) end() {
+	c.authMu.Lock()
+	c.revoked = true // the expiry timer arms no more
 	if c.expiry != nil {
 		c.expiry.Stop()
 	}
+	c.authMu.Unlock()
 	if h := c.hub.Load(); h != nil {
 		h.leave(c)
 		c.s.releaseHub(h)
@@ -225,6 +229,9 @@ func (c *wsConn) handle(data []byte) {
 		return
 	}
 	h := c.hub.Load()
+	if h != nil && !c.recheck() {
+		return // the principal expired and was not renewed: closing
+	}
 	switch m.typ {
 	case "hello":
 		if h != nil {
@@ -272,16 +279,20 @@ func (c *wsConn) refreshToken(m *wsMessage) {
 			problem = `missing "token"`
 		}
 		if problem == "" {
-			p, err := c.s.admit(c.s.polls, Credentials{Token: token}, c.id, ActionRead)
+			p, err := c.s.admit(c.s.polls, Credentials{Token: token, Request: c.recheckRequest()}, c.id, ActionRead)
+			c.authMu.Lock()
 			if err == nil && p.ID != c.principal.ID {
 				err = &httpError{http.StatusForbidden, "the token is for another principal than the connection's: reconnect with it"}
 			}
+			if err == nil {
+				c.principal, c.token = p, token
+				c.armExpiryLocked()
+			}
+			c.authMu.Unlock()
 			if err != nil {
 				c.sendRefusal(id, err)
 				return
 			}
-			c.principal = p
-			c.armExpiry()
 			c.send(appendTokenAccepted(make([]byte, 0, 32+len(id)), id))
 			return
 		}
@@ -289,26 +300,92 @@ func (c *wsConn) refreshToken(m *wsMessage) {
 	c.sendError(id, http.StatusBadRequest, -1, "invalid token message: "+problem)
 }
 
-// armExpiry closes the connection when its principal expires (not when
-// Principal.Expires is zero): an error 401, then close 4401.
-func (c *wsConn) armExpiry() {
+// armExpiryLocked asks the policy point again when the connection's
+// principal expires (not when Principal.Expires is zero): see recheck.
+// It is called with authMu held.
+func (c *wsConn) armExpiryLocked() {
 	if c.expiry != nil {
 		c.expiry.Stop()
 		c.expiry = nil
 	}
-	if c.principal.Expires.IsZero() {
+	if c.principal.Expires.IsZero() || c.revoked {
 		return
 	}
-	c.expiry = time.AfterFunc(time.Until(c.principal.Expires), func() {
-		c.sendError(nil, http.StatusUnauthorized, -1, "token expired")
+	c.expiry = time.AfterFunc(time.Until(c.principal.Expires), func() { c.recheck() })
+}
+
+// recheck reports whether the connection's principal is still valid:
+// once it has expired, the connection's token is authenticated again
+// and authorized for ActionRead, and the principal it gives, for the
+// same ID and not expired, replaces it (a policy such as an auth webhook
+// renews its principals so). Otherwise the connection gets the error
+// (401 "token expired" for an expired principal) and is closed: 4401
+// for a 401, else as a refused hello is (wsCloseOf: 1008 for a 403).
+// The reader calls it before each message after the hello, and the
+// expiry timer when the principal expires.
+func (c *wsConn) recheck() bool {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	if c.revoked {
+		return false
+	}
+	if c.principal.Expires.IsZero() || time.Now().Before(c.principal.Expires) {
+		return true
+	}
+	errExpired := &httpError{http.StatusUnauthorized, "token expired"}
+	var err error = errExpired
+	var p Principal
+	if c.token != "" {
+		p, err = c.s.admit(c.s.polls, Credentials{Token: c.token, Request: c.recheckRequest()}, c.id, ActionRead)
+		switch {
+		case err != nil:
+		case p.ID != c.principal.ID:
+			err = &httpError{http.StatusForbidden, "the token is now for another principal than the connection's: reconnect with it"}
+		case !p.Expires.IsZero() && !time.Now().Before(p.Expires):
+			err = errExpired
+		}
+	}
+	if err == nil {
+		c.principal = p
+		c.armExpiryLocked()
+		return true
+	}
+	c.revoked = true
+	a := answerOf(err)
+	c.sendError(nil, a.status, -1, a.msg)
+	if a.status == http.StatusUnauthorized {
 		c.closeAfterQueue(wsCloseTokenExpired, "token expired")
-	})
+	} else {
+		c.closeAfterQueue(wsCloseOf(err, a.status))
+	}
+	return false
+}
+
+// recheckRequest is the request that the policy is given with a token
+// after the hello (a token message, recheck): a GET of the connection's
+// URL (path value "id") from its address, without the upgrade request's
+// headers, which are not kept.
+func (c *wsConn) recheckRequest() *http.Request {
+	r := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/docs/" + url.PathEscape(c.id) + "/ws"}, Header: http.Header{}}
+	if c.conn != nil {
+		r.RemoteAddr = c.conn.RemoteAddr().String()
+	}
+	r = r.WithContext(c.s.polls)
+	r.SetPathValue("id", c.id)
+	return r
 }
 
 // authorize passes the policy point for a on the connection's document
 // with its principal.
 func (c *wsConn) authorize(a Action) error {
-	return c.s.policy.Authorize(c.s.polls, c.principal, c.id, a)
+	return c.s.policy.Authorize(c.s.polls, c.currentPrincipal(), c.id, a)
+}
+
+// currentPrincipal returns the connection's principal.
+func (c *wsConn) currentPrincipal() Principal {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	return c.principal
 }
 
 // refuse answers a protocol violation: error 400, then close 1008.
@@ -320,8 +397,8 @@ func (c *wsConn) refuse(msg string) {
 // hello reads the hello, passes the policy point with its token
 // (Authenticate, then Authorize for ActionRead, and ActionCreate when the
 // document does not exist yet) and joins the document's hub. A refusal is an error (401, 403) and close 1008. When the
-// principal expires (Principal.Expires), the connection gets an error 401
-// and is closed with 4401.
+// principal expires (Principal.Expires), the policy is asked again
+// (recheck).
 func (c *wsConn) hello(m *wsMessage) {
 	version, hasVersion, problem := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
 	if problem != "" {
@@ -360,8 +437,10 @@ func (c *wsConn) hello(m *wsMessage) {
 		c.fail(err)
 		return
 	}
-	c.principal = p
-	c.armExpiry()
+	c.authMu.Lock()
+	c.principal, c.token = p, token
+	c.armExpiryLocked()
+	c.authMu.Unlock()
 	if p.ID != "" && p.ID != c.user {
 		if err := c.s.moveConn(c.user, p.ID); err != nil {
 			c.fail(err)
@@ -404,7 +483,7 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 		s.observeSubmission(c.sendRefusal(id, err))
 		return
 	}
-	sub.Author = c.principal.ID
+	sub.Author = c.currentPrincipal().ID
 	res, err := s.collab.Submit(s.polls, c.id, c.user, sub)
 	switch {
 	case err == nil:

@@ -25,10 +25,16 @@ type wsConn struct {
 	id   string // the document
 
 	// Read and written by the reader goroutine only.
-	upgrade   *http.Request // the upgrade request, until the hello
-	principal Principal     // as the hello's policy check authenticated it
-	expiry    *time.Timer   // closes the connection when the principal expires
-	pres      *presenceThrottle
+	upgrade *http.Request // the upgrade request, until the hello
+	pres    *presenceThrottle
+
+	// Guarded by authMu, which the expiry timer takes too (and holds
+	// while it asks the policy again).
+	authMu    sync.Mutex
+	principal Principal   // as the policy point last authenticated it
+	token     string      // the token it was authenticated with
+	expiry    *time.Timer // asks again when the principal expires
+	revoked   bool        // asking again refused it: the connection closes
 
 	// Set by the hello, before the connection joins its hub.
 	hub      atomic.Pointer[wsHub]

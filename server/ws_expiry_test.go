@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,25 +14,35 @@ import (
 	"github.com/pmauthority/pmauthority/collab"
 )
 
-// expiringPolicy allows everything to principals that expire after ttl
-// (0: never).
-type expiringPolicy struct{ ttl time.Duration }
+// expiringPolicy allows everything to principals that expire ttl after
+// the first authentication (0: never): asked again, it gives the same
+// expiry, as a token's "exp" does.
+type expiringPolicy struct {
+	ttl   time.Duration
+	mu    sync.Mutex
+	first time.Time
+}
 
-func (p expiringPolicy) Authenticate(context.Context, Credentials) (Principal, error) {
+func (p *expiringPolicy) Authenticate(context.Context, Credentials) (Principal, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	pr := Principal{ID: "alice"}
 	if p.ttl > 0 {
-		pr.Expires = time.Now().Add(p.ttl)
+		if p.first.IsZero() {
+			p.first = time.Now()
+		}
+		pr.Expires = p.first.Add(p.ttl)
 	}
 	return pr, nil
 }
 
-func (expiringPolicy) Authorize(context.Context, Principal, string, Action) error { return nil }
+func (*expiringPolicy) Authorize(context.Context, Principal, string, Action) error { return nil }
 
-// TestWSPrincipalExpires: a connection whose principal expires gets an
-// error 401 and is closed with 4401; one whose principal never expires
-// stays.
+// TestWSPrincipalExpires: a connection whose principal expires, and
+// whose token gives no renewed principal, gets an error 401 and is closed
+// with 4401; one whose principal never expires stays.
 func TestWSPrincipalExpires(t *testing.T) {
-	e := newWS(t, Config{Policy: expiringPolicy{ttl: 100 * time.Millisecond}}, collab.Config{}, nil)
+	e := newWS(t, Config{Policy: &expiringPolicy{ttl: 100 * time.Millisecond}}, collab.Config{}, nil)
 	c := e.dial(t, "d", false)
 	c.hello(0, "1")
 	c.next("welcome")
@@ -41,7 +53,7 @@ func TestWSPrincipalExpires(t *testing.T) {
 		t.Errorf("closed with %d %q, want 4401", code, reason)
 	}
 
-	e = newWS(t, Config{Policy: expiringPolicy{}}, collab.Config{}, nil)
+	e = newWS(t, Config{Policy: &expiringPolicy{}}, collab.Config{}, nil)
 	c = e.dial(t, "d", false)
 	c.hello(0, "1")
 	c.next("welcome")
@@ -49,20 +61,34 @@ func TestWSPrincipalExpires(t *testing.T) {
 	c.nextSkipping("pong")
 }
 
-// tokenPolicy authenticates tokens "ID:DURATION" as ID expiring after
-// DURATION, and refuses others with 401.
-type tokenPolicy struct{}
+// tokenPolicy authenticates tokens "ID:DURATION" as ID expiring
+// DURATION after the token's first authentication (the same expiry when
+// asked again, as a token's "exp"), and refuses others with 401.
+type tokenPolicy struct {
+	mu  sync.Mutex
+	exp map[string]time.Time
+}
 
-func (tokenPolicy) Authenticate(_ context.Context, c Credentials) (Principal, error) {
+func (p *tokenPolicy) Authenticate(_ context.Context, c Credentials) (Principal, error) {
 	id, ttl, ok := strings.Cut(c.Token, ":")
 	d, err := time.ParseDuration(ttl)
 	if !ok || err != nil {
 		return Principal{}, fmt.Errorf("%w: bad token", ErrUnauthenticated)
 	}
-	return Principal{ID: id, Expires: time.Now().Add(d)}, nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	exp, ok := p.exp[c.Token]
+	if !ok {
+		if p.exp == nil {
+			p.exp = map[string]time.Time{}
+		}
+		exp = time.Now().Add(d)
+		p.exp[c.Token] = exp
+	}
+	return Principal{ID: id, Expires: exp}, nil
 }
 
-func (tokenPolicy) Authorize(_ context.Context, p Principal, _ string, _ Action) error {
+func (*tokenPolicy) Authorize(_ context.Context, p Principal, _ string, _ Action) error {
 	if p.ID == "" {
 		return fmt.Errorf("%w: no token", ErrUnauthenticated)
 	}
@@ -73,7 +99,7 @@ func (tokenPolicy) Authorize(_ context.Context, p Principal, _ string, _ Action)
 // when it is valid and for the same principal (the connection then
 // expires with it); otherwise it is refused and the connection goes on.
 func TestWSTokenRefresh(t *testing.T) {
-	e := newWS(t, Config{Policy: tokenPolicy{}}, collab.Config{}, nil)
+	e := newWS(t, Config{Policy: &tokenPolicy{}}, collab.Config{}, nil)
 	hello := func(c *wsClient, token string) {
 		c.send(`{"type":"hello","version":0,"clientID":1,"token":"` + token + `"}`)
 		c.next("welcome")
@@ -116,5 +142,50 @@ func TestWSTokenRefresh(t *testing.T) {
 	}
 	if code, _ := c.closed(1); code != wsCloseTokenExpired {
 		t.Errorf("closed with %d, want 4401", code)
+	}
+}
+
+// renewingPolicy gives principals that expire after ttl; asked again, it
+// renews them (a new expiry) while renew holds, then refuses with 403.
+type renewingPolicy struct {
+	ttl   time.Duration
+	renew atomic.Bool
+	asked atomic.Int64
+}
+
+func (p *renewingPolicy) Authenticate(context.Context, Credentials) (Principal, error) {
+	p.asked.Add(1)
+	return Principal{ID: "alice", Expires: time.Now().Add(p.ttl)}, nil
+}
+
+func (p *renewingPolicy) Authorize(context.Context, Principal, string, Action) error {
+	if p.asked.Load() > 1 && !p.renew.Load() {
+		return fmt.Errorf("%w: role withdrawn", ErrForbidden)
+	}
+	return nil
+}
+
+// TestWSPrincipalRenewed: when a connection's principal expires, the
+// policy is asked again with the connection's token: a renewed principal
+// keeps the connection open, and a refusal (403) is sent as an error and
+// closes it with 1008, with nothing of what follows answered.
+func TestWSPrincipalRenewed(t *testing.T) {
+	p := &renewingPolicy{ttl: 50 * time.Millisecond}
+	p.renew.Store(true)
+	e := newWS(t, Config{Policy: p}, collab.Config{}, nil)
+	c := e.dial(t, "d", false)
+	c.send(`{"type":"hello","version":0,"clientID":1,"token":"t"}`)
+	c.next("welcome")
+	for p.asked.Load() < 3 { // renewed twice, and the connection answers
+		time.Sleep(10 * time.Millisecond)
+		c.send(`{"type":"ping","id":1}`)
+		c.nextSkipping("pong")
+	}
+	p.renew.Store(false)
+	if m := c.nextSkipping("error"); m.Status != http.StatusForbidden {
+		t.Errorf("error %s, want status 403", m.raw)
+	}
+	if code, _ := c.closed(0); code != websocket.StatusPolicyViolation {
+		t.Errorf("closed with %d, want 1008", code)
 	}
 }

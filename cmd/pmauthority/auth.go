@@ -26,6 +26,9 @@ type authFlags struct {
 	clockSkew      time.Duration
 	webhook        string
 	webhookTimeout time.Duration
+	refusalTTL     time.Duration
+	webhookCalls   int
+	webhookWait    time.Duration
 	protectApply   bool
 	insecureNoAuth bool
 	maxToken       sizeFlag
@@ -42,6 +45,9 @@ func (f *authFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.clockSkew, "jwt-clock-skew", auth.DefaultClockSkew, "leeway for tokens' exp, nbf and iat")
 	fs.StringVar(&f.webhook, "auth-webhook", "", "instead of JWT keys, POST {token, doc, action} to `URL`, which answers {sub, name, role, ttl} (cached for ttl; a failing webhook denies, 403)")
 	fs.DurationVar(&f.webhookTimeout, "auth-webhook-timeout", auth.DefaultWebhookTimeout, "time allowed for one call of --auth-webhook")
+	fs.DurationVar(&f.refusalTTL, "auth-webhook-refusal-ttl", auth.DefaultWebhookRefusalTTL, "how long a token that --auth-webhook refused (401) is refused without asking again (0: not cached)")
+	fs.IntVar(&f.webhookCalls, "auth-webhook-max-calls", auth.DefaultWebhookMaxCalls, "--auth-webhook calls in flight at once (requests for the same token, document and action share one); past it requests wait --auth-webhook-wait, then get 503")
+	fs.DurationVar(&f.webhookWait, "auth-webhook-wait", auth.DefaultWebhookWait, "how long a request waits for a free --auth-webhook call before it is answered 503 with Retry-After")
 	fs.BoolVar(&f.protectApply, "auth-apply", false, "with auth, require a valid token for the stateless apply endpoint (POST /, /v1/apply, /v1/schemas) too")
 	f.maxToken = auth.DefaultMaxTokenBytes
 	fs.Var(&f.maxToken, "max-token", "largest token `size` (bytes, or with KiB); a longer one is refused with 401")
@@ -62,6 +68,15 @@ func (f *authFlags) check(addr string) error {
 	}
 	if f.webhookTimeout <= 0 {
 		return errors.New("--auth-webhook-timeout must be positive")
+	}
+	if f.refusalTTL < 0 {
+		return errors.New("--auth-webhook-refusal-ttl must not be negative")
+	}
+	if f.webhookCalls <= 0 {
+		return errors.New("--auth-webhook-max-calls must be positive")
+	}
+	if f.webhookWait <= 0 {
+		return errors.New("--auth-webhook-wait must be positive")
 	}
 	if f.maxToken <= 0 || f.maxToken > 1<<30 {
 		return errors.New("--max-token must be positive (at most 1GiB)")
@@ -111,19 +126,25 @@ func (f *authFlags) policy(logger *slog.Logger) (server.Policy, error) {
 		return nil, nil
 	}
 	cfg := auth.Config{
-		JWKSURL:        f.jwksURL,
-		Issuer:         f.issuer,
-		Audience:       f.audience,
-		ClockSkew:      f.clockSkew,
-		Webhook:        f.webhook,
-		WebhookTimeout: f.webhookTimeout,
-		ProtectApply:   f.protectApply,
-		MaxTokenBytes:  int(f.maxToken),
-		CacheSize:      f.cacheSize,
-		Logger:         logger,
+		JWKSURL:         f.jwksURL,
+		Issuer:          f.issuer,
+		Audience:        f.audience,
+		ClockSkew:       f.clockSkew,
+		Webhook:         f.webhook,
+		WebhookTimeout:  f.webhookTimeout,
+		WebhookMaxCalls: f.webhookCalls,
+		WebhookWait:     f.webhookWait,
+		ProtectApply:    f.protectApply,
+		MaxTokenBytes:   int(f.maxToken),
+		CacheSize:       f.cacheSize,
+		Logger:          logger,
 	}
 	if cfg.ClockSkew == 0 {
 		cfg.ClockSkew = -1 // none, for auth.Config
+	}
+	cfg.WebhookRefusalTTL = f.refusalTTL
+	if cfg.WebhookRefusalTTL == 0 {
+		cfg.WebhookRefusalTTL = -1 // not cached, for auth.Config
 	}
 	if f.secretFile != "" {
 		secret, err := readSecret(f.secretFile)

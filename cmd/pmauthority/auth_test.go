@@ -41,6 +41,9 @@ func TestServeAuthFlags(t *testing.T) {
 		{[]string{"--auth-webhook", "x"}, "want an http:// or https:// URL"},
 		{[]string{"--jwt-secret-file", secret, "--max-token", "0"}, "--max-token must be positive"},
 		{[]string{"--jwt-secret-file", secret, "--auth-cache", "0"}, "--auth-cache must be positive"},
+		{[]string{"--auth-webhook", "http://127.0.0.1:1/", "--auth-webhook-max-calls", "0"}, "--auth-webhook-max-calls must be positive"},
+		{[]string{"--auth-webhook", "http://127.0.0.1:1/", "--auth-webhook-wait", "0s"}, "--auth-webhook-wait must be positive"},
+		{[]string{"--auth-webhook", "http://127.0.0.1:1/", "--auth-webhook-refusal-ttl", "-1s"}, "must not be negative"},
 	} {
 		stderr := &testutil.LogBuffer{}
 		if code := serve(context.Background(), append([]string{"--store", "memory"}, tc.args...), stderr, nil); code != 2 || !strings.Contains(stderr.String(), tc.want) {
@@ -55,7 +58,7 @@ func TestServeAuthFlags(t *testing.T) {
 	}
 	// --insecure-no-auth on a non-loopback address: allowed, with a
 	// warning at start.
-	f := &authFlags{insecureNoAuth: true, webhookTimeout: 1, maxToken: 1, cacheSize: 1}
+	f := &authFlags{insecureNoAuth: true, webhookTimeout: 1, webhookCalls: 1, webhookWait: 1, maxToken: 1, cacheSize: 1}
 	if err := f.check("0.0.0.0:80"); err != nil {
 		t.Fatal(err)
 	}
