@@ -101,7 +101,8 @@ func newDocID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// createDoc answers POST /docs: 201 {"id", "version"}. The route was
+// createDoc answers POST /docs: 201 {"id", "version"}, the version the
+// document starts at (0 unless a deleted document had the id). The route was
 // authorized for ActionCreate with no document id before the body was
 // read; it is authorized again for the new document's id once it is
 // known (generated when the body has none).
@@ -136,13 +137,16 @@ func (s *Server) createDoc(x *exchange, r *http.Request, _ string) {
 			return
 		}
 	}
-	if err := s.collab.Create(r.Context(), id, name, doc); err != nil {
+	version, err := s.collab.Create(r.Context(), id, name, doc)
+	if err != nil {
 		s.fail(x, err)
 		return
 	}
 	buf := append(x.out[:0], `{"id":`...)
 	buf = model.AppendJSONString(buf, id)
-	x.out = append(buf, `,"version":0}`...)
+	buf = append(buf, `,"version":`...)
+	buf = strconv.AppendInt(buf, version, 10)
+	x.out = append(buf, '}')
 	s.write(x, http.StatusCreated, x.out)
 }
 
