@@ -16,7 +16,8 @@ import (
 // submissions conflict.
 func TestAutoCreateAfterDelete(t *testing.T) {
 	ctx := context.Background()
-	a := newAuthority(t, nil, collab.Config{})
+	ms := memstore.New()
+	a := newAuthority(t, ms, collab.Config{})
 	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "abc"))})
 	if err := a.Delete(ctx, "d"); err != nil {
 		t.Fatal(err)
@@ -37,6 +38,12 @@ func TestAutoCreateAfterDelete(t *testing.T) {
 	mustSubmit(t, a, "d", collab.Submission{Version: 2, Steps: steps(insert(1, "new"))})
 	if ev, err := a.Events(ctx, "d", "", 2, 0, false); err != nil || ev.Version != 3 || len(ev.Steps) != 1 {
 		t.Errorf("Events at 2: %+v, %v", ev, err)
+	}
+	// Verify takes a document whose steps start after 0.
+	for _, st := range []store.Store{ms, quietStore{ms}} {
+		if v := verify(t, st, "d"); !v.OK() || v.Version != 3 || v.Steps != 1 || v.Replayed != 1 {
+			t.Errorf("Verify of the document created again: %+v", v)
+		}
 	}
 	if err := a.Delete(ctx, "d"); err != nil {
 		t.Fatal(err)

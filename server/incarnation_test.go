@@ -131,9 +131,22 @@ func TestIncarnationHTTP(t *testing.T) {
 			if w := e.serve(defaultIP, "GET", "/docs/d/export?format=text", "", nil); w.Code != 200 || strings.TrimSpace(w.Body.String()) != "NEW-OWNER" {
 				t.Errorf("export: %d %q", w.Code, w.Body)
 			}
-			status, body = e.request(t, "GET", "/docs/d?version=5", "")
-			if status != 410 {
-				t.Errorf("GET /docs/d?version=5: %d %s, want 410", status, body)
+			for _, target := range []string{"/docs/d?version=5", "/docs/d/steps?from=5", "/docs/d/export?format=text&version=5"} {
+				if w := e.serve(defaultIP, "GET", target, "", nil); w.Code != 410 {
+					t.Errorf("GET %s: %d %s, want 410", target, w.Code, w.Body)
+				}
+			}
+			// POST /docs answers the version a document created again
+			// starts at.
+			if status, body := e.request(t, "DELETE", "/docs/d", ""); status != 204 {
+				t.Fatalf("DELETE: %d %s", status, body)
+			}
+			want := `{"id":"d","version":` + strconv.Itoa(version+2) + `}`
+			if status, body := e.request(t, "POST", "/docs", `{"id":"d"}`); status != 201 || body != want {
+				t.Errorf("POST /docs: %d %s, want 201 %s", status, body, want)
+			}
+			if status, body := e.request(t, "POST", "/docs", `{"id":"fresh"}`); status != 201 || body != `{"id":"fresh","version":0}` {
+				t.Errorf("POST /docs of a new id: %d %s", status, body)
 			}
 		})
 	}
