@@ -186,7 +186,7 @@ func (s *Server) getDocAt(x *exchange, r *http.Request, id string) {
 // are more steps.
 func (s *Server) getSteps(x *exchange, r *http.Request, id string) {
 	q := r.URL.RawQuery
-	var from, limit int64 = 0, DefaultStepsLimit
+	var from, limit int64 = -1, DefaultStepsLimit // from the oldest kept step
 	var err error
 	if _, ok := queryValue(q, "from"); ok {
 		from, err = queryVersion(q, "from")
@@ -216,9 +216,9 @@ func (s *Server) getSteps(x *exchange, r *http.Request, id string) {
 	buf = strconv.AppendInt(buf, page.Version, 10)
 	buf = append(buf, `,"oldest":`...)
 	buf = strconv.AppendInt(buf, page.Oldest, 10)
-	if next := from + int64(len(page.Steps)); next < page.Version {
+	if n := len(page.Steps); n > 0 && page.Steps[n-1].Version < page.Version {
 		buf = append(buf, `,"next":`...)
-		buf = strconv.AppendInt(buf, next, 10)
+		buf = strconv.AppendInt(buf, page.Steps[n-1].Version, 10)
 	}
 	x.out = append(buf, '}')
 	s.write(x, http.StatusOK, x.out)

@@ -136,6 +136,25 @@ func TestIncarnationHTTP(t *testing.T) {
 					t.Errorf("GET %s: %d %s, want 410", target, w.Code, w.Body)
 				}
 			}
+			// The step log starts at the new document's first version.
+			var page struct {
+				Steps           []json.RawMessage
+				Version, Oldest int
+				Next            *int
+			}
+			if err := json.Unmarshal([]byte(e.mustGet(t, "/docs/d/steps?limit=5")), &page); err != nil {
+				t.Fatal(err)
+			}
+			if first := version - len("NEW-OWNE"); len(page.Steps) != 5 || page.Version != version+1 || page.Oldest != first ||
+				page.Next == nil || *page.Next != first+5 {
+				t.Errorf("GET /docs/d/steps: %+v", page)
+			}
+			if body := e.mustGet(t, "/docs/d/authors"); !strings.HasPrefix(body, `{"version":`+strconv.Itoa(version+1)+`,"oldest":`+strconv.Itoa(version-len("NEW-OWNE"))+`,`) {
+				t.Errorf("GET /docs/d/authors: %s", body)
+			}
+			if status, body := e.request(t, "POST", "/docs/d/restore", `{"version":5}`); status != 410 {
+				t.Errorf("restore to the deleted document's version 5: %d %s, want 410", status, body)
+			}
 			// POST /docs answers the version a document created again
 			// starts at.
 			if status, body := e.request(t, "DELETE", "/docs/d", ""); status != 204 {
