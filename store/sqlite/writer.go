@@ -121,7 +121,7 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.createMeta, "INSERT INTO meta_bases (doc_id, version, seq, meta) VALUES (?, ?, 0, ?)"},
 		{&w.createSnap, "INSERT INTO snapshots (doc_id, version, doc, time) VALUES (?, ?, ?, ?)"},
 		{&w.firstVersion, "SELECT coalesce(max(version) + 1, 0) FROM tombstones WHERE id = ?"},
-		{&w.bury, `INSERT INTO tombstones (id, version) SELECT id, version FROM docs WHERE id = ?
+		{&w.bury, `INSERT INTO tombstones (id, version) VALUES (?, ?)
 			ON CONFLICT (id) DO UPDATE SET version = max(version, excluded.version)`},
 		// A negative ?6 appends whatever the metadata sequence number.
 		{&w.advance, `UPDATE docs SET version = ?1, updated = ?2, meta_seq = meta_seq + ?3
@@ -146,7 +146,7 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.deleteSteps, "DELETE FROM steps WHERE doc_id = ?"},
 		{&w.deleteSnaps, "DELETE FROM snapshots WHERE doc_id = ?"},
 		{&w.deleteLog, "DELETE FROM log WHERE doc_id = ?"},
-		{&w.deleteDoc, "DELETE FROM docs WHERE id = ?"},
+		{&w.deleteDoc, "DELETE FROM docs WHERE id = ? RETURNING version"},
 		// Steps pruned while in the log (at or before oldest) are left
 		// out; the order makes SQLite fill each document's pages of steps
 		// in turn.
@@ -759,23 +759,23 @@ func deleteOp(id string) func(w *writer) error {
 		if err := w.flushRows(); err != nil {
 			return err
 		}
-		// Its last version stays, for a document created again under
-		// its id to start after it.
-		if _, err := w.bury.Exec(id); err != nil {
-			return err
-		}
-		deleted, err := execOne(w.deleteDoc, id)
-		if err != nil {
-			return err
-		} else if !deleted {
+		var version int64
+		err := w.deleteDoc.QueryRow(id).Scan(&version)
+		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
+		} else if err != nil {
+			return err
 		}
 		for _, stmt := range []*sql.Stmt{w.deleteSteps, w.deleteLog, w.deleteSnaps, w.deleteMeta, w.deleteBase, w.deleteCheckpoints} {
 			if _, err := stmt.Exec(id); err != nil {
 				return err
 			}
 		}
-		return nil
+		// Its last version stays, for a document created again under
+		// its id to start after it (written last, where the pages just
+		// freed can take it).
+		_, err = w.bury.Exec(id, version)
+		return err
 	}
 }
 
