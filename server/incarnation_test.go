@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/testutil"
 	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/store/memstore"
 	"github.com/pmauthority/pmauthority/store/sqlite"
@@ -44,17 +45,7 @@ func recreate(t *testing.T, e *collabEnv) int {
 	for i, c := range "OLD-O" {
 		e.mustPost(t, "d", `{"version":`+strconv.Itoa(i)+`,"clientID":1,"steps":[`+insert(1+i, string(c))+`]}`)
 	}
-	if status, body := e.request(t, "DELETE", "/docs/d", ""); status != 204 {
-		t.Fatalf("DELETE: %d %s", status, body)
-	}
-	var st struct{ Version int }
-	if err := json.Unmarshal([]byte(e.mustGet(t, "/docs/d")), &st); err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range "NEW-OWNE" {
-		e.mustPost(t, "d", `{"version":`+strconv.Itoa(st.Version+i)+`,"clientID":2,"steps":[`+insert(1+i, string(c))+`]}`)
-	}
-	return st.Version + len("NEW-OWNE")
+	return recreate2(t, e)
 }
 
 // paragraphText returns the text of document d's one paragraph.
@@ -199,4 +190,57 @@ func TestIncarnationWS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIncarnationWSNodes: while one node serves the WebSocket clients of
+// a document, another deletes it and creates it again: the first node's
+// clients are never pushed the new document's steps as the continuation
+// of theirs, and at their old version they get its snapshot.
+func TestIncarnationWSNodes(t *testing.T) {
+	es, _ := wsNodes(t, new(testutil.Bus), 2, nil)
+	a, b := es[0], es[1]
+	c := a.dial(t, "d", false)
+	c.hello(-1, "1")
+	c.next("snapshot")
+	for i, ch := range "OLD-O" {
+		a.post(t, "d", i, "1", insert(1+i, string(ch)))
+		if m := c.nextSkipping("steps"); m.Version != int64(i+1) {
+			t.Fatalf("push %s", m.raw)
+		}
+	}
+	version := recreate2(t, b.collabEnv)
+	// c hears of the deletion and is closed, or is made to resync; it is
+	// never pushed steps after its version 5.
+	for {
+		m, err := c.read(10 * time.Second)
+		if err != nil {
+			break
+		}
+		if m.Type == "steps" {
+			t.Fatalf("a client of the deleted document was pushed %s", m.raw)
+		}
+	}
+	c = a.dial(t, "d", false)
+	c.hello(5, "1")
+	if m := c.nextSkipping("snapshot"); m.Version != int64(version) || !strings.Contains(string(m.Doc), "NEW-OWNE") {
+		t.Errorf("hello at the old version 5 on the first node: %s, want a snapshot at %d", m.raw, version)
+	}
+}
+
+// recreate2 deletes the document d (at version 5) and makes the new
+// owner's document of that id ("NEW-OWNE", one character a step), and
+// returns its version.
+func recreate2(t *testing.T, e *collabEnv) int {
+	t.Helper()
+	if status, body := e.request(t, "DELETE", "/docs/d", ""); status != 204 {
+		t.Fatalf("DELETE: %d %s", status, body)
+	}
+	var st struct{ Version int }
+	if err := json.Unmarshal([]byte(e.mustGet(t, "/docs/d")), &st); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range "NEW-OWNE" {
+		e.mustPost(t, "d", `{"version":`+strconv.Itoa(st.Version+i)+`,"clientID":2,"steps":[`+insert(1+i, string(c))+`]}`)
+	}
+	return st.Version + len("NEW-OWNE")
 }
