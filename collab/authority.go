@@ -651,42 +651,54 @@ func (a *Authority) List(ctx context.Context) ([]DocInfo, error) {
 
 // Create creates the document id with the given schema ("" means
 // Config.DefaultSchema) and initial document (nil means the schema's top
-// node, filled to be valid). It fails with ErrExists when id is taken.
-// The document is loaded on first use.
-func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *model.Node) error {
+// node, filled to be valid), and returns its first version: 0 for an id
+// never used, and otherwise one past the last version of every document
+// deleted under it, so that a client of a deleted document never takes
+// the new one's versions for its own (see Delete). It fails with
+// ErrExists when id is taken. The document is loaded on first use.
+func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *model.Node) (int64, error) {
 	if id == "" {
-		return invalidf("empty document id")
+		return 0, invalidf("empty document id")
 	}
 	if schemaName == "" {
 		schemaName = a.cfg.DefaultSchema
 	}
 	_, doc, err := a.initialDoc(schemaName, doc)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	a.mu.Lock()
 	closed, loaded := a.closed, a.docs[id] != nil
 	a.mu.Unlock()
 	if closed {
-		return ErrClosed
+		return 0, ErrClosed
 	}
 	if loaded {
-		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
+		return 0, fmt.Errorf("collab: create %q: %w", id, ErrExists)
 	}
 	if err := a.allowCreate(ctx, id, ""); err != nil {
-		return err
+		return 0, err
 	}
 	err = a.store.Create(ctx, id, schemaName, doc.AppendJSON(nil), commentLog{}.appendMeta(nil))
 	if err != nil {
 		a.createFailed()
 	}
 	if errors.Is(err, store.ErrExists) {
-		return fmt.Errorf("collab: create %q: %w", id, ErrExists)
+		return 0, fmt.Errorf("collab: create %q: %w", id, ErrExists)
 	}
 	if err != nil {
-		return storeFailed(err, "collab: create %q", id)
+		return 0, storeFailed(err, "collab: create %q", id)
 	}
-	return nil
+	// The store chose the first version. Other writers sharing the store
+	// may have moved the document on since, or deleted it.
+	head, err := a.store.Load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return 0, storeFailed(err, "collab: load %q", id)
+	}
+	return head.Oldest, nil
 }
 
 // initialDoc returns the schema of a new document and its initial
@@ -732,7 +744,11 @@ func emptyDoc(schema *model.Schema, name string) (*model.Node, error) {
 }
 
 // Delete deletes the document id from the store and from memory. Its
-// waiting Events calls and queued submissions answer ErrNotFound.
+// waiting Events calls and queued submissions answer ErrNotFound. The
+// store keeps its last version: a document created again under id
+// starts after it, so that the clients of this one, at its versions, get
+// ErrHistoryGone (HTTP 410) from the new one's Events and ErrConflict
+// from its Submit, and reload.
 func (a *Authority) Delete(ctx context.Context, id string) error {
 	a.mu.Lock()
 	if a.closed {

@@ -306,10 +306,10 @@ func TestCreateDelete(t *testing.T) {
 	if _, err := a.Submit(ctx, "d", "", collab.Submission{}); !errors.Is(err, collab.ErrNotFound) {
 		t.Fatalf("Submit to an unknown document without AutoCreate: %v", err)
 	}
-	if err := a.Create(ctx, "d", "basic", nil); err != nil {
+	if _, err := a.Create(ctx, "d", "basic", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Create(ctx, "d", "basic", nil); !errors.Is(err, collab.ErrExists) {
+	if _, err := a.Create(ctx, "d", "basic", nil); !errors.Is(err, collab.ErrExists) {
 		t.Fatalf("second Create: %v", err)
 	}
 	text, _ := lookupSchema("text")
@@ -317,13 +317,13 @@ func TestCreateDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Create(ctx, "t", "basic", doc); !errors.Is(err, collab.ErrInvalidRequest) {
+	if _, err := a.Create(ctx, "t", "basic", doc); !errors.Is(err, collab.ErrInvalidRequest) {
 		t.Fatalf("Create with a document of another schema: %v", err)
 	}
-	if err := a.Create(ctx, "t", "nope", nil); !errors.Is(err, collab.ErrInvalidRequest) {
+	if _, err := a.Create(ctx, "t", "nope", nil); !errors.Is(err, collab.ErrInvalidRequest) {
 		t.Fatalf("Create with an unknown schema: %v", err)
 	}
-	if err := a.Create(ctx, "t", "text", doc); err != nil {
+	if _, err := a.Create(ctx, "t", "text", doc); err != nil {
 		t.Fatal(err)
 	}
 	if s := mustGet(t, a, "t"); s.Schema != "text" || string(s.DocJSON) != `{"type":"doc","content":[{"type":"text","text":"plain"}]}` {
@@ -356,7 +356,7 @@ func TestCreateDelete(t *testing.T) {
 		t.Fatalf("second Delete: %v", err)
 	}
 	// An unloaded document is deleted from the store.
-	if err := a.Create(ctx, "u", "basic", nil); err != nil {
+	if _, err := a.Create(ctx, "u", "basic", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Delete(ctx, "u"); err != nil {
@@ -364,18 +364,6 @@ func TestCreateDelete(t *testing.T) {
 	}
 	if list, _ := st.List(ctx); len(list) != 1 || list[0].ID != "t" {
 		t.Fatalf("stored after the deletions: %+v", list)
-	}
-}
-
-func TestAutoCreateAfterDelete(t *testing.T) {
-	ctx := context.Background()
-	a := newAuthority(t, nil, collab.Config{})
-	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "abc"))})
-	if err := a.Delete(ctx, "d"); err != nil {
-		t.Fatal(err)
-	}
-	if s := mustGet(t, a, "d"); s.Version != 0 || string(s.DocJSON) != paragraph("") {
-		t.Fatalf("recreated: version %d, doc %s", s.Version, s.DocJSON)
 	}
 }
 

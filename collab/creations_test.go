@@ -19,7 +19,7 @@ func TestMaxDocuments(t *testing.T) {
 	a0 := newAuthority(t, st, collab.Config{})
 	mustGet(t, a0, "old") // a document already in the store
 	a := newAuthority(t, st, collab.Config{MaxDocuments: 3})
-	if err := a.Create(ctx, "made", "basic", nil); err != nil {
+	if _, err := a.Create(ctx, "made", "basic", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Get(ctx, "used", "10.0.0.1"); err != nil {
@@ -29,7 +29,7 @@ func TestMaxDocuments(t *testing.T) {
 	if !errors.Is(err, collab.ErrTooManyDocuments) {
 		t.Fatalf("a fourth document: %v, want ErrTooManyDocuments", err)
 	}
-	if err := a.Create(ctx, "fourth", "basic", nil); !errors.Is(err, collab.ErrTooManyDocuments) {
+	if _, err := a.Create(ctx, "fourth", "basic", nil); !errors.Is(err, collab.ErrTooManyDocuments) {
 		t.Fatalf("Create of a fourth document: %v, want ErrTooManyDocuments", err)
 	}
 	if ok, _ := a.Exists(ctx, "fourth"); ok {

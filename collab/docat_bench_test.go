@@ -39,7 +39,7 @@ func BenchmarkDocAt(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := a.Create(ctx, "d", "basic", start); err != nil {
+	if _, err := a.Create(ctx, "d", "basic", start); err != nil {
 		b.Fatal(err)
 	}
 	// Typing: one character a step at a random place in a paragraph's

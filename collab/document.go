@@ -220,7 +220,7 @@ func (a *Authority) open(ctx context.Context, id, user string) (st docState, sna
 		}
 		node = doc
 	}
-	schema, node, err := a.initialDoc(schemaName, node)
+	_, node, err = a.initialDoc(schemaName, node)
 	if err != nil {
 		return st, 0, fmt.Errorf("collab: initial document of %q: %w", id, err)
 	}
@@ -233,7 +233,9 @@ func (a *Authority) open(ctx context.Context, id, user string) (st docState, sna
 		return st, 0, storeFailed(err, "collab: create %q", id)
 	}
 	created = true
-	return docState{schema: schema, schemaName: schemaName, node: node}, 0, nil
+	// Its first version is the store's: after those of the documents
+	// deleted under its id, if any (store.Store.Create).
+	return a.loadState(ctx, id)
 }
 
 // loadState rebuilds the document id from the store: its latest snapshot

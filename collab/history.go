@@ -125,16 +125,15 @@ type StepPage struct {
 }
 
 // StepLog returns at most limit steps of the document id after version
-// from, as the store keeps them. It fails with ErrInvalidVersion for a
-// negative from or one ahead of the document's, ErrHistoryGone when the
-// steps after from are pruned, ErrNotFound for an unknown document, and
+// from, as the store keeps them; a negative from means the oldest kept
+// (StepPage.Oldest: 0 unless steps were pruned or the document was
+// created again after a Delete). It fails with ErrInvalidVersion for a
+// from ahead of the document's version, ErrHistoryGone when the steps
+// after from are pruned, ErrNotFound for an unknown document, and
 // ErrInvalidRequest for a limit below 1.
 func (a *Authority) StepLog(ctx context.Context, id string, from int64, limit int) (StepPage, error) {
 	if a.isClosed() {
 		return StepPage{}, ErrClosed
-	}
-	if from < 0 {
-		return StepPage{}, &versionError{version: from}
 	}
 	if limit < 1 {
 		return StepPage{}, invalidf("limit %d is not positive", limit)
@@ -142,6 +141,9 @@ func (a *Authority) StepLog(ctx context.Context, id string, from int64, limit in
 	head, _, err := a.head(ctx, id)
 	if err != nil {
 		return StepPage{}, err
+	}
+	if from < 0 {
+		from = head.Oldest
 	}
 	if from > head.Version {
 		return StepPage{}, &versionError{version: from}

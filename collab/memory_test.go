@@ -34,7 +34,7 @@ func TestMaxDocBytes(t *testing.T) {
 	// A new document over the limit is refused too.
 	small := newAuthority(t, nil, collab.Config{MaxDocBytes: 50})
 	doc := mustDoc(t, "basic", reqtest.DoublingDoc)
-	if err := small.Create(t.Context(), "e", "basic", doc); !errors.As(err, &le) || le.What != "document bytes (JSON)" {
+	if _, err := small.Create(t.Context(), "e", "basic", doc); !errors.As(err, &le) || le.What != "document bytes (JSON)" {
 		t.Fatalf("Create over MaxDocBytes: %v", err)
 	}
 }
@@ -202,7 +202,7 @@ func TestMemoryBudgetSubmit(t *testing.T) {
 func TestMemoryBudgetStored(t *testing.T) {
 	st := memstore.New()
 	old := newAuthority(t, st, collab.Config{SnapshotEvery: 1_000})
-	if err := old.Create(t.Context(), "large", "basic", mustDoc(t, "basic", paragraph(strings.Repeat("x", 300_000)))); err != nil {
+	if _, err := old.Create(t.Context(), "large", "basic", mustDoc(t, "basic", paragraph(strings.Repeat("x", 300_000)))); err != nil {
 		t.Fatal(err)
 	}
 	mustSubmit(t, old, "bomb", collab.Submission{Version: 0, Steps: steps(insert(1, "x"))})

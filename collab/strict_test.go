@@ -47,10 +47,10 @@ func TestStrict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lax.Create(ctx, "top-text", "basic", bad); err != nil {
+	if _, err := lax.Create(ctx, "top-text", "basic", bad); err != nil {
 		t.Errorf("Create without Strict: %v", err)
 	}
-	if err := strict.Create(ctx, "top-text", "basic", bad); !errors.Is(err, collab.ErrInvalidRequest) || !strings.Contains(err.Error(), "Invalid content for node doc") {
+	if _, err := strict.Create(ctx, "top-text", "basic", bad); !errors.Is(err, collab.ErrInvalidRequest) || !strings.Contains(err.Error(), "Invalid content for node doc") {
 		t.Errorf("Create with Strict: %v, want an invalid request naming the doc's content", err)
 	}
 }

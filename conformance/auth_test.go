@@ -67,7 +67,7 @@ func TestCollabEditorsAuth(t *testing.T) {
 		}
 	}()
 	ctx := context.Background()
-	if err := a.Create(ctx, docID, "basic", editorsStart(t)); err != nil {
+	if _, err := a.Create(ctx, docID, "basic", editorsStart(t)); err != nil {
 		t.Fatal(err)
 	}
 	token := func(sub, grant string) string {

@@ -215,7 +215,7 @@ func startCluster(t *testing.T, url string, docIDs []string) *cluster {
 	}
 	start := editorsStart(t)
 	for _, id := range docIDs {
-		if err := a.Create(ctx, id, "basic", start); err != nil {
+		if _, err := a.Create(ctx, id, "basic", start); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -620,7 +620,7 @@ func testEditorsOnSQLite(t *testing.T, node string, docIDs []string, cfg editors
 	start := editorsStart(t)
 	ctx := context.Background()
 	for _, id := range docIDs {
-		if err := a.Create(ctx, id, "basic", start); err != nil {
+		if _, err := a.Create(ctx, id, "basic", start); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -901,7 +901,7 @@ func TestCollabEditorsTwoNodes(t *testing.T) {
 		}()
 		bases[i] = base
 	}
-	if err := auths[0].Create(ctx, docID, "basic", start); err != nil {
+	if _, err := auths[0].Create(ctx, docID, "basic", start); err != nil {
 		t.Fatal(err)
 	}
 

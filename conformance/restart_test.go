@@ -53,7 +53,7 @@ func TestRollingRestart(t *testing.T) {
 	ctx := context.Background()
 	start := editorsStart(t)
 	for _, id := range docIDs {
-		if err := a.Create(ctx, id, "basic", start); err != nil {
+		if _, err := a.Create(ctx, id, "basic", start); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -101,7 +101,8 @@ func newDocID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// createDoc answers POST /docs: 201 {"id", "version"}. The route was
+// createDoc answers POST /docs: 201 {"id", "version"}, the version the
+// document starts at (0 unless a deleted document had the id). The route was
 // authorized for ActionCreate with no document id before the body was
 // read; it is authorized again for the new document's id once it is
 // known (generated when the body has none).
@@ -136,13 +137,16 @@ func (s *Server) createDoc(x *exchange, r *http.Request, _ string) {
 			return
 		}
 	}
-	if err := s.collab.Create(r.Context(), id, name, doc); err != nil {
+	version, err := s.collab.Create(r.Context(), id, name, doc)
+	if err != nil {
 		s.fail(x, err)
 		return
 	}
 	buf := append(x.out[:0], `{"id":`...)
 	buf = model.AppendJSONString(buf, id)
-	x.out = append(buf, `,"version":0}`...)
+	buf = append(buf, `,"version":`...)
+	buf = strconv.AppendInt(buf, version, 10)
+	x.out = append(buf, '}')
 	s.write(x, http.StatusCreated, x.out)
 }
 
@@ -182,7 +186,7 @@ func (s *Server) getDocAt(x *exchange, r *http.Request, id string) {
 // are more steps.
 func (s *Server) getSteps(x *exchange, r *http.Request, id string) {
 	q := r.URL.RawQuery
-	var from, limit int64 = 0, DefaultStepsLimit
+	var from, limit int64 = -1, DefaultStepsLimit // from the oldest kept step
 	var err error
 	if _, ok := queryValue(q, "from"); ok {
 		from, err = queryVersion(q, "from")
@@ -212,9 +216,9 @@ func (s *Server) getSteps(x *exchange, r *http.Request, id string) {
 	buf = strconv.AppendInt(buf, page.Version, 10)
 	buf = append(buf, `,"oldest":`...)
 	buf = strconv.AppendInt(buf, page.Oldest, 10)
-	if next := from + int64(len(page.Steps)); next < page.Version {
+	if n := len(page.Steps); n > 0 && page.Steps[n-1].Version < page.Version {
 		buf = append(buf, `,"next":`...)
-		buf = strconv.AppendInt(buf, next, 10)
+		buf = strconv.AppendInt(buf, page.Steps[n-1].Version, 10)
 	}
 	x.out = append(buf, '}')
 	s.write(x, http.StatusOK, x.out)

@@ -170,8 +170,9 @@ func TestDocsDelete(t *testing.T) {
 	}
 	expect(t, e.collabEnv, "DELETE", "/docs/d", "", 404, "document not found")
 	expect(t, e.collabEnv, "DELETE", "/docs/d%00", "", 400, "invalid document id")
-	// With AutoCreate the id is free again: using it creates a new one.
-	if got := e.mustGet(t, "/docs/d"); !strings.Contains(got, `"version":0`) {
+	// With AutoCreate the id is free again: using it creates a new one,
+	// whose versions start after the deleted one's (2).
+	if got := e.mustGet(t, "/docs/d"); !strings.Contains(got, `"version":3,`) {
 		t.Errorf("GET after DELETE: %s", got)
 	}
 }

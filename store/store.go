@@ -9,9 +9,17 @@
 //
 // The store does not understand documents or steps: it keeps the bytes it
 // is given. The version counter is its only invariant: a document's steps
-// are numbered 1, 2, 3 … without gaps, and Append at a version that is not
-// the document's latest fails with ErrConflict, so that the store is the
-// arbiter when several servers share one.
+// are numbered 1, 2, 3 … without gaps (from its first version on, see
+// below), and Append at a version that is not the document's latest fails
+// with ErrConflict, so that the store is the arbiter when several servers
+// share one.
+//
+// Versions never repeat under one id: Delete remembers the last version a
+// document reached (a tombstone, kept for as long as the store), and a
+// document created again under its id starts after it. So a client that
+// still holds a version of a deleted document cannot take the new one's
+// steps for the continuation of its own: its version is older than
+// anything the new document has (Steps answers ErrCompacted for it).
 package store
 
 import (
@@ -104,8 +112,9 @@ type Head struct {
 	// Snapshot is the latest snapshot (Version ≤ Head.Version).
 	Snapshot Snapshot
 	// Oldest is the lowest from for which Steps(from, Version) succeeds:
-	// the version before the oldest step still kept (0 when nothing was
-	// pruned). Oldest ≤ Snapshot.Version always.
+	// the version before the oldest step still kept (the document's first
+	// version, see Create, when nothing was pruned). Oldest ≤
+	// Snapshot.Version always.
 	Oldest int64
 }
 
@@ -135,9 +144,12 @@ type DocInfo struct {
 // concurrent use. A method returns only once its effect is durable
 // (committed, and synced as the backend's configuration says).
 type Store interface {
-	// Create records a new document at version 0 with the given schema
-	// name, initial document (its snapshot at version 0) and metadata.
-	// It fails with ErrExists when id is taken.
+	// Create records a new document with the given schema name, initial
+	// document and metadata. It fails with ErrExists when id is taken.
+	// Its first version is 0 for an id never used, and otherwise one past
+	// the last version of every document of that id that Delete deleted:
+	// the initial document is its snapshot there, and Head.Version,
+	// Oldest and MetaVersion are that version, with no steps before it.
 	Create(ctx context.Context, id, schema string, doc []byte, meta []byte) error
 
 	// Load returns a document's head (ErrNotFound when there is none).
@@ -207,7 +219,9 @@ type Store interface {
 	List(ctx context.Context) ([]DocInfo, error)
 
 	// Delete removes a document with its steps, snapshots, checkpoints
-	// and metadata (ErrNotFound when there is none).
+	// and metadata (ErrNotFound when there is none). It keeps the last
+	// version the document reached, under its id, so that a document
+	// created again there starts after it (see Create).
 	Delete(ctx context.Context, id string) error
 
 	// Close waits for pending writes and releases the backend.
@@ -221,8 +235,9 @@ type Notice struct {
 	// missed (a listener reconnected): every loaded document must be
 	// checked against the store.
 	ID string
-	// Version is the document's version after the change: 0 after a
-	// Create, -1 when the document was deleted.
+	// Version is the document's version after the change: its first
+	// version after a Create (0 for an id never used), -1 when the
+	// document was deleted.
 	Version int64
 	// MetaOnly is set for an Append of no steps (a metadata entry alone
 	// was added, at the same version): a subscriber cannot tell from the

@@ -103,7 +103,7 @@ func TestExportStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := auth.Create(ctx, "d", "custom", initial); err != nil {
+	if _, err := auth.Create(ctx, "d", "custom", initial); err != nil {
 		t.Fatal(err)
 	}
 	step := `{"stepType":"replace","from":2,"to":2,"slice":{"content":[{"type":"text","text":"!"}]}}`

@@ -22,8 +22,10 @@ import (
 // changes. The zero value is
 // not usable: call New.
 type Store struct {
-	mu     sync.RWMutex
-	docs   map[string]*doc
+	mu   sync.RWMutex
+	docs map[string]*doc
+	// tombs holds the last version of each deleted document, by id.
+	tombs  map[string]int64
 	closed bool
 	now    func() time.Time
 
@@ -54,7 +56,7 @@ func (d *doc) latest() store.Snapshot { return d.snaps[len(d.snaps)-1] }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{docs: make(map[string]*doc), now: time.Now}
+	return &Store{docs: make(map[string]*doc), tombs: make(map[string]int64), now: time.Now}
 }
 
 var (
@@ -96,13 +98,20 @@ func (s *Store) Create(ctx context.Context, id, schema string, docJSON, meta []b
 	if _, ok := s.docs[id]; ok {
 		return fmt.Errorf("store: create %q: %w", id, store.ErrExists)
 	}
-	s.docs[id] = &doc{
-		schema:  schema,
-		meta:    clone(meta),
-		snaps:   []store.Snapshot{{Version: 0, Doc: clone(docJSON)}},
-		updated: s.now(),
+	first := int64(0)
+	if last, ok := s.tombs[id]; ok {
+		first = last + 1
 	}
-	s.notes.queue(store.Notice{ID: id, Version: 0})
+	s.docs[id] = &doc{
+		schema:      schema,
+		version:     first,
+		oldest:      first,
+		meta:        clone(meta),
+		metaVersion: first,
+		snaps:       []store.Snapshot{{Version: first, Doc: clone(docJSON)}},
+		updated:     s.now(),
+	}
+	s.notes.queue(store.Notice{ID: id, Version: first})
 	return nil
 }
 
@@ -369,14 +378,17 @@ func (s *Store) List(ctx context.Context) ([]store.DocInfo, error) {
 	return out, nil
 }
 
-// Delete implements store.Store.
+// Delete implements store.Store. The last version of the document is
+// kept for as long as the Store.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	defer s.notes.deliver()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.lookup(ctx, id); err != nil {
+	d, err := s.lookup(ctx, id)
+	if err != nil {
 		return fmt.Errorf("store: delete %q: %w", id, err)
 	}
+	s.tombs[id] = d.version
 	delete(s.docs, id)
 	s.notes.queue(store.Notice{ID: id, Version: -1})
 	return nil
@@ -391,7 +403,7 @@ func (s *Store) Close() error {
 		return store.ErrClosed
 	}
 	s.closed = true
-	s.docs = nil
+	s.docs, s.tombs = nil, nil
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -190,4 +191,78 @@ func TestAuthoritiesDelete(t *testing.T) {
 	if got := string(st.DocJSON); st.Version != 2 || got != `{"type":"doc","content":[{"type":"paragraph"}]}` {
 		t.Errorf("b: keep at version %d: %s", st.Version, got)
 	}
+}
+
+// TestAuthoritiesRecreate: a document deleted through one node and
+// created again through another starts after the deleted one's last
+// version (the database keeps it), so that neither node gives a client
+// of the deleted document, at its version, the new one's steps, nor
+// takes its submission.
+func TestAuthoritiesRecreate(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	sa := open(t, url)
+	sb := open(t, url+"&application_name=b")
+	a, b := newAuthority(t, sa), newAuthority(t, sb)
+	defer sa.Close()
+	defer sb.Close()
+	for i, c := range "OLD-O" {
+		if _, err := a.Submit(ctx, "d", "", collab.Submission{Version: int64(i), ClientID: collab.ClientID("1"),
+			Steps: [][]byte{insertStep(1+i, string(c))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Get(ctx, "d", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Delete(ctx, "d"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Get(ctx, "d", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Version <= 5 {
+		t.Errorf("created again at version %d, not after the deleted document's 5", st.Version)
+	}
+	for i, c := range "NEW-OWNE" {
+		if _, err := b.Submit(ctx, "d", "", collab.Submission{Version: st.Version + int64(i), ClientID: collab.ClientID("2"),
+			Steps: [][]byte{insertStep(1+i, string(c))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := st.Version + 8
+	// a learns of it from the notices.
+	deadline := time.Now().Add(wait)
+	for {
+		got, err := a.Get(ctx, "d", "")
+		if err == nil && got.Version == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a did not reach version %d: %d, %v", want, got.Version, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, au := range []*collab.Authority{a, b} {
+		if ev, err := au.Events(ctx, "d", "", 5, 0, false); !errors.Is(err, collab.ErrHistoryGone) {
+			t.Errorf("Events at the old version 5: %d steps to %d, %v; want ErrHistoryGone", len(ev.Steps), ev.Version, err)
+		}
+		for _, v := range []int64{5, 8} {
+			sub := collab.Submission{Version: v, ClientID: collab.ClientID("1"), Steps: [][]byte{[]byte(`{"stepType":"replace","from":1,"to":6}`)}}
+			if _, err := au.Submit(ctx, "d", "", sub); !errors.Is(err, collab.ErrConflict) {
+				t.Errorf("Submit at the old document's version %d: %v, want ErrConflict", v, err)
+			}
+		}
+		got, err := au.Get(ctx, "d", "")
+		if err != nil || !bytes.Contains(got.DocJSON, []byte(`"text":"NEW-OWNE"`)) {
+			t.Errorf("the document: %s, %v; want NEW-OWNE", got.DocJSON, err)
+		}
+	}
+}
+
+// insertStep is a step of the basic schema inserting text at pos.
+func insertStep(pos int, text string) []byte {
+	return []byte(`{"stepType":"replace","from":` + strconv.Itoa(pos) + `,"to":` + strconv.Itoa(pos) +
+		`,"slice":{"content":[{"type":"text","text":` + strconv.Quote(text) + `}]}}`)
 }

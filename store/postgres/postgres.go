@@ -22,8 +22,9 @@
 // meanwhile.
 //
 // Open applies the schema's migrations (tables pma_docs, pma_steps,
-// pma_meta_entries and pma_migrations) in one transaction under an
-// advisory lock, so that several processes may start at once.
+// pma_meta_entries, pma_snapshots, pma_checkpoints, pma_tombstones and
+// pma_migrations) in one transaction under an advisory lock, so that
+// several processes may start at once.
 package postgres
 
 import (
@@ -219,7 +220,11 @@ func (e *timeoutError) Timeout() bool { return true }
 // nanos returns t as Unix nanoseconds.
 func nanos(t time.Time) int64 { return t.UnixNano() }
 
-// Create implements store.Store.
+// Create implements store.Store, in one transaction that inserts the
+// document's row first and only then reads its id's tombstone (the last
+// version of a deleted document of that id, pma_tombstones): an insert
+// that meets the row of a Delete in flight waits for it, so that the
+// tombstone read afterwards is that Delete's.
 func (s *Store) Create(ctx context.Context, id, schema string, doc, meta []byte) error {
 	if err := s.begin(ctx); err != nil {
 		return err
@@ -227,20 +232,33 @@ func (s *Store) Create(ctx context.Context, id, schema string, doc, meta []byte)
 	defer s.mu.RUnlock()
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	var n int
-	err := s.pool.QueryRow(ctx, `
-		WITH ins AS (
+	bid := []byte(id)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
 			INSERT INTO pma_docs (id, schema_name, version, meta, snap_doc, updated)
 			VALUES ($1, $2, 0, $3, $4, $5)
-			ON CONFLICT (id) DO NOTHING
-			RETURNING 1)
-		SELECT count(*) FROM (SELECT pg_notify($6, $7) FROM ins) AS n`,
-		[]byte(id), []byte(schema), meta, doc, nanos(time.Now()), channel, payload(id, 0, false)).Scan(&n)
+			ON CONFLICT (id) DO NOTHING`,
+			bid, []byte(schema), meta, doc, nanos(time.Now()))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return store.ErrExists
+		}
+		var first int64
+		err = tx.QueryRow(ctx, `
+			UPDATE pma_docs d SET version = t.version + 1, oldest = t.version + 1,
+				meta_version = t.version + 1, snap_version = t.version + 1
+			FROM pma_tombstones t WHERE d.id = $1 AND t.id = $1
+			RETURNING d.version`, bid).Scan(&first)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, payload(id, first, false))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store: create %q: %w", id, dbErr(ctx, err))
-	}
-	if n == 0 {
-		return fmt.Errorf("store: create %q: %w", id, store.ErrExists)
 	}
 	return nil
 }
@@ -580,7 +598,8 @@ func (s *Store) List(ctx context.Context) ([]store.DocInfo, error) {
 
 // Delete implements store.Store, in one transaction that locks the
 // document's row first (waiting for an Append in flight), so that the
-// steps and entries it deletes are all of them.
+// steps and entries it deletes are all of them and the version it keeps
+// as the id's tombstone (pma_tombstones) is the last.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := s.begin(ctx); err != nil {
 		return fmt.Errorf("store: delete %q: %w", id, err)
@@ -590,11 +609,16 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	defer cancel()
 	bid := []byte(id)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var one int
-		err := tx.QueryRow(ctx, "SELECT 1 FROM pma_docs WHERE id = $1 FOR UPDATE", bid).Scan(&one)
+		var version int64
+		err := tx.QueryRow(ctx, "SELECT version FROM pma_docs WHERE id = $1 FOR UPDATE", bid).Scan(&version)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.ErrNotFound
 		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO pma_tombstones (id, version) VALUES ($1, $2)
+			ON CONFLICT (id) DO UPDATE SET version = greatest(pma_tombstones.version, excluded.version)`, bid, version)
 		if err != nil {
 			return err
 		}

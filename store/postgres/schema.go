@@ -66,6 +66,12 @@ var migrations = []string{
 		time    bigint NOT NULL,
 		PRIMARY KEY (doc_id, name)
 	);`,
+	// 3: the last version of each deleted document, by id, so that a
+	// document created again under its id starts after it.
+	`CREATE TABLE pma_tombstones (
+		id      bytea  PRIMARY KEY,
+		version bigint NOT NULL
+	);`,
 }
 
 // migrateLock is the key of the transaction-level advisory lock that

@@ -14,17 +14,18 @@
 // Options.Sync says; when COMMIT fails, every operation of the batch fails
 // with its error and none took effect.
 //
-// The file holds seven tables: docs (one row per document: schema name,
+// The file holds eight tables: docs (one row per document: schema name,
 // latest version, oldest kept version, number of the latest metadata
 // entry), snapshots (each document's snapshots from its oldest kept
 // version on, the latest last), checkpoints (named versions, each with
 // the document there), meta_bases (each document's metadata base, its
 // version and the last entry folded into it), meta_log (the metadata
 // entries after the base, keyed by document and number), steps (one row
-// per step, keyed by document and version) and log, where Append writes
-// steps in commit order, so that
-// a commit of many documents' steps writes a few pages rather than one per
-// document. Between batches, once the log holds a few thousand steps, the
+// per step, keyed by document and version), tombstones (the last version
+// of each deleted document, by id: a document created again under its id
+// starts after it) and log, where Append writes steps in commit order, so
+// that a commit of many documents' steps writes a few pages rather than
+// one per document. Between batches, once the log holds a few thousand steps, the
 // writer folds it into steps in one transaction (and Open folds what a
 // previous run left); readers look in both. PRAGMA user_version records
 // the layout's version: Open upgrades a file written by an older

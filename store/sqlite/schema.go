@@ -89,6 +89,12 @@ var layouts = []string{
 		time    INTEGER NOT NULL,
 		PRIMARY KEY (doc_id, name)
 	);`,
+	// 6: the last version of each deleted document, by id, so that a
+	// document created again under its id starts after it.
+	`CREATE TABLE tombstones (
+		id      TEXT PRIMARY KEY,
+		version INTEGER NOT NULL
+	) WITHOUT ROWID;`,
 }
 
 // schemaVersion is the layout version this code reads and writes.

@@ -231,7 +231,7 @@ func TestBatch(t *testing.T) {
 		mk(ctx, s.appendOp("e", 0, step, -1, nil)),
 		mk(ctx, deleteOp("e")),
 		mk(ctx, s.createOp("e", "basic", []byte(`{}`), nil)),
-		mk(ctx, s.appendOp("e", 0, []store.Step{{JSON: []byte(`"again"`)}}, -1, nil)),
+		mk(ctx, s.appendOp("e", 2, []store.Step{{JSON: []byte(`"again"`)}}, -1, nil)),
 	)
 	for i, err := range errs {
 		if err != nil {
@@ -239,7 +239,7 @@ func TestBatch(t *testing.T) {
 		}
 	}
 	for _, when := range []string{"before", "after"} {
-		if got, err := s.Steps(ctx, "e", 0, 5); err != nil || len(got) != 1 || string(got[0].JSON) != `"again"` {
+		if got, err := s.Steps(ctx, "e", 2, 5); err != nil || len(got) != 1 || string(got[0].JSON) != `"again"` {
 			t.Errorf("%s a fold: steps of the document created again: %v, %v", when, got, err)
 		}
 		inWriter(s, func(w *writer) {
@@ -248,7 +248,7 @@ func TestBatch(t *testing.T) {
 			}
 		})
 	}
-	if got := versions(); got != "a2 b0 c0 d1 e1 " {
+	if got := versions(); got != "a2 b0 c0 d1 e3 " {
 		t.Errorf("after batch with a delete: %s", got)
 	}
 
@@ -269,7 +269,7 @@ func TestBatch(t *testing.T) {
 			t.Errorf("batch with an unexpected error: op %d: %v", i, err)
 		}
 	}
-	if got := versions(); got != "a2 b0 c0 d1 e1 " {
+	if got := versions(); got != "a2 b0 c0 d1 e3 " {
 		t.Errorf("after batch with an unexpected error: %s", got)
 	}
 
@@ -295,14 +295,14 @@ func TestBatch(t *testing.T) {
 	if n := s.w.commits.Load() - commits; n != 0 {
 		t.Errorf("failed batch counted %d commits", n)
 	}
-	if got := versions(); got != "a2 b0 c0 d1 e1 " {
+	if got := versions(); got != "a2 b0 c0 d1 e3 " {
 		t.Errorf("after a failing commit: %s", got)
 	}
 	// The writer goes on.
 	if err := s.Append(ctx, "a", 2, step, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := versions(); got != "a3 b0 c0 d1 e1 " {
+	if got := versions(); got != "a3 b0 c0 d1 e3 " {
 		t.Errorf("after the next append: %s", got)
 	}
 }

@@ -64,6 +64,7 @@ type writer struct {
 	deleteMeta, deleteBase        *sql.Stmt
 	snapBelow, addCheckpoint      *sql.Stmt
 	deleteCheckpoints             *sql.Stmt
+	firstVersion, bury            *sql.Stmt
 
 	// insertSteps[n-1] inserts n steps into the log, prepared on first
 	// use.
@@ -116,9 +117,12 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.release, "RELEASE op"},
 		{&w.undo, "ROLLBACK TO op"},
 		{&w.createDoc, `INSERT INTO docs (id, schema, version, oldest, created, updated)
-			VALUES (?1, ?2, 0, 0, ?3, ?3) ON CONFLICT (id) DO NOTHING`},
-		{&w.createMeta, "INSERT INTO meta_bases (doc_id, version, seq, meta) VALUES (?, 0, 0, ?)"},
-		{&w.createSnap, "INSERT INTO snapshots (doc_id, version, doc, time) VALUES (?, 0, ?, ?)"},
+			VALUES (?1, ?2, ?4, ?4, ?3, ?3) ON CONFLICT (id) DO NOTHING`},
+		{&w.createMeta, "INSERT INTO meta_bases (doc_id, version, seq, meta) VALUES (?, ?, 0, ?)"},
+		{&w.createSnap, "INSERT INTO snapshots (doc_id, version, doc, time) VALUES (?, ?, ?, ?)"},
+		{&w.firstVersion, "SELECT coalesce(max(version) + 1, 0) FROM tombstones WHERE id = ?"},
+		{&w.bury, `INSERT INTO tombstones (id, version) VALUES (?, ?)
+			ON CONFLICT (id) DO UPDATE SET version = max(version, excluded.version)`},
 		// A negative ?6 appends whatever the metadata sequence number.
 		{&w.advance, `UPDATE docs SET version = ?1, updated = ?2, meta_seq = meta_seq + ?3
 			WHERE id = ?4 AND version = ?5 AND (?6 < 0 OR meta_seq = ?6) RETURNING meta_seq`},
@@ -142,7 +146,7 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.deleteSteps, "DELETE FROM steps WHERE doc_id = ?"},
 		{&w.deleteSnaps, "DELETE FROM snapshots WHERE doc_id = ?"},
 		{&w.deleteLog, "DELETE FROM log WHERE doc_id = ?"},
-		{&w.deleteDoc, "DELETE FROM docs WHERE id = ?"},
+		{&w.deleteDoc, "DELETE FROM docs WHERE id = ? RETURNING version"},
 		// Steps pruned while in the log (at or before oldest) are left
 		// out; the order makes SQLite fill each document's pages of steps
 		// in turn.
@@ -595,16 +599,20 @@ func (s *Store) Create(ctx context.Context, id, schema string, doc, meta []byte)
 func (s *Store) createOp(id, schema string, doc, meta []byte) func(w *writer) error {
 	return func(w *writer) error {
 		now := s.now().UnixNano()
-		created, err := execOne(w.createDoc, id, schema, now)
+		var first int64
+		if err := w.firstVersion.QueryRow(id).Scan(&first); err != nil {
+			return err
+		}
+		created, err := execOne(w.createDoc, id, schema, now, first)
 		if err != nil {
 			return err
 		} else if !created {
 			return store.ErrExists
 		}
-		if _, err := w.createMeta.Exec(id, meta); err != nil {
+		if _, err := w.createMeta.Exec(id, first, meta); err != nil {
 			return err
 		}
-		_, err = w.createSnap.Exec(id, doc, now)
+		_, err = w.createSnap.Exec(id, first, doc, now)
 		return err
 	}
 }
@@ -734,7 +742,8 @@ func (s *Store) snapshotOp(id string, snap store.Snapshot, keep int64) func(w *w
 	}
 }
 
-// Delete implements store.Store.
+// Delete implements store.Store. The document's last version is kept
+// in the table tombstones.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := s.submit(ctx, deleteOp(id)); err != nil {
 		return fmt.Errorf("store: delete %q: %w", id, err)
@@ -750,18 +759,23 @@ func deleteOp(id string) func(w *writer) error {
 		if err := w.flushRows(); err != nil {
 			return err
 		}
-		deleted, err := execOne(w.deleteDoc, id)
-		if err != nil {
-			return err
-		} else if !deleted {
+		var version int64
+		err := w.deleteDoc.QueryRow(id).Scan(&version)
+		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
+		} else if err != nil {
+			return err
 		}
 		for _, stmt := range []*sql.Stmt{w.deleteSteps, w.deleteLog, w.deleteSnaps, w.deleteMeta, w.deleteBase, w.deleteCheckpoints} {
 			if _, err := stmt.Exec(id); err != nil {
 				return err
 			}
 		}
-		return nil
+		// Its last version stays, for a document created again under
+		// its id to start after it (written last, where the pages just
+		// freed can take it).
+		_, err = w.bury.Exec(id, version)
+		return err
 	}
 }
 

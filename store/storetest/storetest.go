@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Checkpoints", testCheckpoints, false, false},
 		{"NotFound", testNotFound, false, false},
 		{"Delete", testDelete, false, false},
+		{"Recreate", testRecreate, false, false},
 		{"List", testList, false, false},
 		{"Aliasing", testAliasing, false, false},
 		{"Canceled", testCanceled, false, false},
@@ -679,8 +680,12 @@ func testCheckpoints(t *testing.T, s store.Store) {
 	if list, err := s.Checkpoints(ctx, "a"); err != nil || len(list) != 0 {
 		t.Errorf("Checkpoints of a document created again: %v, %v; want none", list, err)
 	}
-	if got := snapshotAt(t, s, "a", 3); got.Version != 0 || string(got.Doc) != `{"type":"doc"}` {
-		t.Errorf("SnapshotAt(3) of a document created again = {%d %s}", got.Version, got.Doc)
+	// It starts after the deleted one's version 5.
+	if snap, err := s.SnapshotAt(ctx, "a", 3); !errors.Is(err, store.ErrCompacted) {
+		t.Errorf("SnapshotAt(3) of a document created again = {%d %s}, %v; want ErrCompacted", snap.Version, snap.Doc, err)
+	}
+	if got := snapshotAt(t, s, "a", 7); got.Version != 6 || string(got.Doc) != `{"type":"doc"}` {
+		t.Errorf("SnapshotAt(7) of a document created again = {%d %s}, want its initial document at 6", got.Version, got.Doc)
 	}
 	if list, err := s.Checkpoints(ctx, "other"); err != nil || len(list) != 1 {
 		t.Errorf("Checkpoints(other) = %v, %v; want its one", list, err)
@@ -743,28 +748,165 @@ func testDelete(t *testing.T, s store.Store) {
 	if len(list) != 1 || list[0].ID != "keep" {
 		t.Errorf("List after Delete = %+v", list)
 	}
-	// A new document with the same id starts from scratch.
+	// A new document with the same id starts after the deleted one's
+	// last version, with nothing of it.
 	if err := s.Create(ctx, "a", "other", []byte(`{"new":1}`), nil); err != nil {
 		t.Fatalf("Create after Delete: %v", err)
 	}
-	sameHead(t, "recreated", load(t, s, "a"), store.Head{Schema: "other", Snapshot: store.Snapshot{Doc: []byte(`{"new":1}`)}})
-	if steps := getSteps(t, s, "a", 0, 10); len(steps) != 0 {
-		t.Errorf("recreated document has %d old steps", len(steps))
+	sameHead(t, "recreated", load(t, s, "a"), store.Head{Schema: "other", Version: 6, MetaVersion: 6, Oldest: 6,
+		Snapshot: store.Snapshot{Version: 6, Doc: []byte(`{"new":1}`)}})
+	for _, from := range []int64{0, 4, 5} {
+		if steps, err := s.Steps(ctx, "a", from, 10); !errors.Is(err, store.ErrCompacted) {
+			t.Errorf("Steps(%d, 10) of the recreated document: %d steps, %v; want ErrCompacted", from, len(steps), err)
+		}
 	}
-	if err := s.Append(ctx, "a", 5, mkSteps("x", 1), nil); !errors.Is(err, store.ErrConflict) {
-		t.Errorf("Append at the old version: %v, want ErrConflict", err)
+	if steps := getSteps(t, s, "a", 6, 10); len(steps) != 0 {
+		t.Errorf("recreated document has %d steps", len(steps))
+	}
+	for _, base := range []int64{0, 5} {
+		if err := s.Append(ctx, "a", base, mkSteps("x", 1), nil); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("Append at the old version %d: %v, want ErrConflict", base, err)
+		}
 	}
 	// More steps than the old document had, so that none of its steps may
 	// linger.
 	fresh := mkSteps("fresh", 6)
-	if err := s.Append(ctx, "a", 0, fresh, nil); err != nil {
+	if err := s.Append(ctx, "a", 6, fresh, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := range fresh {
-		fresh[i].Version = int64(i + 1)
+		fresh[i].Version = int64(7 + i)
 	}
-	sameSteps(t, "recreated steps", getSteps(t, s, "a", 0, 10), fresh)
+	sameSteps(t, "recreated steps", getSteps(t, s, "a", 6, 20), fresh)
 	sameSteps(t, "other document", getSteps(t, s, "keep", 0, 10), keep)
+}
+
+// listed returns the document id as List gives it.
+func listed(t *testing.T, s store.Store, id string) store.DocInfo {
+	t.Helper()
+	list, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range list {
+		if info.ID == id {
+			return info
+		}
+	}
+	t.Fatalf("List lacks %q", id)
+	return store.DocInfo{}
+}
+
+// testRecreate checks that the versions of the documents created one
+// after another under one id never repeat: each starts after the last
+// version of every earlier one, and then works as any document.
+func testRecreate(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	var (
+		notesMu sync.Mutex
+		notes   []string
+	)
+	notifier, _ := s.(store.Notifier)
+	if notifier != nil {
+		listening := make(chan struct{})
+		defer notifier.Subscribe(func(n store.Notice) {
+			switch n.ID {
+			case "a":
+				notesMu.Lock()
+				notes = append(notes, fmt.Sprint(n.Version))
+				notesMu.Unlock()
+			case "listening":
+				close(listening)
+			}
+		})()
+		// A backend may start listening after Subscribe returned.
+		if err := s.Create(ctx, "listening", "basic", []byte(`{}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-listening:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notice of a Create")
+		}
+	}
+	var wantNotes []string
+	firsts := []int64{0, 1, 2, 5, 9, 10}
+	for i, first := range firsts {
+		if err := s.Create(ctx, "a", "basic", fmt.Appendf(nil, `{"n":%d}`, i), []byte(`{"m":0}`)); err != nil {
+			t.Fatalf("Create %d: %v", i, err)
+		}
+		wantNotes = append(wantNotes, fmt.Sprint(first))
+		sameHead(t, fmt.Sprint("created ", i), load(t, s, "a"), store.Head{Schema: "basic", Version: first, Oldest: first,
+			Meta: []byte(`{"m":0}`), MetaVersion: first, Snapshot: store.Snapshot{Version: first, Doc: fmt.Appendf(nil, `{"n":%d}`, i)}})
+		if err := s.Create(ctx, "a", "basic", []byte(`{}`), nil); !errors.Is(err, store.ErrExists) {
+			t.Errorf("Create %d again: %v, want ErrExists", i, err)
+		}
+		if info := listed(t, s, "a"); info.Version != first {
+			t.Errorf("List after Create %d: %+v", i, info)
+		}
+		if i == len(firsts)-1 {
+			break
+		}
+		// Some are deleted untouched, some after steps (and a metadata
+		// entry), one after a snapshot that pruned its first steps and a
+		// checkpoint.
+		if n := firsts[i+1] - first - 1; n > 0 {
+			if err := s.Append(ctx, "a", first, mkSteps(fmt.Sprint(i), int(n)), []byte(`{"m":1}`)); err != nil {
+				t.Fatalf("Append to %d: %v", i, err)
+			}
+			wantNotes = append(wantNotes, fmt.Sprint(first+n))
+			if entries, err := s.MetaEntries(ctx, "a", 0, 5); err != nil || len(entries) != 1 || entries[0].Version != first+n {
+				t.Errorf("MetaEntries of %d: %+v, %v", i, entries, err)
+			}
+		}
+		if i == 3 {
+			snap := store.Snapshot{Version: first + 1, Doc: []byte(`{"snap":1}`), Meta: []byte(`{}`), MetaSeq: 0}
+			if err := s.SaveSnapshot(ctx, "a", snap, 0); err != nil {
+				t.Fatalf("SaveSnapshot of %d: %v", i, err)
+			}
+			if h := load(t, s, "a"); h.Oldest != first+1 {
+				t.Errorf("after pruning %d: %s", i, fmtHead(h))
+			}
+			if err := s.AddCheckpoint(ctx, "a", store.Checkpoint{Name: "c", Version: first, Doc: []byte(`{}`)}); err != nil {
+				t.Errorf("AddCheckpoint of %d: %v", i, err)
+			}
+		}
+		if err := s.Delete(ctx, "a"); err != nil {
+			t.Fatalf("Delete %d: %v", i, err)
+		}
+		wantNotes = append(wantNotes, "-1")
+	}
+	if notifier != nil {
+		// Notices may come after the commit returned.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			notesMu.Lock()
+			got := fmt.Sprint(notes)
+			notesMu.Unlock()
+			if got == fmt.Sprint(wantNotes) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("notices %s, want %s", got, wantNotes)
+				break
+			}
+		}
+	}
+	// The last one has none of the earlier ones' steps, entries or
+	// checkpoints.
+	if _, err := s.Steps(ctx, "a", 8, 9); !errors.Is(err, store.ErrCompacted) {
+		t.Errorf("Steps(8, 9) of the last document: %v, want ErrCompacted", err)
+	}
+	if entries, err := s.MetaEntries(ctx, "a", 0, 5); err != nil || len(entries) != 0 {
+		t.Errorf("MetaEntries of the last document: %+v, %v", entries, err)
+	}
+	if list, err := s.Checkpoints(ctx, "a"); err != nil || len(list) != 0 {
+		t.Errorf("Checkpoints of the last document: %+v, %v", list, err)
+	}
+	// A document of another id is not concerned.
+	mkDoc(t, s, "b", 1)
+	if h := load(t, s, "b"); h.Version != 1 || h.Oldest != 0 {
+		t.Errorf("another document: %s", fmtHead(h))
+	}
 }
 
 func testList(t *testing.T, s store.Store) {
