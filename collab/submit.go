@@ -61,7 +61,18 @@ type Result struct {
 // append conflicts on the metadata alone (another writer's comment events
 // at the same version), the submission's comment events are applied again
 // to the latest comments and appended again, a few times at most.
+//
+// A submission with steps under a client id that belongs to another
+// principal on the document (or, anonymous, to another user) fails with
+// a *ClientIDError, as does one under RestoreClientID (see HoldClientID
+// for how long a client id belongs to whom).
 func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (Result, error) {
+	return a.submit(ctx, id, user, s, false)
+}
+
+// submit is Submit; a server submission (Restore's, under
+// RestoreClientID) is not checked against the owners of client ids.
+func (a *Authority) submit(ctx context.Context, id, user string, s Submission, server bool) (Result, error) {
 	if n := len(s.Steps); n > a.cfg.MaxSteps {
 		return Result{}, &LimitError{What: "steps", Limit: a.cfg.MaxSteps, Value: n}
 	}
@@ -104,9 +115,16 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 	}
 	d.mu.Lock()
 	st, deleted := d.st, d.deleted
+	var taken error
+	if len(clientID) > 0 && !server {
+		taken = d.checkClientLocked(clientID, ownerOf(s.Author, user))
+	}
 	d.mu.Unlock()
 	if deleted {
 		return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+	}
+	if taken != nil {
+		return Result{}, taken
 	}
 	if s.Version < 0 || s.Version > st.version {
 		return Result{}, &versionError{version: s.Version}
@@ -115,7 +133,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		return Result{}, ErrConflict
 	}
 
-	next, records, err := a.applySteps(st, s.Steps, clientID, s.Author, a.cfg.BeforeSubmit != nil)
+	next, records, err := a.applySteps(st, s.Steps, clientID, ownerOf(s.Author, user), a.cfg.BeforeSubmit != nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -209,7 +227,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		}
 		return Result{}, storeFailed(err, "collab: append to %q", id)
 	}
-	d.publish(next.docState)
+	d.publish(next.docState, false)
 	published = true
 	if a.cfg.Observer != nil && len(records) > 0 {
 		a.cfg.Observer.StepsAccepted(len(records))
@@ -302,8 +320,8 @@ type applied struct {
 
 // applySteps decodes and applies steps to st and returns the new state
 // (comments mapped through the steps, and the decoded steps when keep is
-// set) and the steps to append, by clientID and author.
-func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, author string, keep bool) (applied, []store.Step, error) {
+// set) and the steps to append, by clientID and its owner.
+func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, by owner, keep bool) (applied, []store.Step, error) {
 	if len(steps) == 0 {
 		return applied{docState: st}, nil, nil
 	}
@@ -357,8 +375,8 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, a
 	start := 0
 	for i, end := range ends {
 		js := all[start:end:end]
-		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: clientID, Author: author, Time: now}
-		added[i] = StepRecord{JSON: js, ClientID: clientID, Map: maps[i], Size: sizes[i]}
+		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: clientID, Author: by.author, Time: now}
+		added[i] = StepRecord{JSON: js, ClientID: clientID, Map: maps[i], Size: sizes[i], owner: by}
 		start = end
 	}
 	next := st

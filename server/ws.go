@@ -197,6 +197,9 @@ func (c *wsConn) end() {
 	if c.expiry != nil {
 		c.expiry.Stop()
 	}
+	if c.releaseID != nil {
+		c.releaseID()
+	}
 	if h := c.hub.Load(); h != nil {
 		h.leave(c)
 		c.s.releaseHub(h)
@@ -319,9 +322,12 @@ func (c *wsConn) refuse(msg string) {
 
 // hello reads the hello, passes the policy point with its token
 // (Authenticate, then Authorize for ActionRead, and ActionCreate when the
-// document does not exist yet) and joins the document's hub. A refusal is an error (401, 403) and close 1008. When the
-// principal expires (Principal.Expires), the connection gets an error 401
-// and is closed with 4401.
+// document does not exist yet), holds its client id for the connection's
+// principal (collab.Authority.HoldClientID: an id that another principal
+// uses on the document is refused) and joins the document's hub. A
+// refusal is an error (401, 403) and close 1008. When the principal
+// expires (Principal.Expires), the connection gets an error 401 and is
+// closed with 4401.
 func (c *wsConn) hello(m *wsMessage) {
 	version, hasVersion, problem := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
 	if problem != "" {
@@ -369,6 +375,14 @@ func (c *wsConn) hello(m *wsMessage) {
 		}
 		c.user = p.ID
 	}
+	// The client id is the connection's principal's (or, anonymous, its
+	// address's) while it is connected: nobody else may use it meanwhile.
+	release, err := c.s.collab.HoldClientID(c.s.polls, c.id, c.user, p.ID, id)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.releaseID = release
 	c.clientID, c.ident = id, ident
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)

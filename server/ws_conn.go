@@ -29,6 +29,9 @@ type wsConn struct {
 	principal Principal     // as the hello's policy check authenticated it
 	expiry    *time.Timer   // closes the connection when the principal expires
 	pres      *presenceThrottle
+	// releaseID ends the hold of the hello's client id
+	// (collab.Authority.HoldClientID); nil before the hello.
+	releaseID func()
 
 	// Set by the hello, before the connection joins its hub.
 	hub      atomic.Pointer[wsHub]
