@@ -103,3 +103,46 @@ func TestClientIDOwner(t *testing.T) {
 		t.Errorf("the same address again: %d %s", code, body)
 	}
 }
+
+// TestPresenceName: others see an authenticated principal by its token's
+// name, whatever name its hello chose; an anonymous client by the name
+// it chose.
+func TestPresenceName(t *testing.T) {
+	e := newWS(t, Config{Policy: &testPolicy{}}, collab.Config{}, nil)
+	watcher := e.dial(t, "d", false)
+	watcher.send(`{"type":"hello","version":null,"clientID":1,"name":"Watcher"}`)
+	watcher.clientID = "1"
+	watcher.next("snapshot")
+	mallory := e.dial(t, "d", false)
+	mallory.send(`{"type":"hello","version":null,"clientID":2,"name":"Alice","token":"mallory"}`)
+	mallory.next("snapshot")
+	if _, p := watcher.presenceOf("2"); p.Name == nil || *p.Name != "MALLORY" {
+		t.Errorf("an authenticated client that calls itself Alice is shown as %v, want its token's name MALLORY", p.Name)
+	}
+	anon := e.dial(t, "d", false)
+	anon.send(`{"type":"hello","version":null,"clientID":3,"name":"Anne"}`)
+	anon.next("snapshot")
+	if _, p := watcher.presenceOf("3"); p.Name == nil || *p.Name != "Anne" {
+		t.Errorf("an anonymous client is shown as %v, want the name it chose", p.Name)
+	}
+}
+
+// TestPrincipalName: the presence name of a principal is its name, else
+// its id, cut to 64 UTF-16 units between characters.
+func TestPrincipalName(t *testing.T) {
+	long := strings.Repeat("a", 63) + "😀"
+	for _, tc := range []struct {
+		p    Principal
+		want string
+	}{
+		{Principal{ID: "alice", Name: "Alice A."}, `"Alice A."`},
+		{Principal{ID: "alice"}, `"alice"`},
+		{Principal{ID: "x", Name: long}, `"` + strings.Repeat("a", 63) + `"`},
+		{Principal{ID: strings.Repeat("é", 70)}, `"` + strings.Repeat("é", 64) + `"`},
+		{Principal{ID: "q", Name: `"<b>"`}, `"\"<b>\""`},
+	} {
+		if got := string(principalName(tc.p)); got != tc.want {
+			t.Errorf("principalName(%+v) = %s, want %s", tc.p, got, tc.want)
+		}
+	}
+}

@@ -368,6 +368,11 @@ func (c *wsConn) hello(m *wsMessage) {
 	}
 	c.principal = p
 	c.armExpiry()
+	if p.ID != "" {
+		// Others see an authenticated principal by the name its token
+		// gives, not by the one its client chose.
+		ident, _ = appendIdent(ident[:0], id, principalName(p), m.raw[wsKeyColor])
+	}
 	if p.ID != "" && p.ID != c.user {
 		if err := c.s.moveConn(c.user, p.ID); err != nil {
 			c.fail(err)
