@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/pmauthority/pmauthority/apply"
@@ -25,8 +26,14 @@ type Submission struct {
 	// Comments are comment events, applied after the steps.
 	Comments []CommentEvent
 	// Author is the principal submitting (its id, as the server's policy
-	// authenticated it; "" when anonymous). It is given to the hooks.
+	// authenticated it; "" when anonymous). It is given to the hooks, and
+	// recorded as the author of the steps and of the comments created.
 	Author string
+	// OwnComments restricts the comment deletes to the comments that
+	// Author created: deleting another's comment (or an anonymous one) is
+	// refused with an error matching ErrForbidden. The server sets it
+	// for principals that may comment but not edit.
+	OwnComments bool
 }
 
 // Result is the answer to an accepted submission.
@@ -84,6 +91,17 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 			return Result{}, &LimitError{What: fmt.Sprintf("bytes in the text of comment event %d", i), Limit: a.cfg.MaxCommentText, Value: len(e.Text)}
 		}
 	}
+	// The comments created are the submitter's, whatever the events say.
+	if slices.ContainsFunc(s.Comments, func(e CommentEvent) bool { return e.Author != s.Author && e.Type == CommentCreate }) {
+		events := slices.Clone(s.Comments)
+		for i := range events {
+			if events[i].Type == CommentCreate {
+				events[i].Author = s.Author
+			}
+		}
+		s.Comments = events
+	}
+	deleter := commentDeleter{author: s.Author, any: !s.OwnComments}
 	var clientID ClientID
 	if len(s.Steps) > 0 { // a comment-only submission's client id is unused
 		var err error
@@ -137,7 +155,7 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 	if err != nil {
 		return Result{}, err
 	}
-	comments, changed, err := next.comments.apply(s.Comments, next.node.Content.Size(), a.commentLimits())
+	comments, changed, err := next.comments.apply(s.Comments, next.node.Content.Size(), a.commentLimits(), deleter)
 	if err != nil {
 		return Result{}, err
 	}
@@ -210,7 +228,7 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 			// Only the metadata moved on (the comments of another
 			// writer): the same submission on the latest comments.
 			st = cur
-			if next, changed, err = rebase(next, st, s.Comments, a.commentLimits()); err != nil {
+			if next, changed, err = rebase(next, st, s.Comments, a.commentLimits(), deleter); err != nil {
 				return Result{}, err
 			}
 			if len(records) == 0 && !changed {
@@ -297,13 +315,13 @@ func (a *Authority) commentLimits() commentLimits {
 // remade on st: st's comments mapped through the submission's steps, with
 // its comment events applied. It also returns whether the events changed
 // anything.
-func rebase(next applied, st docState, events []CommentEvent, lim commentLimits) (applied, bool, error) {
+func rebase(next applied, st docState, events []CommentEvent, lim commentLimits, by commentDeleter) (applied, bool, error) {
 	maps := make([]*transform.StepMap, len(next.added))
 	for i, r := range next.added {
 		maps[i] = r.Map
 	}
 	comments := st.comments.mapThrough(maps)
-	comments, changed, err := comments.apply(events, next.node.Content.Size(), lim)
+	comments, changed, err := comments.apply(events, next.node.Content.Size(), lim, by)
 	if err != nil {
 		return next, false, err
 	}

@@ -424,6 +424,7 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 		return
 	}
 	sub.Author = c.principal.ID
+	sub.OwnComments = s.ownCommentsOnly(s.polls, c.principal, c.id, sub)
 	res, err := s.collab.Submit(s.polls, c.id, c.user, sub)
 	switch {
 	case err == nil:
