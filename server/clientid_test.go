@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,14 +118,22 @@ func TestPresenceName(t *testing.T) {
 	mallory.send(`{"type":"hello","version":null,"clientID":2,"name":"Alice","token":"mallory"}`)
 	mallory.next("snapshot")
 	if _, p := watcher.presenceOf("2"); p.Name == nil || *p.Name != "MALLORY" {
-		t.Errorf("an authenticated client that calls itself Alice is shown as %v, want its token's name MALLORY", p.Name)
+		t.Errorf("an authenticated client that calls itself Alice is shown as %s, want its token's name MALLORY", nameOf(p))
 	}
 	anon := e.dial(t, "d", false)
 	anon.send(`{"type":"hello","version":null,"clientID":3,"name":"Anne"}`)
 	anon.next("snapshot")
 	if _, p := watcher.presenceOf("3"); p.Name == nil || *p.Name != "Anne" {
-		t.Errorf("an anonymous client is shown as %v, want the name it chose", p.Name)
+		t.Errorf("an anonymous client is shown as %s, want the name it chose", nameOf(p))
 	}
+}
+
+// nameOf returns the name of a presence entry, quoted, or null.
+func nameOf(p wsClientEntry) string {
+	if p.Name == nil {
+		return "null"
+	}
+	return strconv.Quote(*p.Name)
 }
 
 // TestPrincipalName: the presence name of a principal is its name, else
