@@ -148,7 +148,7 @@ func (d *document) indexStepsLocked(old, st docState, reloaded bool) {
 	if d.clients == nil {
 		d.clients = make(map[string]*clientUse)
 	}
-	if reloaded {
+	if reloaded || st.version < old.version {
 		for k, u := range d.clients {
 			if u.steps = 0; u.holds == 0 {
 				delete(d.clients, k)
