@@ -189,6 +189,27 @@ func (d *document) addStepsLocked(steps []StepRecord) {
 	}
 }
 
+// HoldLoadedClientID is HoldClientID on a document that is loaded: it
+// neither loads nor creates one, and returns ok false (and no error) when
+// id is not loaded. A server holds so the client ids that the WebSockets
+// of other nodes announce (in presence) for the document it serves too.
+func (a *Authority) HoldLoadedClientID(id, user, author string, clientID ClientID) (release func(), ok bool, err error) {
+	cid, err := ParseClientID(clientID)
+	if err != nil {
+		return nil, false, err
+	}
+	a.mu.Lock()
+	d := a.docs[id]
+	if d == nil || !d.loaded || a.closed {
+		a.mu.Unlock()
+		return nil, false, nil
+	}
+	d.refs++
+	a.mu.Unlock()
+	release, err = a.hold(d, cid, ownerOf(author, user))
+	return release, err == nil, err
+}
+
 // HoldClientID makes clientID belong to author (or, anonymous, user) on
 // the document id until release is called, as a WebSocket connection
 // holds its hello's client id: a submission or hold by anyone else under
@@ -205,7 +226,12 @@ func (a *Authority) HoldClientID(ctx context.Context, id, user, author string, c
 	if err != nil {
 		return nil, err
 	}
-	o := ownerOf(author, user)
+	return a.hold(d, cid, ownerOf(author, user))
+}
+
+// hold holds cid on d, acquired, for o (HoldClientID); d is released
+// with the hold, or at once when it fails.
+func (a *Authority) hold(d *document, cid ClientID, o owner) (release func(), err error) {
 	d.mu.Lock()
 	if err := d.checkClientLocked(cid, o); err != nil {
 		d.mu.Unlock()

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/testutil"
+	"github.com/pmauthority/pmauthority/store/memstore"
 )
 
 // TestClientIDOwner: a client id in use on a document by one principal
@@ -153,5 +157,54 @@ func TestPrincipalName(t *testing.T) {
 		if got := string(principalName(tc.p)); got != tc.want {
 			t.Errorf("principalName(%+v) = %s, want %s", tc.p, got, tc.want)
 		}
+	}
+}
+
+// TestClientIDOwnerAcrossNodes: a client id that a WebSocket on one node
+// holds is held on the other nodes that serve the document over
+// WebSockets too, once they heard of it (its presence), until it leaves.
+func TestClientIDOwnerAcrossNodes(t *testing.T) {
+	bus := new(testutil.Bus)
+	shared := memstore.New()
+	var es []*wsEnv
+	for range 2 {
+		es = append(es, newWS(t, Config{Policy: &testPolicy{}}, collab.Config{Store: bus.Node(shared)},
+			func(hs *wsHubs) { hs.peerEvery, hs.peerExpire = 20*time.Millisecond, time.Hour }))
+	}
+	es[0].post(t, "d", 0, "7", insert(1, "abc"))
+	alice := es[0].dial(t, "d", false)
+	alice.send(`{"type":"hello","version":1,"clientID":11,"token":"alice"}`)
+	alice.clientID = "11"
+	alice.next("welcome")
+	mallory := es[1].dial(t, "d", false)
+	mallory.send(`{"type":"hello","version":1,"clientID":12,"token":"mallory"}`)
+	mallory.clientID = "12"
+	w := mallory.next("welcome")
+	mallory.knows(w, "11")
+	post := func(cid string) (int, string) {
+		r := httptest.NewRequest("POST", "/docs/d/events", strings.NewReader(`{"version":1,"clientID":`+cid+`,"steps":[`+insert(1, "M")+`]}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer mallory")
+		rec := httptest.NewRecorder()
+		es[1].s.ServeHTTP(rec, r)
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := post("11"); code != http.StatusForbidden || !strings.Contains(body, "client id 11") {
+		t.Errorf("mallory's POST on the other node under alice's client id: %d %s, want 403", code, body)
+	}
+	mallory.send(stepsMsg(1, 1, "11", insert(1, "M")))
+	if m := mallory.nextSkipping("error"); m.Status != http.StatusForbidden || string(m.ID) != "1" {
+		t.Errorf("mallory's steps on the other node under alice's client id: %s, want error 403", m.raw)
+	}
+	// Alice leaves: the id is free on the other node once it heard so.
+	alice.c.Close(websocket.StatusNormalClosure, "")
+	for {
+		m := mallory.nextSkipping("presence")
+		if slices.ContainsFunc(m.Left, func(id json.RawMessage) bool { return string(id) == "11" }) {
+			break
+		}
+	}
+	if code, body := post("11"); code != 200 {
+		t.Errorf("mallory's POST under a client id that left: %d %s", code, body)
 	}
 }

@@ -388,7 +388,7 @@ func (c *wsConn) hello(m *wsMessage) {
 		return
 	}
 	c.releaseID = release
-	c.clientID, c.ident = id, ident
+	c.clientID, c.ident, c.owner = id, ident, appendOwner(nil, p.ID, c.user)
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)
 	h.join(c.s.polls, c, version, cv, !hasVersion)

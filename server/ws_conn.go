@@ -37,6 +37,7 @@ type wsConn struct {
 	hub      atomic.Pointer[wsHub]
 	clientID []byte // JSON text
 	ident    []byte // {"clientID":…,"name":…,"color":… — the start of its presence entries
+	owner    []byte // ,"owner":{…}: whose its client id is, for the other nodes (ws_peers.go)
 
 	rate     ratelimit.Bucket // of the messages read (Limits.MaxWSMessages)
 	lastRead atomic.Int64     // unix nanoseconds of the last frame read, pongs included
