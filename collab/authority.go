@@ -530,6 +530,9 @@ func (a *Authority) load(ctx context.Context, d *document, user string) {
 		}
 	} else {
 		d.st, d.snapVer = st, snapVer
+		d.mu.Lock()
+		d.indexStepsLocked(docState{}, st, true)
+		d.mu.Unlock()
 		d.loaded = true
 		if a.cfg.Observer != nil && a.docs[d.id] == d && !a.closed {
 			a.cfg.Observer.DocumentsLoaded(1)

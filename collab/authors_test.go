@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/pmauthority/pmauthority/collab"
@@ -28,7 +29,7 @@ func TestAuthorsRandom(t *testing.T) {
 				case len(model) > 0 && rng.IntN(4) == 0: // delete
 					from := rng.IntN(len(model))
 					to := from + 1 + rng.IntN(min(3, len(model)-from))
-					mustSubmit(t, a, "d", collab.Submission{Version: v - 1, Steps: steps(del(1+from, 1+to)), Author: author})
+					mustSubmit(t, a, "d", collab.Submission{Version: v - 1, Steps: steps(del(1+from, 1+to)), ClientID: collab.ClientID(strconv.Quote(author)), Author: author})
 					model = append(model[:from:from], model[to:]...)
 				case v > 10 && rng.IntN(8) == 0: // restore an older version
 					target := rng.Int64N(v - 1)
@@ -60,7 +61,7 @@ func TestAuthorsRandom(t *testing.T) {
 				default: // insert one character
 					pos := rng.IntN(len(model) + 1)
 					letter := rune('a' + rng.IntN(3))
-					mustSubmit(t, a, "d", collab.Submission{Version: v - 1, Steps: steps(insert(1+pos, string(letter))), Author: author})
+					mustSubmit(t, a, "d", collab.Submission{Version: v - 1, Steps: steps(insert(1+pos, string(letter))), ClientID: collab.ClientID(strconv.Quote(author)), Author: author})
 					model = append(model[:pos:pos], append([]char{{letter, author, v}}, model[pos:]...)...)
 				}
 				history = append(history, append([]char(nil), model...))

@@ -2,8 +2,10 @@ package collab
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/pmauthority/pmauthority/internal/jsonscan"
 )
@@ -62,4 +64,206 @@ func ParseClientID(raw []byte) (ClientID, error) {
 		return nil, invalidf("clientID is not JSON: %v", err)
 	}
 	return text, nil
+}
+
+// Client ids belong to their owner. prosemirror-collab tells its own
+// steps from others' by their client id alone, and client ids are no
+// secret (every steps push and presence message carries them): a client
+// that submitted under another's id would have its steps taken by that
+// client as the confirmation of its own, and dropped. So on each document
+// a client id belongs to whoever uses it: its principal (Submission.Author)
+// or, for an anonymous client, its user (the server's client address). It
+// belongs to it while the document's kept history (Config.History steps,
+// read back from the store with their authors after a restart, an unload
+// or from other nodes) holds a step under it, and while a connection
+// holds it (HoldClientID, and HoldLoadedClientID for the connections of
+// other nodes); then it is free again.
+
+// owner is who a client id belongs to: a principal, or, for an anonymous
+// client, a user. Anonymous steps read back from the store have no user
+// (the store keeps no address): any anonymous client may continue them,
+// no principal.
+type owner struct {
+	author string // the principal, "" when anonymous
+	user   string // an anonymous client's user; "" when unknown
+}
+
+// ownerOf returns the owner of a submission by author for user.
+func ownerOf(author, user string) owner {
+	if author != "" {
+		return owner{author: author}
+	}
+	return owner{user: user}
+}
+
+// admits reports whether a client id that o owns may be used by other.
+func (o owner) admits(other owner) bool {
+	if o.author != "" || other.author != "" {
+		return o.author == other.author
+	}
+	return o.user == "" || o.user == other.user
+}
+
+// clientUse is what makes a client id its owner's on a document: steps
+// in the kept history and connections that hold it.
+type clientUse struct {
+	owner owner
+	steps int // of the kept history
+	holds int // HoldClientID
+}
+
+// ClientIDError refuses a submission, or a connection's hello
+// (HoldClientID), under a client id that belongs to another principal (or
+// anonymous user) on the document, or under RestoreClientID, the
+// server's. It matches ErrForbidden (HTTP 403). Nothing changed.
+type ClientIDError struct {
+	ClientID ClientID
+}
+
+func (e *ClientIDError) Error() string {
+	if bytes.Equal(e.ClientID, RestoreClientID) {
+		return "client id " + string(e.ClientID) + " is the server's (restores): choose another"
+	}
+	return "client id " + string(e.ClientID) + " is in use on this document by another principal: choose another"
+}
+
+func (e *ClientIDError) Is(target error) bool { return target == ErrForbidden }
+
+// checkClientLocked checks that o may use the client id cid on d, or
+// returns a *ClientIDError. It is called with d.mu held.
+func (d *document) checkClientLocked(cid ClientID, o owner) error {
+	if bytes.Equal(cid, RestoreClientID) {
+		return &ClientIDError{ClientID: cid}
+	}
+	if u := d.clients[string(cid)]; u != nil && !u.owner.admits(o) {
+		return &ClientIDError{ClientID: cid}
+	}
+	return nil
+}
+
+// indexStepsLocked brings d.clients from the history of old to that of
+// st: when st continues old (a submission, or steps caught up from the
+// store), the steps that left the history are taken out and the new ones
+// added; a reloaded st is indexed anew. It is called with d.mu held.
+func (d *document) indexStepsLocked(old, st docState, reloaded bool) {
+	if d.clients == nil {
+		d.clients = make(map[string]*clientUse)
+	}
+	if reloaded || st.version < old.version {
+		for k, u := range d.clients {
+			if u.steps = 0; u.holds == 0 {
+				delete(d.clients, k)
+			}
+		}
+		d.addStepsLocked(st.steps)
+		return
+	}
+	added := min(int(st.version-old.version), len(st.steps))
+	keptOld := len(st.steps) - added
+	for _, r := range old.steps[:max(0, len(old.steps)-keptOld)] {
+		if u := d.clients[string(r.ClientID)]; u != nil {
+			if u.steps--; u.steps <= 0 && u.holds == 0 {
+				delete(d.clients, string(r.ClientID))
+			}
+		}
+	}
+	d.addStepsLocked(st.steps[len(st.steps)-added:])
+}
+
+// addStepsLocked counts steps, new in the history, as their owners' use
+// of their client ids. An anonymous step read back from the store (no
+// user) leaves an anonymous client's id to that client.
+func (d *document) addStepsLocked(steps []StepRecord) {
+	for _, r := range steps {
+		if len(r.ClientID) == 0 {
+			continue
+		}
+		u := d.clients[string(r.ClientID)]
+		if u == nil {
+			u = &clientUse{}
+			d.clients[string(r.ClientID)] = u
+		}
+		if u.steps+u.holds == 0 || r.owner.author != "" || r.owner.user != "" || u.owner.author != "" {
+			u.owner = r.owner
+		}
+		u.steps++
+	}
+}
+
+// HoldLoadedClientID is HoldClientID on a document that is loaded: it
+// neither loads nor creates one, and returns ok false (and no error) when
+// id is not loaded. A server holds with it the client ids that the
+// WebSockets of other nodes announce (in presence) on a document that it
+// serves too.
+func (a *Authority) HoldLoadedClientID(id, user, author string, clientID ClientID) (release func(), ok bool, err error) {
+	cid, err := ParseClientID(clientID)
+	if err != nil {
+		return nil, false, err
+	}
+	a.mu.Lock()
+	d := a.docs[id]
+	if d == nil || !d.loaded || a.closed {
+		a.mu.Unlock()
+		return nil, false, nil
+	}
+	d.refs++
+	a.mu.Unlock()
+	release, err = a.hold(d, cid, ownerOf(author, user))
+	return release, err == nil, err
+}
+
+// HoldClientID makes clientID belong to author (or, anonymous, user) on
+// the document id until release is called, as a WebSocket connection
+// holds its hello's client id: a submission or hold by anyone else under
+// it fails with a *ClientIDError meanwhile, which HoldClientID returns
+// too when the id belongs to someone else already. The hold keeps the
+// document loaded (it counts as a request using it) and, with
+// AutoCreate, creates it for user. release may be called more than once.
+func (a *Authority) HoldClientID(ctx context.Context, id, user, author string, clientID ClientID) (release func(), err error) {
+	cid, err := ParseClientID(clientID)
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.acquire(ctx, id, user)
+	if err != nil {
+		return nil, err
+	}
+	return a.hold(d, cid, ownerOf(author, user))
+}
+
+// hold holds cid on d, acquired, for o (HoldClientID); d is released
+// with the hold, or at once when it fails.
+func (a *Authority) hold(d *document, cid ClientID, o owner) (release func(), err error) {
+	d.mu.Lock()
+	if err := d.checkClientLocked(cid, o); err != nil {
+		d.mu.Unlock()
+		a.release(d)
+		return nil, err
+	}
+	if d.clients == nil {
+		d.clients = make(map[string]*clientUse)
+	}
+	u := d.clients[string(cid)]
+	if u == nil {
+		u = &clientUse{}
+		d.clients[string(cid)] = u
+	}
+	if u.owner.author == "" && u.owner.user == "" {
+		u.owner = o
+	}
+	u.holds++
+	d.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			d.mu.Lock()
+			if u := d.clients[string(cid)]; u != nil {
+				if u.holds--; u.holds <= 0 && u.steps == 0 {
+					delete(d.clients, string(cid))
+				}
+			}
+			d.mu.Unlock()
+			a.release(d)
+		})
+	}, nil
 }

@@ -18,10 +18,13 @@ type Comment struct {
 	From, To int
 	Text     string
 	ID       int64
+	// Author is the principal that created the comment (the
+	// Submission.Author of its create event; "" when anonymous).
+	Author string
 }
 
 // AppendJSON appends c as {"from":..,"to":..,"text":..,"id":..}, the
-// collab demo's form.
+// collab demo's form, with "author":.. after them unless it is "".
 func (c Comment) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"from":`...)
 	buf = strconv.AppendInt(buf, int64(c.From), 10)
@@ -31,7 +34,16 @@ func (c Comment) AppendJSON(buf []byte) []byte {
 	buf = model.AppendJSONString(buf, c.Text)
 	buf = append(buf, `,"id":`...)
 	buf = strconv.AppendInt(buf, c.ID, 10)
-	return append(buf, '}')
+	return append(appendCommentAuthor(buf, c.Author), '}')
+}
+
+// appendCommentAuthor appends ,"author":.. unless author is "".
+func appendCommentAuthor(buf []byte, author string) []byte {
+	if author == "" {
+		return buf
+	}
+	buf = append(buf, `,"author":`...)
+	return model.AppendJSONString(buf, author)
 }
 
 // Comment event types.
@@ -52,11 +64,14 @@ type CommentEvent struct {
 	// submission's steps; Events gives the comment's current range.
 	From, To int
 	Text     string
+	// Author is the comment's author (create only): Submit records the
+	// Submission.Author, whatever a submitted event says.
+	Author string
 }
 
 // AppendJSON appends e as the collab demo writes events:
-// {"type":"create","id":..,"text":..,"from":..,"to":..} or
-// {"type":"delete","id":..}.
+// {"type":"create","id":..,"text":..,"from":..,"to":..} (with
+// "author":.. after them unless it is "") or {"type":"delete","id":..}.
 func (e CommentEvent) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"type":`...)
 	buf = model.AppendJSONString(buf, e.Type)
@@ -69,6 +84,7 @@ func (e CommentEvent) AppendJSON(buf []byte) []byte {
 		buf = strconv.AppendInt(buf, int64(e.From), 10)
 		buf = append(buf, `,"to":`...)
 		buf = strconv.AppendInt(buf, int64(e.To), 10)
+		buf = appendCommentAuthor(buf, e.Author)
 	}
 	return append(buf, '}')
 }
@@ -83,11 +99,12 @@ const maxCommentEvents = 1_000
 // 1), so that the comments' JSON is no longer than their sum.
 const commentOverhead = 80
 
-// commentSize returns what a comment of text counts towards
+// commentSize returns what a comment of text by author counts towards
 // Config.MaxCommentBytes: its text as a JSON string plus commentOverhead,
-// a bound on its JSON in the answer of Get.
-func commentSize(text string) int {
-	return len(model.AppendJSONString(nil, text)) + commentOverhead
+// and its author's "author" field, a bound on its JSON in the answer of
+// Get.
+func commentSize(text, author string) int {
+	return len(model.AppendJSONString(nil, text)) + commentOverhead + len(appendCommentAuthor(nil, author))
 }
 
 // commentLimits are the limits that apply checks: Config's.
@@ -100,8 +117,9 @@ type commentSpan struct{ from, to int }
 
 // commentNote is what a comment is besides its range.
 type commentNote struct {
-	id   int64
-	text string
+	id     int64
+	text   string
+	author string
 }
 
 // commentEvent is a kept comment event: what happened to which id. Events
@@ -142,7 +160,8 @@ const maxPendingMaps = 32
 // not collapse).
 func (l commentLog) comment(i int) (Comment, bool) {
 	c := mapRange(l.spans[i], l.pending)
-	return Comment{From: c.from, To: c.to, Text: l.notes[i].text, ID: l.notes[i].id}, c.from < c.to
+	n := &l.notes[i]
+	return Comment{From: c.from, To: c.to, Text: n.text, ID: n.id, Author: n.author}, c.from < c.to
 }
 
 // list returns the comments.
@@ -210,7 +229,7 @@ func (l commentLog) flush() commentLog {
 			if c.from < c.to {
 				spans, notes = append(spans, c), append(notes, l.notes[i])
 			} else {
-				l.bytes -= commentSize(l.notes[i].text)
+				l.bytes -= commentSize(l.notes[i].text, l.notes[i].author)
 			}
 		}
 		l.spans, l.notes = spans, notes
@@ -267,15 +286,26 @@ func (l commentLog) index(id int64) int {
 	return slices.IndexFunc(l.notes, func(n commentNote) bool { return n.id == id })
 }
 
+// commentDeleter is who deletes comments: author, who may delete the
+// comments it created, or anyone when any (an editor, events read back
+// from the store).
+type commentDeleter struct {
+	author string
+	any    bool
+}
+
 // apply applies events submitted with a document whose content size is
 // size, and returns the new log and whether anything changed. A create
 // must fit the document and use a new id, and the comments must stay
 // within lim; a create of an existing comment with its text changes
 // nothing (a client resending a submission whose answer it lost), and
 // deleting an unknown id changes nothing (another client may have deleted
-// it first). Events read back from the store are applied
-// with a negative size and no limits (zero): they were checked once.
-func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits) (commentLog, bool, error) {
+// it first). Deleting a comment that by may not delete (created by
+// another principal, or anonymously) fails with an error matching
+// ErrForbidden. Events read back from the store are applied with a
+// negative size, no limits (zero) and any deleter: they were checked
+// once.
+func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits, by commentDeleter) (commentLog, bool, error) {
 	if len(events) == 0 {
 		return l, false, nil
 	}
@@ -296,19 +326,22 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits) (c
 			if n := len(next.notes); lim.comments > 0 && n >= lim.comments {
 				return l, false, &LimitError{What: "comments", Limit: lim.comments, Value: n + 1}
 			}
-			next.bytes += commentSize(e.Text)
+			next.bytes += commentSize(e.Text, e.Author)
 			if lim.bytes > 0 && next.bytes > lim.bytes {
 				return l, false, &LimitError{What: "bytes of comments (--max-comment-bytes)", Limit: lim.bytes, Value: next.bytes}
 			}
 			next.spans = append(next.spans, commentSpan{e.From, e.To})
-			next.notes = append(next.notes, commentNote{id: e.ID, text: e.Text})
+			next.notes = append(next.notes, commentNote{id: e.ID, text: e.Text, author: e.Author})
 			next.events = append(next.events, commentEvent{id: e.ID})
 		case CommentDelete:
 			j := next.index(e.ID)
 			if j < 0 {
 				continue
 			}
-			next.bytes -= commentSize(next.notes[j].text)
+			if n := &next.notes[j]; !by.any && (n.author == "" || n.author != by.author) {
+				return l, false, fmt.Errorf("comment event %d: comment %d is not yours: only its author, an editor or an admin may delete it: %w", i, e.ID, ErrForbidden)
+			}
+			next.bytes -= commentSize(next.notes[j].text, next.notes[j].author)
 			next.spans, next.notes = slices.Delete(next.spans, j, j+1), slices.Delete(next.notes, j, j+1)
 			next.events = append(next.events, commentEvent{id: e.ID, delete: true})
 		default:
@@ -341,7 +374,7 @@ func (l commentLog) replay(from int64, maps []*transform.StepMap, entries []stor
 		if err != nil {
 			return l, fmt.Errorf("comment entry %d: %w", e.Seq, err)
 		}
-		if l, _, err = l.apply(events, -1, commentLimits{}); err != nil {
+		if l, _, err = l.apply(events, -1, commentLimits{}, commentDeleter{any: true}); err != nil {
 			return l, fmt.Errorf("comment entry %d: %w", e.Seq, err)
 		}
 	}
@@ -423,7 +456,7 @@ func (l commentLog) eventsAfter(since int64) []CommentEvent {
 		}
 		if i >= 0 {
 			if c, ok := l.comment(i); ok {
-				out = append(out, CommentEvent{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text})
+				out = append(out, CommentEvent{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text, Author: c.Author})
 			}
 		}
 	}
@@ -475,7 +508,7 @@ func (e CommentEvent) appendShort(buf []byte) []byte {
 
 var (
 	metaKeys    = jsonscan.NewKeys("comments", "commentVersion", "events")
-	commentKeys = jsonscan.NewKeys("from", "to", "text", "id", "type")
+	commentKeys = jsonscan.NewKeys("from", "to", "text", "id", "type", "author")
 )
 
 // decodeMeta reads a comment base written by appendMeta. An empty blob is
@@ -516,8 +549,8 @@ func decodeMeta(data []byte) (commentLog, error) {
 				}
 				if k == 0 {
 					l.spans = append(l.spans, commentSpan{e.From, e.To})
-					l.notes = append(l.notes, commentNote{id: e.ID, text: e.Text})
-					l.bytes += commentSize(e.Text)
+					l.notes = append(l.notes, commentNote{id: e.ID, text: e.Text, author: e.Author})
+					l.bytes += commentSize(e.Text, e.Author)
 				} else {
 					l.events = append(l.events, commentEvent{id: e.ID, delete: e.Type == CommentDelete})
 				}
@@ -561,15 +594,18 @@ func decodeMetaEvent(d *jsonscan.Decoder) (CommentEvent, error) {
 			if n, err = readInt(d); err != nil {
 				return e, err
 			}
-		case 2, 4:
+		case 2, 4, 5:
 			s, err := d.ReadString()
 			if err != nil {
 				return e, err
 			}
-			if k == 2 {
+			switch k {
+			case 2:
 				e.Text = s
-			} else {
+			case 4:
 				e.Type = s
+			default:
+				e.Author = s
 			}
 			continue
 		default:

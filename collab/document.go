@@ -61,6 +61,8 @@ type document struct {
 	usersTimerSeq uint64        // counts the arming of usersTimer
 	// appending is the store append in flight, nil when there is none.
 	appending *appendCall
+	// clients are the client ids in use, by their string (clientid.go).
+	clients map[string]*clientUse
 }
 
 // appendCall is a store append in flight: a submission at its base can
@@ -163,8 +165,10 @@ func (d *document) awaitAppend(ctx context.Context, version int64) (bool, error)
 }
 
 // publish makes st the document's state and wakes the waiters. It is
-// called with sem held, once st is durable.
-func (d *document) publish(st docState) {
+// called with sem held, once st is durable. Unless reloaded (from the
+// store, as a document of its own), st continues the current state: its
+// history is the current one with steps appended.
+func (d *document) publish(st docState, reloaded bool) {
 	est := st.memSize()
 	d.mu.Lock()
 	if d.deleted {
@@ -174,6 +178,7 @@ func (d *document) publish(st docState) {
 	if st.node != d.st.node {
 		d.docJSON = nil
 	}
+	d.indexStepsLocked(d.st, st, reloaded)
 	d.st = st
 	close(d.wake)
 	d.wake = make(chan struct{})
@@ -302,7 +307,7 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 		if v := from + int64(i) + 1; s.Version != v {
 			return st, 0, fmt.Errorf("collab: load %q: the store returned step %d where %d was due", id, s.Version, v)
 		}
-		all[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID}
+		all[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID, owner: owner{author: s.Author}}
 	}
 	// The steps after the snapshot are replayed; the last History ones
 	// are kept for Events.
@@ -407,7 +412,7 @@ func (a *Authority) catchUp(ctx context.Context, d *document) error {
 	if head.Version >= st.version && (a.swapper != nil || head.MetaSeq == st.metaSeq) {
 		next, err := a.replay(ctx, d.id, st, head)
 		if err == nil {
-			d.publish(next)
+			d.publish(next, false)
 			a.noteSnapshot(d, head)
 			a.maybeSnapshot(d)
 			return nil
@@ -427,7 +432,7 @@ func (a *Authority) catchUp(ctx context.Context, d *document) error {
 		a.log.Warn("collab: reloading from the store failed", "doc", d.id, "err", err)
 		return err
 	}
-	d.publish(st)
+	d.publish(st, true)
 	d.mu.Lock()
 	d.snapVer, d.snapMeta, d.snapMetaBytes = snapVer, 0, 0
 	d.mu.Unlock()
@@ -463,7 +468,7 @@ func (a *Authority) replay(ctx context.Context, id string, st docState, head sto
 		if v := st.version + int64(i) + 1; s.Version != v {
 			return st, fmt.Errorf("the store returned step %d where %d was due", s.Version, v)
 		}
-		added[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID}
+		added[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID, owner: owner{author: s.Author}}
 	}
 	node, err := a.replaySteps(st.node, stored, added)
 	if err != nil {

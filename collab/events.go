@@ -80,6 +80,8 @@ type StepRecord struct {
 	// Size is the content size of the document after the step (what
 	// positions at its version may go up to); meaningful only with Map.
 	Size int
+
+	owner owner // who submitted it (clientid.go)
 }
 
 // Events is what happened to a document after some version and comment

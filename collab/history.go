@@ -285,12 +285,12 @@ func (a *Authority) Restore(ctx context.Context, id, user string, version int64,
 		if step == nil {
 			return Result{Version: st.Version, CommentVersion: st.CommentVersion}, nil
 		}
-		res, err := a.Submit(ctx, id, user, Submission{
+		res, err := a.submit(ctx, id, user, Submission{
 			Version:  st.Version,
 			Steps:    [][]byte{step.AppendJSON(nil)},
 			ClientID: RestoreClientID,
 			Author:   author,
-		})
+		}, true)
 		if errors.Is(err, ErrConflict) && try < restoreTries {
 			continue
 		}

@@ -13,7 +13,8 @@ import (
 )
 
 // typeText creates id and types text into its paragraph one character a
-// step, each by author "user-<i%3>" with client id i%3.
+// step, each by author "user-<i%3>" with client id 100+i%3 (the
+// anonymous submissions of tests are client 1's).
 func typeText(t *testing.T, a *collab.Authority, id, text string) {
 	t.Helper()
 	mustGet(t, a, id)
@@ -21,7 +22,7 @@ func typeText(t *testing.T, a *collab.Authority, id, text string) {
 		mustSubmit(t, a, id, collab.Submission{
 			Version:  int64(i),
 			Steps:    steps(insert(1+i, string(r))),
-			ClientID: collab.ClientID(fmt.Sprint(i % 3)),
+			ClientID: collab.ClientID(fmt.Sprint(100 + i%3)),
 			Author:   fmt.Sprintf("user-%d", i%3),
 		})
 	}
@@ -133,7 +134,7 @@ func TestStepLog(t *testing.T) {
 	for i, s := range page.Steps {
 		v := int64(i + 2)
 		if s.Version != v || string(s.JSON) != string(insert(int(v), string("abcde"[v-1]))) ||
-			string(s.ClientID) != fmt.Sprint((v-1)%3) || s.Author != fmt.Sprintf("user-%d", (v-1)%3) || s.Time.IsZero() {
+			string(s.ClientID) != fmt.Sprint(100+(v-1)%3) || s.Author != fmt.Sprintf("user-%d", (v-1)%3) || s.Time.IsZero() {
 			t.Errorf("step %d = {%d %s %s %q %v}", i, s.Version, s.JSON, s.ClientID, s.Author, s.Time)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/pmauthority/pmauthority/apply"
@@ -25,8 +26,14 @@ type Submission struct {
 	// Comments are comment events, applied after the steps.
 	Comments []CommentEvent
 	// Author is the principal submitting (its id, as the server's policy
-	// authenticated it; "" when anonymous). It is given to the hooks.
+	// authenticated it; "" when anonymous). It is given to the hooks, and
+	// recorded as the author of the steps and of the comments created.
 	Author string
+	// OwnComments restricts the comment deletes to the comments that
+	// Author created: deleting another's comment (or an anonymous one) is
+	// refused with an error matching ErrForbidden. The server sets it
+	// for principals that may comment but not edit.
+	OwnComments bool
 }
 
 // Result is the answer to an accepted submission.
@@ -61,7 +68,18 @@ type Result struct {
 // append conflicts on the metadata alone (another writer's comment events
 // at the same version), the submission's comment events are applied again
 // to the latest comments and appended again, a few times at most.
+//
+// A submission with steps under a client id that belongs to another
+// principal on the document (or, anonymous, to another user) fails with
+// a *ClientIDError, as does one under RestoreClientID (see HoldClientID
+// for how long a client id belongs to whom).
 func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (Result, error) {
+	return a.submit(ctx, id, user, s, false)
+}
+
+// submit is Submit; a server submission (Restore's, under
+// RestoreClientID) is not checked against the owners of client ids.
+func (a *Authority) submit(ctx context.Context, id, user string, s Submission, server bool) (Result, error) {
 	if n := len(s.Steps); n > a.cfg.MaxSteps {
 		return Result{}, &LimitError{What: "steps", Limit: a.cfg.MaxSteps, Value: n}
 	}
@@ -73,6 +91,17 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 			return Result{}, &LimitError{What: fmt.Sprintf("bytes in the text of comment event %d", i), Limit: a.cfg.MaxCommentText, Value: len(e.Text)}
 		}
 	}
+	// The comments created are the submitter's, whatever the events say.
+	if slices.ContainsFunc(s.Comments, func(e CommentEvent) bool { return e.Author != s.Author && e.Type == CommentCreate }) {
+		events := slices.Clone(s.Comments)
+		for i := range events {
+			if events[i].Type == CommentCreate {
+				events[i].Author = s.Author
+			}
+		}
+		s.Comments = events
+	}
+	deleter := commentDeleter{author: s.Author, any: !s.OwnComments}
 	var clientID ClientID
 	if len(s.Steps) > 0 { // a comment-only submission's client id is unused
 		var err error
@@ -104,9 +133,16 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 	}
 	d.mu.Lock()
 	st, deleted := d.st, d.deleted
+	var taken error
+	if len(clientID) > 0 && !server {
+		taken = d.checkClientLocked(clientID, ownerOf(s.Author, user))
+	}
 	d.mu.Unlock()
 	if deleted {
 		return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+	}
+	if taken != nil {
+		return Result{}, taken
 	}
 	if s.Version < 0 || s.Version > st.version {
 		return Result{}, &versionError{version: s.Version}
@@ -115,11 +151,11 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		return Result{}, ErrConflict
 	}
 
-	next, records, err := a.applySteps(st, s.Steps, clientID, s.Author, a.cfg.BeforeSubmit != nil)
+	next, records, err := a.applySteps(st, s.Steps, clientID, ownerOf(s.Author, user), a.cfg.BeforeSubmit != nil)
 	if err != nil {
 		return Result{}, err
 	}
-	comments, changed, err := next.comments.apply(s.Comments, next.node.Content.Size(), a.commentLimits())
+	comments, changed, err := next.comments.apply(s.Comments, next.node.Content.Size(), a.commentLimits(), deleter)
 	if err != nil {
 		return Result{}, err
 	}
@@ -192,7 +228,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 			// Only the metadata moved on (the comments of another
 			// writer): the same submission on the latest comments.
 			st = cur
-			if next, changed, err = rebase(next, st, s.Comments, a.commentLimits()); err != nil {
+			if next, changed, err = rebase(next, st, s.Comments, a.commentLimits(), deleter); err != nil {
 				return Result{}, err
 			}
 			if len(records) == 0 && !changed {
@@ -209,7 +245,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 		}
 		return Result{}, storeFailed(err, "collab: append to %q", id)
 	}
-	d.publish(next.docState)
+	d.publish(next.docState, false)
 	published = true
 	if a.cfg.Observer != nil && len(records) > 0 {
 		a.cfg.Observer.StepsAccepted(len(records))
@@ -279,13 +315,13 @@ func (a *Authority) commentLimits() commentLimits {
 // remade on st: st's comments mapped through the submission's steps, with
 // its comment events applied. It also returns whether the events changed
 // anything.
-func rebase(next applied, st docState, events []CommentEvent, lim commentLimits) (applied, bool, error) {
+func rebase(next applied, st docState, events []CommentEvent, lim commentLimits, by commentDeleter) (applied, bool, error) {
 	maps := make([]*transform.StepMap, len(next.added))
 	for i, r := range next.added {
 		maps[i] = r.Map
 	}
 	comments := st.comments.mapThrough(maps)
-	comments, changed, err := comments.apply(events, next.node.Content.Size(), lim)
+	comments, changed, err := comments.apply(events, next.node.Content.Size(), lim, by)
 	if err != nil {
 		return next, false, err
 	}
@@ -302,8 +338,8 @@ type applied struct {
 
 // applySteps decodes and applies steps to st and returns the new state
 // (comments mapped through the steps, and the decoded steps when keep is
-// set) and the steps to append, by clientID and author.
-func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, author string, keep bool) (applied, []store.Step, error) {
+// set) and the steps to append, by clientID and its owner.
+func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, by owner, keep bool) (applied, []store.Step, error) {
 	if len(steps) == 0 {
 		return applied{docState: st}, nil, nil
 	}
@@ -357,8 +393,8 @@ func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, a
 	start := 0
 	for i, end := range ends {
 		js := all[start:end:end]
-		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: clientID, Author: author, Time: now}
-		added[i] = StepRecord{JSON: js, ClientID: clientID, Map: maps[i], Size: sizes[i]}
+		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: clientID, Author: by.author, Time: now}
+		added[i] = StepRecord{JSON: js, ClientID: clientID, Map: maps[i], Size: sizes[i], owner: by}
 		start = end
 	}
 	next := st

@@ -482,7 +482,7 @@ func TestSubmitAuthor(t *testing.T) {
 	a := newAuthority(t, st, collab.Config{})
 	mustGet(t, a, "d")
 	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "ab"), insert(3, "c")), Author: "ann"})
-	mustSubmit(t, a, "d", collab.Submission{Version: 2, Steps: steps(insert(1, "x"))})
+	mustSubmit(t, a, "d", collab.Submission{Version: 2, Steps: steps(insert(1, "x")), ClientID: collab.ClientID("2")})
 	stored, err := st.Steps(ctx, "d", 0, 3)
 	if err != nil {
 		t.Fatal(err)

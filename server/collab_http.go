@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -271,6 +272,7 @@ func (s *Server) submitEvents(x *exchange, r *http.Request, id string) {
 		return
 	}
 	sub.Author = x.principal.ID
+	sub.OwnComments = s.ownCommentsOnly(r.Context(), x.principal, id, sub)
 	res, err := s.collab.Submit(r.Context(), id, client, sub)
 	if err != nil {
 		s.fail(x, err)
@@ -278,6 +280,15 @@ func (s *Server) submitEvents(x *exchange, r *http.Request, id string) {
 	}
 	x.out = appendResult(x.out[:0], res)
 	s.write(x, http.StatusOK, x.out)
+}
+
+// ownCommentsOnly reports whether p may delete only the comments it
+// created with sub (collab.Submission.OwnComments): when sub deletes
+// comments and the policy point does not authorize p for ActionEdit on
+// the document id (editors and admins delete anyone's).
+func (s *Server) ownCommentsOnly(ctx context.Context, p Principal, id string, sub collab.Submission) bool {
+	deletes := slices.ContainsFunc(sub.Comments, func(e collab.CommentEvent) bool { return e.Type == collab.CommentDelete })
+	return deletes && s.policy.Authorize(ctx, p, id, ActionEdit) != nil
 }
 
 // appendResult appends a submission's answer: {"version",

@@ -54,6 +54,6 @@ func TestCreateAuthorized(t *testing.T) {
 		t.Errorf("GET /docs/d: %d %s", code, body)
 	}
 	c = e.dial(t, "d", false)
-	c.hello(0, "1")
+	c.hello(0, "2") // seedDoc's client id 1 is another address's
 	c.next("welcome")
 }

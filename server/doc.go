@@ -18,6 +18,7 @@
 //	GET  /docs/{id}          read    {doc, users, version, comments, commentVersion}
 //	GET  /docs/{id}/events   read    ?version=V&commentVersion=C: long poll
 //	POST /docs/{id}/events   comment {version, steps, clientID, comment}; edit too with steps
+//	                                 (and to delete others' comments)
 //	GET  /docs/{id}/ws       read    WebSocket (docs/protocol.md), authorized at its hello
 //	POST /docs               create  {id?, schema?, doc?} → 201 {id, version}: the documents API
 //	DELETE /docs/{id}        admin   204 (its WebSockets closed with 4404)

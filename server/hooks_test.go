@@ -54,7 +54,7 @@ func TestHooksSeePrincipal(t *testing.T) {
 	if code := post("alice", `{"version":0,"clientID":1,"steps":[`+insert(1, "a")+`]}`); code != 200 {
 		t.Fatalf("POST as alice: %d", code)
 	}
-	if code := post("", `{"version":1,"clientID":1,"steps":[`+insert(1, "b")+`]}`); code != 200 {
+	if code := post("", `{"version":1,"clientID":3,"steps":[`+insert(1, "b")+`]}`); code != 200 {
 		t.Fatalf("anonymous POST: %d", code)
 	}
 	c := e.dial(t, "d", false)

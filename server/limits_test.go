@@ -124,7 +124,8 @@ func TestSubmissionRate(t *testing.T) {
 	e.s.now = e.clock.Now
 	ip := "127.0.0.1" // the WebSocket's address
 	post := func(ip string, version int) (int, string) {
-		w := e.serve(ip, "POST", "/docs/d/events", fmt.Sprintf(`{"version":%d,"clientID":1,"steps":[%s]}`, version, insert(1, "a")), nil)
+		// Each address under a client id of its own.
+		w := e.serve(ip, "POST", "/docs/d/events", fmt.Sprintf(`{"version":%d,"clientID":%q,"steps":[%s]}`, version, ip, insert(1, "a")), nil)
 		return w.Code, w.Header().Get("Retry-After")
 	}
 	if status, _ := post(ip, 0); status != 200 {
@@ -276,7 +277,7 @@ func TestPrincipalConnLimit(t *testing.T) {
 			t.Fatalf("dial from %s: %d", ip, status)
 		}
 		wc := &wsClient{t: t, c: c}
-		wc.send(`{"type":"hello","version":0,"commentVersion":0,"clientID":1,"token":"` + token + `"}`)
+		wc.send(`{"type":"hello","version":0,"commentVersion":0,"clientID":"` + token + `","token":"` + token + `"}`)
 		return wc
 	}
 	hello("10.0.0.1", "alice").next("welcome")

@@ -241,10 +241,10 @@ func TestPolicyCalls(t *testing.T) {
 		{"GET", "/docs", "", []string{"authorize  read alice"}},
 		{"GET", "/docs/d/", "", []string{"authorize d read alice"}},
 		{"GET", "/docs/d/events?version=0&commentVersion=0", "", []string{"authorize d read alice"}},
-		{"POST", "/docs/d/events", `{"version":1,"clientID":1,"steps":[` + insert(1, "x") + `]}`,
+		{"POST", "/docs/d/events", `{"version":1,"clientID":3,"steps":[` + insert(1, "x") + `]}`,
 			[]string{"authorize d comment alice", "authorize d edit alice"}},
 		{"POST", "/docs/d/events", `{"version":2,"clientID":0,"steps":[],"comment":[{"type":"delete","id":1}]}`,
-			[]string{"authorize d comment alice"}},
+			[]string{"authorize d comment alice", "authorize d edit alice"}}, // deletes: anyone's comments?
 		{"GET", "/", "", []string{"authorize  page alice"}},
 		{"GET", "/edit/d", "", []string{"authorize  page alice"}},
 		{"GET", "/assets/x/y", "", []string{"authorize  page alice"}},
@@ -283,7 +283,7 @@ func TestPolicyCalls(t *testing.T) {
 	if got := p.take(); got != nil {
 		t.Fatalf("upgrade: policy calls %q", got)
 	}
-	c.send(`{"type":"hello","version":2,"clientID":1,"token":"bob"}`)
+	c.send(`{"type":"hello","version":2,"clientID":4,"token":"bob"}`)
 	c.next("welcome")
 	if got, want := p.take(), []string{"authenticate bob /docs/d/ws", "authorize d read bob"}; !slices.Equal(got, want) {
 		t.Errorf("hello: policy calls %q, want %q", got, want)
@@ -292,7 +292,7 @@ func TestPolicyCalls(t *testing.T) {
 		msg, answer string
 		want        []string
 	}{
-		{stepsMsg(1, 2, "1", insert(1, "y")), "ack", []string{"authorize d edit bob"}}, // after its push
+		{stepsMsg(1, 2, "4", insert(1, "y")), "ack", []string{"authorize d edit bob"}}, // after its push
 		{`{"type":"steps","id":2,"version":3,"clientID":1,"steps":[],"comment":[{"type":"create","id":2,"from":1,"to":2,"text":"t"}]}`, "ack", []string{"authorize d comment bob"}},
 		{`{"type":"ping","id":3}`, "pong", []string{"authorize d read bob"}},
 		{`{"type":"presence","version":3,"anchor":1}`, "", []string{"authorize d read bob"}},

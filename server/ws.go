@@ -201,6 +201,9 @@ func (c *wsConn) end() {
 		c.expiry.Stop()
 	}
 	c.authMu.Unlock()
+	if c.releaseID != nil {
+		c.releaseID()
+	}
 	if h := c.hub.Load(); h != nil {
 		h.leave(c)
 		c.s.releaseHub(h)
@@ -396,9 +399,11 @@ func (c *wsConn) refuse(msg string) {
 
 // hello reads the hello, passes the policy point with its token
 // (Authenticate, then Authorize for ActionRead, and ActionCreate when the
-// document does not exist yet) and joins the document's hub. A refusal is an error (401, 403) and close 1008. When the
-// principal expires (Principal.Expires), the policy is asked again
-// (recheck).
+// document does not exist yet), holds its client id for the connection's
+// principal (collab.Authority.HoldClientID: an id that another principal
+// uses on the document is refused) and joins the document's hub. A
+// refusal is an error (401, 403) and close 1008. When the principal
+// expires (Principal.Expires), the policy is asked again (recheck).
 func (c *wsConn) hello(m *wsMessage) {
 	version, hasVersion, problem := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
 	if problem != "" {
@@ -441,6 +446,11 @@ func (c *wsConn) hello(m *wsMessage) {
 	c.principal, c.token = p, token
 	c.armExpiryLocked()
 	c.authMu.Unlock()
+	if p.ID != "" {
+		// Others see an authenticated principal by the name its token
+		// gives, not by the one its client chose.
+		ident, _ = appendIdent(ident[:0], id, principalName(p), m.raw[wsKeyColor])
+	}
 	if p.ID != "" && p.ID != c.user {
 		if err := c.s.moveConn(c.user, p.ID); err != nil {
 			c.fail(err)
@@ -448,7 +458,15 @@ func (c *wsConn) hello(m *wsMessage) {
 		}
 		c.user = p.ID
 	}
-	c.clientID, c.ident = id, ident
+	// The client id is the connection's principal's (or, anonymous, its
+	// address's) while it is connected: nobody else may use it meanwhile.
+	release, err := c.s.collab.HoldClientID(c.s.polls, c.id, c.user, p.ID, id)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.releaseID = release
+	c.clientID, c.ident, c.owner = id, ident, appendOwner(nil, p.ID, c.user)
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)
 	h.join(c.s.polls, c, version, cv, !hasVersion)
@@ -483,7 +501,9 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 		s.observeSubmission(c.sendRefusal(id, err))
 		return
 	}
-	sub.Author = c.currentPrincipal().ID
+	p := c.currentPrincipal()
+	sub.Author = p.ID
+	sub.OwnComments = s.ownCommentsOnly(s.polls, p, c.id, sub)
 	res, err := s.collab.Submit(s.polls, c.id, c.user, sub)
 	switch {
 	case err == nil:

@@ -27,6 +27,9 @@ type wsConn struct {
 	// Read and written by the reader goroutine only.
 	upgrade *http.Request // the upgrade request, until the hello
 	pres    *presenceThrottle
+	// releaseID ends the hold of the hello's client id
+	// (collab.Authority.HoldClientID); nil before the hello.
+	releaseID func()
 
 	// Guarded by authMu, which the expiry timer takes too (and holds
 	// while it asks the policy again).
@@ -40,6 +43,7 @@ type wsConn struct {
 	hub      atomic.Pointer[wsHub]
 	clientID []byte // JSON text
 	ident    []byte // {"clientID":…,"name":…,"color":… — the start of its presence entries
+	owner    []byte // ,"owner":{…}: whose its client id is, for the other nodes (ws_peers.go)
 
 	rate     ratelimit.Bucket // of the messages read (Limits.MaxWSMessages)
 	lastRead atomic.Int64     // unix nanoseconds of the last frame read, pongs included

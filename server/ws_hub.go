@@ -269,6 +269,7 @@ func (h *wsHub) stop() {
 		h.castPresenceLocked(nil, h.left)
 	}
 	h.stopped = true
+	h.releasePeersLocked()
 	h.mu.Unlock()
 }
 

@@ -202,6 +202,30 @@ func appendName(buf, raw []byte) ([]byte, string) {
 	return model.AppendJSONString(buf, string(s)), ""
 }
 
+// principalName returns the presence name of an authenticated
+// principal, as a JSON string: its display name (the token's "name"
+// claim), else its id, cut to maxNameLength UTF-16 units (between
+// characters).
+func principalName(p Principal) []byte {
+	name := p.Name
+	if name == "" {
+		name = p.ID
+	}
+	units := 0
+	for i, r := range name {
+		n := 1
+		if r > 0xFFFF {
+			n = 2
+		}
+		if units+n > maxNameLength {
+			name = name[:i]
+			break
+		}
+		units += n
+	}
+	return model.AppendJSONString(nil, name)
+}
+
 // appendColor appends a hello's color, "#rrggbb" (null when absent).
 func appendColor(buf, raw []byte) ([]byte, string) {
 	if raw == nil || string(raw) == "null" {

@@ -17,7 +17,7 @@ import (
 // presence of its own connections to the hubs of the document on the
 // other nodes, on the topic "presence":
 //
-//	{"doc":"d","version":12,"clients":[{"clientID":…,"name":…,"color":…,"anchor":…,"head":…}],"left":[…]}
+//	{"doc":"d","version":12,"clients":[{"clientID":…,"name":…,"color":…,"owner":…,"anchor":…,"head":…}],"left":[…]}
 //
 // with the entries of the connections whose presence changed and the
 // client ids that left since its last flush (so at most one message a
@@ -34,6 +34,12 @@ import (
 // heard from another node goes to this node's connections as a local
 // one would, in the same presence messages; a client connected here and
 // heard from elsewhere (it moved) is shown once, as the local one.
+//
+// An entry's "owner" ({"author": principal} or {"user": address}) is
+// whose its client id is: the hub holds the client id for it on this
+// node too (collab.Authority.HoldLoadedClientID) while it has the entry,
+// so that nobody else takes the id here either (docs/api.md, "Client
+// ids").
 
 const (
 	// wsPresenceTopic is the store.Broadcaster topic of presence.
@@ -58,6 +64,10 @@ type peerEntry struct {
 	expires      time.Time
 	changed      bool // to be sent to the connections (it is in wsHub.peerChanged)
 	shown        bool // sent to some connection: its going is a left
+	// The owner of its client id, and the end of this node's hold of it
+	// for the owner (nil when none: refused, or the document not loaded).
+	author, user string
+	release      func()
 }
 
 // wsPeers is a Server's link to the other nodes.
@@ -146,8 +156,12 @@ type peerClient struct {
 	ClientID json.RawMessage `json:"clientID"`
 	Name     json.RawMessage `json:"name"`
 	Color    json.RawMessage `json:"color"`
-	Anchor   *int            `json:"anchor"`
-	Head     *int            `json:"head"`
+	Owner    struct {
+		Author string `json:"author"`
+		User   string `json:"user"`
+	} `json:"owner"`
+	Anchor *int `json:"anchor"`
+	Head   *int `json:"head"`
 }
 
 // heardPresence is the subscription's callback: it hands a message of
@@ -247,6 +261,7 @@ func (h *wsHub) takeLocked(node string, m *peerMessage, now time.Time) {
 			h.peers[string(id)] = e
 		}
 		e.expires = now.Add(h.s.ws.peerExpiry())
+		h.holdPeerLocked(e, pc.Owner.Author, pc.Owner.User)
 		heard := peerEntry{at: m.Version, anchor: anchor, head: head}
 		if e.node == node && bytes.Equal(e.ident, ident) && h.samePlaceLocked(e, &heard) {
 			continue // a repetition (a refresh), perhaps from a later version
@@ -260,6 +275,48 @@ func (h *wsHub) takeLocked(node string, m *peerMessage, now time.Time) {
 			h.removePeerLocked(e)
 		}
 	}
+}
+
+// holdPeerLocked holds e's client id for its owner, author or user, on
+// this node, unless it holds it for that owner already. A hold that is
+// refused (the id is another's here) is not taken. It is called with mu
+// held.
+func (h *wsHub) holdPeerLocked(e *peerEntry, author, user string) {
+	if e.release != nil && e.author == author && e.user == user {
+		return
+	}
+	if e.release != nil {
+		e.release()
+		e.release = nil
+	}
+	e.author, e.user = author, user
+	if release, ok, _ := h.s.collab.HoldLoadedClientID(h.id, user, author, e.clientID); ok {
+		e.release = release
+	}
+}
+
+// releasePeersLocked ends the holds of the entries. It is called with mu
+// held, when the hub stops.
+func (h *wsHub) releasePeersLocked() {
+	for _, e := range h.peers {
+		if e.release != nil {
+			e.release()
+			e.release = nil
+		}
+	}
+}
+
+// appendOwner appends ,"owner":{"author":…} for a principal, or
+// ,"owner":{"user":…} for an anonymous client.
+func appendOwner(buf []byte, author, user string) []byte {
+	if author != "" {
+		buf = append(buf, `,"owner":{"author":`...)
+		buf = model.AppendJSONString(buf, author)
+	} else {
+		buf = append(buf, `,"owner":{"user":`...)
+		buf = model.AppendJSONString(buf, user)
+	}
+	return append(buf, '}')
 }
 
 // markPeerChanged notes that e must be sent to the connections. It is
@@ -276,6 +333,10 @@ func (h *wsHub) markPeerChanged(e *peerEntry) {
 // they were told of it. It is called with mu held.
 func (h *wsHub) removePeerLocked(e *peerEntry) {
 	delete(h.peers, string(e.clientID))
+	if e.release != nil {
+		e.release()
+		e.release = nil
+	}
 	if e.changed {
 		e.changed = false
 		for i, o := range h.peerChanged {
@@ -439,7 +500,7 @@ func (h *wsHub) castPresenceLocked(conns []*wsConn, left [][]byte) {
 	}
 	var entry []byte
 	for _, cn := range conns {
-		entry = appendSelection(append(entry[:0], cn.ident...), cn.anchor, cn.head)
+		entry = appendSelection(append(append(entry[:0], cn.ident...), cn.owner...), cn.anchor, cn.head)
 		if entries > 0 && len(msg)+len(entry) > limit {
 			flush()
 		}

@@ -208,6 +208,20 @@ class HTTPError extends Error {
 // header of its requests, in the hello of its WebSocket.
 let authToken = ""
 
+// tokenName returns the presence name the server shows for a token's
+// principal: its "name" claim, else its "sub", cut to 64 UTF-16 units
+// between characters ("" without a token).
+function tokenName(token) {
+  if (!token) return ""
+  let claims = JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString())
+  let name = claims.name || claims.sub, out = ""
+  for (let ch of name) {
+    if (out.length + ch.length > 64) break
+    out += ch
+  }
+  return out
+}
+
 // request sends one request and returns {status, text}; network failures
 // and aborts throw. An editor's request has its address as
 // X-Forwarded-For with --forwarded.
@@ -1305,15 +1319,17 @@ class WSEditor extends Editor {
   }
 
   // checkPresence checks other clients' selections at version: from
-  // editors of this run with the name and colour they gave, in the
-  // document.
+  // editors of this run with the name and colour they gave (with a
+  // token, its name), in the document.
   checkPresence(version, clients, left, bad) {
     let size = this.sizes.get(version)
     for (let c of clients) {
       wsStats.presenceEntries++
       let from = this.h.byClientID.get(c.clientID)
       if (c.clientID === this.clientID || !(from instanceof WSEditor) || from.group !== this.group) bad(`presence of client ${c.clientID}`)
-      if (c.name !== from.name || c.color !== from.color) bad(`presence of ${c.clientID} not named ${from.name}, ${from.color}`)
+      // With a token, an editor is shown by its principal's name.
+      let name = authToken ? tokenName(authToken) : from.name
+      if (c.name !== name || c.color !== from.color) bad(`presence of ${c.clientID} not named ${name}, ${from.color}`)
       if ((c.anchor === null) != (c.head === null)) bad("presence with one of anchor and head null")
       if (c.anchor === null) continue
       if (size == null) {
