@@ -809,24 +809,32 @@ func testRecreate(t *testing.T, s store.Store) {
 	notifier, _ := s.(store.Notifier)
 	if notifier != nil {
 		listening := make(chan struct{})
+		var heard sync.Once
 		defer notifier.Subscribe(func(n store.Notice) {
-			switch n.ID {
-			case "a":
+			switch {
+			case n.ID == "a":
 				notesMu.Lock()
 				notes = append(notes, fmt.Sprint(n.Version))
 				notesMu.Unlock()
-			case "listening":
-				close(listening)
+			case strings.HasPrefix(n.ID, "listening-"):
+				heard.Do(func() { close(listening) })
 			}
 		})()
-		// A backend may start listening after Subscribe returned.
-		if err := s.Create(ctx, "listening", "basic", []byte(`{}`), nil); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-listening:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no notice of a Create")
+		// A backend may start listening after Subscribe returned: create
+		// documents until the notice of one arrives.
+		for i := 0; ; i++ {
+			if err := s.Create(ctx, fmt.Sprint("listening-", i), "basic", []byte(`{}`), nil); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-listening:
+			case <-time.After(250 * time.Millisecond):
+				if i < 120 {
+					continue
+				}
+				t.Fatal("no notice of 120 Creates in 30 s")
+			}
+			break
 		}
 	}
 	var wantNotes []string
