@@ -23,11 +23,11 @@ import (
 // fail to be accepted at all) or memory. A connection that would go over a
 // limit makes room by closing the connection that has been idle longest
 // (of its address, for the per-address limit): a kept-alive connection
-// between requests, or one that has not sent its first request yet. Only
-// when none is idle, every one with a request in flight, a waiting long
-// poll or a WebSocket, is the new connection refused: it is answered 503
-// (429 for its address's limit) with Retry-After and closed, without its
-// request being read.
+// between requests, else one that has not sent a whole request header
+// within newConnGrace of being accepted. Only when none is idle, every one
+// with a request in flight, a waiting long poll or a WebSocket, is the new
+// connection refused: it is answered 503 (429 for its address's limit)
+// with Retry-After and closed, without its request being read.
 
 // connCost is the memory an open connection is reckoned to hold: its
 // goroutine, net/http's buffers and the kernel's socket (an idle
@@ -43,6 +43,11 @@ const maxRefusing = 64
 
 // refuseTimeout bounds the answer to a refused connection.
 const refuseTimeout = time.Second
+
+// newConnGrace is how long a new connection is left to send its first
+// request header before it counts as idle: it has usually sent it
+// already, in a packet the server has yet to read.
+const newConnGrace = time.Second
 
 // DefaultMaxHTTPConns returns the default of Config.MaxHTTPConns: three
 // quarters of the process's limit of open files (RLIMIT_NOFILE, which Go
@@ -84,7 +89,7 @@ type connLimiter struct {
 	total  int
 	nIdle  int
 	addrs  map[netip.Addr]*addrConns // the addresses with open connections
-	idle   idleList                  // every idle connection, longest idle first
+	idle   idleLists                 // every idle connection
 	shed   int                       // connections closed to make room, since the last log line
 	refuse int                       // connections refused, since the last log line
 	logged time.Time                 // of the last log line
@@ -93,7 +98,7 @@ type connLimiter struct {
 // addrConns are the open connections of one address.
 type addrConns struct {
 	n    int
-	idle idleList
+	idle idleLists
 }
 
 // limitedConn is a connection that connLimiter counts.
@@ -103,9 +108,41 @@ type limitedConn struct {
 	addr netip.Addr // its address (IPv6 by /64); invalid when not TCP
 
 	// Guarded by l.mu.
-	idle   bool
-	closed bool               // no longer counted
-	links  [2][2]*limitedConn // prev and next in l.idle ([0]) and its address's idle ([1])
+	idle     bool
+	fresh    bool      // it has not sent its first request header yet
+	accepted time.Time // when fresh
+	closed   bool      // no longer counted
+	// prev and next in a list of l.idle ([0]) and of its address's ([1]).
+	links [2][2]*limitedConn
+}
+
+// idleLists are the idle connections: kept-alive ones ([0]) and fresh
+// ones ([1]), each longest idle first.
+type idleLists [2]idleList
+
+func newIdleLists(which int) idleLists {
+	return idleLists{{which: which}, {which: which}}
+}
+
+// list returns the list of c's kind.
+func (q *idleLists) list(c *limitedConn) *idleList {
+	if c.fresh {
+		return &q[1]
+	}
+	return &q[0]
+}
+
+// victim returns the connection to close to make room: the kept-alive
+// one idle longest, else the oldest fresh one older than newConnGrace;
+// nil when none is.
+func (q *idleLists) victim(now time.Time) *limitedConn {
+	if c := q[0].head; c != nil {
+		return c
+	}
+	if c := q[1].head; c != nil && now.Sub(c.accepted) >= newConnGrace {
+		return c
+	}
+	return nil
 }
 
 // idleList is a list of idle connections, longest idle first, linked
@@ -145,7 +182,7 @@ func (q *idleList) remove(c *limitedConn) {
 func newConnLimiter(ln net.Listener, max, perAddr int, exempt func(netip.Addr) bool, log *slog.Logger) *connLimiter {
 	return &connLimiter{Listener: ln, max: max, perAddr: perAddr, exempt: exempt, log: log,
 		refusing: make(chan struct{}, maxRefusing), addrs: make(map[netip.Addr]*addrConns),
-		idle: idleList{which: 0}}
+		idle: newIdleLists(0)}
 }
 
 // connAddr returns the IP address of c's peer and the address that the
@@ -191,18 +228,19 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 func (l *connLimiter) admit(c net.Conn) (lc, victim *limitedConn, status int, msg string) {
 	ip, addr := connAddr(c)
 	limited := ip.IsValid() && (l.exempt == nil || !l.exempt(ip))
+	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.addrs[addr]
 	switch {
 	case limited && a != nil && a.n >= l.perAddr:
-		if victim = a.idle.head; victim == nil {
+		if victim = a.idle.victim(now); victim == nil {
 			l.refused()
 			return nil, nil, http.StatusTooManyRequests, "too many connections from this address: over the limit of " +
 				strconv.Itoa(l.perAddr) + ", none idle (serve --max-http-conns-per-address)"
 		}
 	case l.total >= l.max:
-		if victim = l.idle.head; victim == nil {
+		if victim = l.idle.victim(now); victim == nil {
 			l.refused()
 			return nil, nil, http.StatusServiceUnavailable, "too many connections: the server holds its limit of " +
 				strconv.Itoa(l.max) + ", none idle (serve --max-http-conns)"
@@ -217,13 +255,14 @@ func (l *connLimiter) admit(c net.Conn) (lc, victim *limitedConn, status int, ms
 		}
 	}
 	if a == nil {
-		a = &addrConns{idle: idleList{which: 1}}
+		a = &addrConns{idle: newIdleLists(1)}
 		l.addrs[addr] = a
 	}
-	lc = &limitedConn{Conn: c, l: l, addr: addr}
+	lc = &limitedConn{Conn: c, l: l, addr: addr, fresh: true, accepted: now}
 	l.total++
 	a.n++
-	// Idle until its first request (http.StateNew).
+	// Idle until its first request (http.StateNew), sheddable once
+	// newConnGrace has passed.
 	l.setIdleLocked(lc, a, true)
 	return lc, victim, 0, ""
 }
@@ -254,13 +293,14 @@ func (l *connLimiter) setIdleLocked(c *limitedConn, a *addrConns, idle bool) {
 	}
 	c.idle = idle
 	if idle {
-		l.idle.push(c)
-		a.idle.push(c)
+		l.idle.list(c).push(c)
+		a.idle.list(c).push(c)
 		l.nIdle++
 	} else {
-		l.idle.remove(c)
-		a.idle.remove(c)
+		l.idle.list(c).remove(c)
+		a.idle.list(c).remove(c)
 		l.nIdle--
+		c.fresh = false // it was busy: kept alive when idle again
 	}
 }
 

@@ -83,8 +83,8 @@ func waitIdle(t *testing.T, s *Server, n int) {
 }
 
 // TestHTTPConnsShedIdle: at Config.MaxHTTPConns, a new connection closes
-// the one idle longest (a kept-alive connection between requests, or one
-// that has sent nothing yet) and is answered; the others stay open.
+// the kept-alive one idle longest and is answered; the others stay open,
+// among them one that has sent nothing yet.
 func TestHTTPConnsShedIdle(t *testing.T) {
 	e := newCollab(t, Config{MaxHTTPConns: 4, MaxHTTPConnsPerAddress: 100}, collab.Config{})
 	addr, _ := serving(t, e.s)
@@ -116,6 +116,29 @@ func TestHTTPConnsShedIdle(t *testing.T) {
 		if resp, body, err := c.get("/healthz"); err != nil || resp.StatusCode != 200 {
 			t.Errorf("connection %d still open: %v %v %s", i, resp, err, body)
 		}
+	}
+}
+
+// TestHTTPConnsShedFresh: a connection that has sent no whole request
+// header newConnGrace after it was accepted counts as idle: at
+// Config.MaxHTTPConns with no kept-alive connection, a new one closes it.
+func TestHTTPConnsShedFresh(t *testing.T) {
+	e := newCollab(t, Config{MaxHTTPConns: 2, MaxHTTPConnsPerAddress: 100, Timeouts: Timeouts{ReadHeader: time.Minute}}, collab.Config{})
+	addr, _ := serving(t, e.s)
+	silent := dialRaw(t, addr)
+	fmt.Fprint(silent, "GET /healthz HTTP/1.1\r\n") // half a header
+	slow := dialRaw(t, addr)
+	waitIdle(t, e.s, 2)
+	time.Sleep(newConnGrace)
+	c := dialRaw(t, addr)
+	if resp, body, err := c.get("/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a connection over the limit beside two silent ones: %v %v %s, want 200", resp, err, body)
+	}
+	if !silent.closedByServer() {
+		t.Error("the connection silent longest stays open")
+	}
+	if resp, body, err := slow.get("/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the other, sending its request at last: %v %v %s, want 200", resp, err, body)
 	}
 }
 
