@@ -690,17 +690,16 @@ func TestCollabUser(t *testing.T) {
 
 // TestTrustProxySpoof: behind a proxy that appends to X-Forwarded-For, a
 // client that sends an X-Forwarded-For of its own cannot choose the
-// address that the limits count it by: ten requests, each claiming
-// another first address, are one client's, and the eleventh long poll is
-// refused by Limits.MaxClientConns (429) as if it had claimed nothing.
+// address that user counts and limits go by: ten requests, each claiming
+// another first address, are one user, and ten waiting polls so are one
+// client's, the eleventh refused by Limits.MaxClientConns (429).
 func TestTrustProxySpoof(t *testing.T) {
 	for _, proxies := range [][]netip.Prefix{nil, {netip.MustParsePrefix("127.0.0.0/8")}} {
 		e := newCollab(t, Config{TrustProxy: true, TrustedProxies: proxies, PollTimeout: 10 * time.Second,
 			Limits: Limits{MaxClientConns: 10}}, collab.Config{})
 		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		poll := func(i int) *httptest.ResponseRecorder {
-			r := httptest.NewRequestWithContext(ctx, "GET", "/docs/x/events?version=0&commentVersion=0", nil)
+		do := func(path string, i int) *httptest.ResponseRecorder {
+			r := httptest.NewRequestWithContext(ctx, "GET", path, nil)
 			r.RemoteAddr = "127.0.0.1:5555"
 			// The client's own claim, then what the proxy appended.
 			r.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d, 203.0.113.5", i))
@@ -708,18 +707,20 @@ func TestTrustProxySpoof(t *testing.T) {
 			e.s.ServeHTTP(w, r)
 			return w
 		}
-		if status, body := e.request(t, "GET", "/docs/x", ""); status != 200 {
-			t.Fatalf("GET: %d %s", status, body)
-		}
 		for i := range 10 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				poll(i)
-			}()
+			if w := do("/docs/x", i); w.Code != 200 {
+				t.Fatalf("GET: %d %s", w.Code, w.Body)
+			}
+		}
+		if n := e.users(t, "x"); n != 1 {
+			t.Fatalf("trusted proxies %v: ten requests of one client claiming ten addresses: %d users, want 1", proxies, n)
+		}
+		var wg sync.WaitGroup
+		for i := range 10 {
+			wg.Go(func() { do("/docs/x/events?version=0&commentVersion=0", i) })
 		}
 		e.waitWaiting(t, "x", 10)
-		w := poll(11)
+		w := do("/docs/x/events?version=0&commentVersion=0", 11)
 		cancel()
 		wg.Wait()
 		if w.Code != 429 || !strings.Contains(w.Body.String(), "--max-client-conns") {
