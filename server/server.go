@@ -247,27 +247,29 @@ type Server struct {
 	pollTimeout   time.Duration
 	stepsPage     int // Config.MaxStepsPage
 	trustProxy    bool
-	proxies       []netip.Prefix              // Config.TrustedProxies, masked
-	maxHTTPConns  int                         // Config.MaxHTTPConns; 0: DefaultMaxHTTPConns() when Serve starts
-	maxAddrConns  int                         // Config.MaxHTTPConnsPerAddress; 0: a quarter of the total
-	httpConns     atomic.Pointer[connLimiter] // of Serve, once it runs
-	origins       []string                    // Config.AllowOrigins, lower-cased
-	hosts         []string                    // Config.AllowedHosts, lower-cased
-	onLoopback    atomic.Bool                 // Serve listens on a loopback address
-	conns         conns                       // WebSockets and waiting long polls (limits.go)
-	submissions   *ratelimit.Table            // of Limits.MaxSubmissions, per client
-	now           func() time.Time            // of the rate limits: time.Now, or a test's clock
-	collabScratch sync.Pool                   // of *collabScratch
-	polls         context.Context             // done when Serve shuts down: waiting polls answer at once
-	stopPolls     context.CancelFunc          // ends polls
-	ws            wsHubs                      // WebSocket connections and their per-document hubs (ws_hub.go)
-	web           http.Handler                // the demo pages (Config.Web), or nil
-	policy        Policy                      // Config.Policy, or AllowAll
-	drainDelay    time.Duration               // Config.DrainDelay
-	draining      atomic.Bool                 // Drain was called: /readyz answers 503
-	drainCut      chan struct{}               // closed by a test to end Drain's delay
-	obs           Observer                    // Config.Observer, or nil
-	requestIDs    requestIDs                  // of requests without their own (log.go)
+	origins       []string           // Config.AllowOrigins, lower-cased
+	hosts         []string           // Config.AllowedHosts, lower-cased
+	onLoopback    atomic.Bool        // Serve listens on a loopback address
+	conns         conns              // WebSockets and waiting long polls (limits.go)
+	submissions   *ratelimit.Table   // of Limits.MaxSubmissions, per client
+	now           func() time.Time   // of the rate limits: time.Now, or a test's clock
+	collabScratch sync.Pool          // of *collabScratch
+	polls         context.Context    // done when Serve shuts down: waiting polls answer at once
+	stopPolls     context.CancelFunc // ends polls
+	ws            wsHubs             // WebSocket connections and their per-document hubs (ws_hub.go)
+	web           http.Handler       // the demo pages (Config.Web), or nil
+	policy        Policy             // Config.Policy, or AllowAll
+	drainDelay    time.Duration      // Config.DrainDelay
+	draining      atomic.Bool        // Drain was called: /readyz answers 503
+	drainCut      chan struct{}      // closed by a test to end Drain's delay
+	obs           Observer           // Config.Observer, or nil
+	requestIDs    requestIDs         // of requests without their own (log.go)
+
+	// Connection limits of Serve (httpconns.go).
+	proxies      []netip.Prefix              // Config.TrustedProxies, masked
+	maxHTTPConns int                         // Config.MaxHTTPConns; 0: DefaultMaxHTTPConns() when Serve starts
+	maxAddrConns int                         // Config.MaxHTTPConnsPerAddress; 0: a quarter of the total
+	httpConns    atomic.Pointer[connLimiter] // of Serve, once it runs
 
 	routes  []route        // the route table (routes.go)
 	mux     *http.ServeMux // of routes
@@ -295,28 +297,27 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("allowed hosts: %w", err)
 	}
 	s := &Server{
-		origins:      origins,
-		hosts:        hosts,
-		limits:       cfg.Limits.WithDefaults(),
-		timeouts:     cfg.Timeouts.withDefaults(),
-		log:          cfg.Logger,
-		logRequests:  cfg.LogRequests,
-		slow:         cfg.SlowRequest,
-		schemaNames:  reg.Names(),
-		defName:      def,
-		jsonType:     []string{"application/json; charset=utf-8"},
-		collab:       cfg.Collab,
-		pollTimeout:  cfg.PollTimeout,
-		stepsPage:    cfg.MaxStepsPage,
-		trustProxy:   cfg.TrustProxy,
-		maxHTTPConns: max(cfg.MaxHTTPConns, 0),
-		maxAddrConns: max(cfg.MaxHTTPConnsPerAddress, 0),
-		web:          cfg.Web,
-		policy:       cfg.Policy,
-		drainDelay:   max(cfg.DrainDelay, 0),
-		drainCut:     make(chan struct{}),
-		obs:          cfg.Observer,
+		origins:     origins,
+		hosts:       hosts,
+		limits:      cfg.Limits.WithDefaults(),
+		timeouts:    cfg.Timeouts.withDefaults(),
+		log:         cfg.Logger,
+		logRequests: cfg.LogRequests,
+		slow:        cfg.SlowRequest,
+		schemaNames: reg.Names(),
+		defName:     def,
+		jsonType:    []string{"application/json; charset=utf-8"},
+		collab:      cfg.Collab,
+		pollTimeout: cfg.PollTimeout,
+		stepsPage:   cfg.MaxStepsPage,
+		trustProxy:  cfg.TrustProxy,
+		web:         cfg.Web,
+		policy:      cfg.Policy,
+		drainDelay:  max(cfg.DrainDelay, 0),
+		drainCut:    make(chan struct{}),
+		obs:         cfg.Observer,
 	}
+	s.maxHTTPConns, s.maxAddrConns = max(cfg.MaxHTTPConns, 0), max(cfg.MaxHTTPConnsPerAddress, 0)
 	for _, p := range cfg.TrustedProxies {
 		if !p.IsValid() {
 			return nil, fmt.Errorf("trusted proxies: invalid prefix %v", p)

@@ -396,26 +396,25 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		drainTimeout: f.drainTimeout,
 	}
 	c.server = server.Config{
-		Schemas:                f.named.schemas,
-		DefaultSchema:          reg.Default(),
-		Limits:                 f.limits,
-		Timeouts:               f.timeouts,
-		Logger:                 c.logger,
-		ApplyWorkers:           f.workers,
-		MaxBodyMemory:          c.memory.bodyMemory,
-		LogRequests:            f.logRequests,
-		SlowRequest:            f.logSlow,
-		PollTimeout:            f.pollTimeout,
-		MaxStepsPage:           f.maxStepsPage,
-		TrustProxy:             f.trustProxy,
-		TrustedProxies:         f.trustedProxies,
-		MaxHTTPConns:           f.maxHTTPConns,
-		MaxHTTPConnsPerAddress: f.maxAddrConns,
-		Strict:                 f.strict,
-		AllowOrigins:           f.origins,
-		AllowedHosts:           f.hosts,
-		DrainDelay:             f.drainDelay,
+		Schemas:       f.named.schemas,
+		DefaultSchema: reg.Default(),
+		Limits:        f.limits,
+		Timeouts:      f.timeouts,
+		Logger:        c.logger,
+		ApplyWorkers:  f.workers,
+		MaxBodyMemory: c.memory.bodyMemory,
+		LogRequests:   f.logRequests,
+		SlowRequest:   f.logSlow,
+		PollTimeout:   f.pollTimeout,
+		MaxStepsPage:  f.maxStepsPage,
+		TrustProxy:    f.trustProxy,
+		Strict:        f.strict,
+		AllowOrigins:  f.origins,
+		AllowedHosts:  f.hosts,
+		DrainDelay:    f.drainDelay,
 	}
+	c.server.TrustedProxies = f.trustedProxies
+	c.server.MaxHTTPConns, c.server.MaxHTTPConnsPerAddress = f.maxHTTPConns, f.maxAddrConns
 	if f.webPages {
 		c.server.Web = web.Handler()
 	}
