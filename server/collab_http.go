@@ -40,26 +40,77 @@ func docID(id string) (string, error) {
 }
 
 // user returns who is asking, for the user counts: the client's IP
-// address, or with Config.TrustProxy the first address of
-// X-Forwarded-For when it holds one.
+// address; with Config.TrustProxy, when the connection comes from a
+// trusted proxy, the right-most address of X-Forwarded-For that is not a
+// trusted proxy's (Config.TrustedProxies; without them, the right-most:
+// the one the connection's proxy appended). A client may send any
+// X-Forwarded-For of its own, which a proxy that appends keeps on the
+// left, so the entries left of the first untrusted one say nothing. An
+// entry that is not an IP address (and port) ends the search with the
+// connection's address; when all are trusted proxies', the left-most is
+// the client.
 func (s *Server) user(r *http.Request) string {
-	if s.trustProxy {
-		if v := r.Header["X-Forwarded-For"]; len(v) > 0 {
-			first, _, _ := strings.Cut(v[0], ",")
-			first = strings.TrimSpace(first)
-			if _, err := netip.ParseAddr(first); err == nil {
-				return first
+	peer, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		peer = r.RemoteAddr
+	}
+	if !s.trustProxy {
+		return peer
+	}
+	if ip, err := netip.ParseAddr(peer); err != nil || !s.trustedProxy(ip) {
+		return peer
+	}
+	var leftmost netip.Addr
+	v := r.Header["X-Forwarded-For"]
+	for i := len(v) - 1; i >= 0; i-- {
+		for rest := v[i]; rest != ""; {
+			entry := rest
+			if j := strings.LastIndexByte(rest, ','); j >= 0 {
+				entry, rest = rest[j+1:], rest[:j]
+			} else {
+				rest = ""
 			}
-			if ap, err := netip.ParseAddrPort(first); err == nil {
-				return ap.Addr().String()
+			entry = strings.TrimSpace(entry)
+			if entry == "" {
+				continue
 			}
+			ip, err := netip.ParseAddr(entry)
+			if err != nil {
+				ap, err := netip.ParseAddrPort(entry)
+				if err != nil {
+					return peer
+				}
+				ip = ap.Addr()
+			}
+			if len(s.proxies) == 0 || !s.trustedProxy(ip) {
+				return ip.String()
+			}
+			leftmost = ip
 		}
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+	if leftmost.IsValid() {
+		return leftmost.String()
 	}
-	return host
+	return peer
+}
+
+// trustedProxy reports whether ip is the address of a proxy that
+// Config.TrustProxy trusts: one of Config.TrustedProxies, or any address
+// without them.
+func (s *Server) trustedProxy(ip netip.Addr) bool {
+	if !s.trustProxy {
+		return false
+	}
+	if len(s.proxies) == 0 {
+		return true
+	}
+	ip = ip.Unmap()
+	for _, p := range s.proxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // listDocs answers GET /docs: with a policy that is a ReadFilter, only

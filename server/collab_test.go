@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -620,32 +621,52 @@ func TestCollabPollOverTheWire(t *testing.T) {
 }
 
 func TestCollabUser(t *testing.T) {
+	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ff::/48")}
 	for _, tc := range []struct {
-		trust      bool
-		remote     string
-		xff        []string
-		want       string
-		wantShared bool
+		trust   bool
+		proxies []netip.Prefix
+		remote  string
+		xff     []string
+		want    string
 	}{
-		{false, "192.0.2.1:1234", nil, "192.0.2.1", false},
-		{false, "[2001:db8::1]:443", nil, "2001:db8::1", false},
-		{false, "192.0.2.1:1234", []string{"203.0.113.5"}, "192.0.2.1", false},
-		{true, "192.0.2.1:1234", nil, "192.0.2.1", false},
-		{true, "192.0.2.1:1234", []string{"203.0.113.5, 10.0.0.1"}, "203.0.113.5", false},
-		{true, "192.0.2.1:1234", []string{" 203.0.113.5 ", "10.0.0.1"}, "203.0.113.5", false},
-		{true, "192.0.2.1:1234", []string{"2001:db8::2"}, "2001:db8::2", false},
-		{true, "192.0.2.1:1234", []string{"203.0.113.5:4711"}, "203.0.113.5", false},
-		{true, "192.0.2.1:1234", []string{"[2001:db8::2]:4711"}, "2001:db8::2", false},
-		{true, "192.0.2.1:1234", []string{"unknown"}, "192.0.2.1", false},
-		{true, "192.0.2.1:1234", []string{""}, "192.0.2.1", false},
-		{false, "pipe", nil, "pipe", false},
+		{false, nil, "192.0.2.1:1234", nil, "192.0.2.1"},
+		{false, nil, "[2001:db8::1]:443", nil, "2001:db8::1"},
+		{false, nil, "192.0.2.1:1234", []string{"203.0.113.5"}, "192.0.2.1"},
+		{true, nil, "192.0.2.1:1234", nil, "192.0.2.1"},
+		{true, nil, "192.0.2.1:1234", []string{"203.0.113.5"}, "203.0.113.5"},
+		// Without TrustedProxies the connection's peer is the one proxy:
+		// the right-most entry is what it appended, the rest the client's.
+		{true, nil, "192.0.2.1:1234", []string{"203.0.113.5, 10.0.0.1"}, "10.0.0.1"},
+		{true, nil, "192.0.2.1:1234", []string{" 203.0.113.5 ", "10.0.0.1"}, "10.0.0.1"},
+		{true, nil, "192.0.2.1:1234", []string{"10.0.0.1,"}, "10.0.0.1"},
+		{true, nil, "192.0.2.1:1234", []string{"2001:db8::2"}, "2001:db8::2"},
+		{true, nil, "192.0.2.1:1234", []string{"203.0.113.5:4711"}, "203.0.113.5"},
+		{true, nil, "192.0.2.1:1234", []string{"[2001:db8::2]:4711"}, "2001:db8::2"},
+		{true, nil, "192.0.2.1:1234", []string{"unknown"}, "192.0.2.1"},
+		{true, nil, "192.0.2.1:1234", []string{"203.0.113.5, unknown"}, "192.0.2.1"},
+		{true, nil, "192.0.2.1:1234", []string{""}, "192.0.2.1"},
+		// With TrustedProxies: only their connections are believed, and
+		// the right-most entry that is not one of theirs is the client.
+		{true, proxies, "192.0.2.1:1234", []string{"203.0.113.5"}, "192.0.2.1"},
+		{true, proxies, "10.0.0.1:1234", []string{"203.0.113.5"}, "203.0.113.5"},
+		{true, proxies, "10.0.0.1:1234", []string{"198.51.100.7, 203.0.113.5, 10.9.9.9"}, "203.0.113.5"},
+		{true, proxies, "10.0.0.1:1234", []string{"198.51.100.7, 203.0.113.5", "10.9.9.9, 10.0.0.2"}, "203.0.113.5"},
+		{true, proxies, "[2001:db8:ff::1]:1234", []string{"2001:db8::7, 2001:db8:ff::2"}, "2001:db8::7"},
+		{true, proxies, "[::ffff:10.0.0.1]:1234", []string{"203.0.113.5"}, "203.0.113.5"},
+		{true, proxies, "10.0.0.1:1234", []string{"10.0.0.3, 10.0.0.2"}, "10.0.0.3"},
+		{true, proxies, "10.0.0.1:1234", nil, "10.0.0.1"},
+		{false, nil, "pipe", nil, "pipe"},
+		{true, nil, "pipe", []string{"203.0.113.5"}, "pipe"},
 	} {
-		s := &Server{trustProxy: tc.trust}
+		s, err := New(Config{TrustProxy: tc.trust, TrustedProxies: tc.proxies})
+		if err != nil {
+			t.Fatal(err)
+		}
 		r := httptest.NewRequest("GET", "/docs/x", nil)
 		r.RemoteAddr = tc.remote
 		r.Header["X-Forwarded-For"] = tc.xff
 		if got := s.user(r); got != tc.want {
-			t.Errorf("trust %v, remote %q, X-Forwarded-For %q: %q, want %q", tc.trust, tc.remote, tc.xff, got, tc.want)
+			t.Errorf("trust %v %v, remote %q, X-Forwarded-For %q: %q, want %q", tc.trust, tc.proxies, tc.remote, tc.xff, got, tc.want)
 		}
 	}
 	// End to end: two clients behind one proxy are two users.
@@ -654,7 +675,7 @@ func TestCollabUser(t *testing.T) {
 		for _, client := range []string{"203.0.113.5", "203.0.113.6"} {
 			r := httptest.NewRequest("GET", "/docs/x", nil)
 			r.RemoteAddr = "10.0.0.1:5555"
-			r.Header.Set("X-Forwarded-For", client+", 10.0.0.1")
+			r.Header.Set("X-Forwarded-For", client)
 			e.s.ServeHTTP(httptest.NewRecorder(), r)
 		}
 		want := 1
@@ -663,6 +684,47 @@ func TestCollabUser(t *testing.T) {
 		}
 		if n := e.users(t, "x"); n != want {
 			t.Errorf("TrustProxy %v: %d users, want %d", trust, n, want)
+		}
+	}
+}
+
+// TestTrustProxySpoof: behind a proxy that appends to X-Forwarded-For, a
+// client that sends an X-Forwarded-For of its own cannot choose the
+// address that user counts and limits go by: ten requests, each claiming
+// another first address, are one user, and ten waiting polls so are one
+// client's, the eleventh refused by Limits.MaxClientConns (429).
+func TestTrustProxySpoof(t *testing.T) {
+	for _, proxies := range [][]netip.Prefix{nil, {netip.MustParsePrefix("127.0.0.0/8")}} {
+		e := newCollab(t, Config{TrustProxy: true, TrustedProxies: proxies, PollTimeout: 10 * time.Second,
+			Limits: Limits{MaxClientConns: 10}}, collab.Config{})
+		ctx, cancel := context.WithCancel(context.Background())
+		do := func(path string, i int) *httptest.ResponseRecorder {
+			r := httptest.NewRequestWithContext(ctx, "GET", path, nil)
+			r.RemoteAddr = "127.0.0.1:5555"
+			// The client's own claim, then what the proxy appended.
+			r.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d, 203.0.113.5", i))
+			w := httptest.NewRecorder()
+			e.s.ServeHTTP(w, r)
+			return w
+		}
+		for i := range 10 {
+			if w := do("/docs/x", i); w.Code != 200 {
+				t.Fatalf("GET: %d %s", w.Code, w.Body)
+			}
+		}
+		if n := e.users(t, "x"); n != 1 {
+			t.Fatalf("trusted proxies %v: ten requests of one client claiming ten addresses: %d users, want 1", proxies, n)
+		}
+		var wg sync.WaitGroup
+		for i := range 10 {
+			wg.Go(func() { do("/docs/x/events?version=0&commentVersion=0", i) })
+		}
+		e.waitWaiting(t, "x", 10)
+		w := do("/docs/x/events?version=0&commentVersion=0", 11)
+		cancel()
+		wg.Wait()
+		if w.Code != 429 || !strings.Contains(w.Body.String(), "--max-client-conns") {
+			t.Errorf("trusted proxies %v: the 11th poll of one client claiming another address: %d %s, want 429", proxies, w.Code, w.Body)
 		}
 	}
 }

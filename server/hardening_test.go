@@ -130,6 +130,56 @@ func TestCSRF(t *testing.T) {
 	}
 }
 
+// TestCSRFDelete: DELETE /docs/{id} checks Origin as the POST routes do:
+// a cross-origin one (or "null") is refused with 403 and the document
+// stays; without Origin (not a browser), from the server's own origin or
+// an allowed one, it is deleted. It needs no Content-Type.
+func TestCSRFDelete(t *testing.T) {
+	e := newCollab(t, Config{AllowOrigins: []string{"app.example.com"}}, collab.Config{})
+	del := func(id, origin, host string) (int, string) {
+		r := httptest.NewRequest("DELETE", "/docs/"+id, nil)
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		if host != "" {
+			r.Host = host
+		}
+		w := httptest.NewRecorder()
+		e.s.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	exists := func(id string) bool {
+		ok, err := e.auth.Exists(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for i, tc := range []struct {
+		origin, host string
+		status       int
+	}{
+		{"http://evil.example", "", 403},
+		{"null", "", 403},
+		{"http://127.0.0.1:9", "127.0.0.1:8080", 403},
+		{"", "", 204},
+		{"http://127.0.0.1:8080", "127.0.0.1:8080", 204},
+		{"https://app.example.com", "pma.example.com", 204},
+	} {
+		id := fmt.Sprint("d", i)
+		if status, _ := e.request(t, "GET", "/docs/"+id, ""); status != 200 {
+			t.Fatalf("GET: %d", status)
+		}
+		status, answer := del(id, tc.origin, tc.host)
+		if status != tc.status || tc.status == 403 && !strings.Contains(answer, "cross-origin request refused") {
+			t.Errorf("DELETE with origin %q: %d %s, want %d", tc.origin, status, answer, tc.status)
+		}
+		if exists(id) != (tc.status == 403) {
+			t.Errorf("DELETE with origin %q, answered %d: the document exists: %v", tc.origin, status, exists(id))
+		}
+	}
+}
+
 // TestHostCheck: served on a loopback address without AllowedHosts, the
 // server answers only requests for localhost and loopback addresses: a
 // page of another domain resolved to it (DNS rebinding) gets 421 on the

@@ -71,7 +71,7 @@ func (s *Server) withCORS(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		h.Set("Access-Control-Allow-Methods", "GET, POST")
+		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
 		h.Set("Access-Control-Allow-Headers", allowHeaders)
 		h.Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
@@ -81,10 +81,12 @@ func (s *Server) withCORS(next http.Handler) http.Handler {
 // checkCSRF refuses a request that changes state unless a page of another
 // origin could not have sent it: its Content-Type must be JSON (415
 // otherwise: a page sends a body without one, or as text/plain, without a
-// CORS preflight), and its Origin, when it has one, the server's own (the
-// request's Host) or one of Config.AllowOrigins (403 otherwise, "null"
-// included). Clients that are not browsers send no Origin.
+// CORS preflight), but for a DELETE, which has no body, and its Origin
+// checked by checkOrigin.
 func (s *Server) checkCSRF(r *http.Request) error {
+	if r.Method == http.MethodDelete {
+		return s.checkOrigin(r)
+	}
 	ct := r.Header["Content-Type"]
 	if len(ct) == 0 {
 		return &httpError{http.StatusUnsupportedMediaType,
@@ -94,6 +96,14 @@ func (s *Server) checkCSRF(r *http.Request) error {
 		return &httpError{http.StatusUnsupportedMediaType,
 			"unsupported Content-Type " + strconv.Quote(ct[0]) + ": send application/json (UTF-8)"}
 	}
+	return s.checkOrigin(r)
+}
+
+// checkOrigin refuses, with 403, a request whose Origin, when it has one,
+// is neither the server's own (the request's Host) nor one of
+// Config.AllowOrigins ("null" included). Clients that are not browsers
+// send no Origin.
+func (s *Server) checkOrigin(r *http.Request) error {
 	origin := r.Header["Origin"]
 	if len(origin) == 0 {
 		return nil

@@ -73,6 +73,11 @@ func TestAllowOrigins(t *testing.T) {
 				!strings.EqualFold(r.Header.Get("Access-Control-Allow-Headers"), "content-type") {
 				t.Errorf("preflight from %s: %d %v", origin, r.StatusCode, r.Header)
 			}
+			del := http.Header{"Access-Control-Request-Method": {"DELETE"}}
+			if r := do(e, "OPTIONS", "/docs/d", origin, del); r.StatusCode != http.StatusNoContent ||
+				!strings.Contains(r.Header.Get("Access-Control-Allow-Methods"), "DELETE") {
+				t.Errorf("DELETE preflight from %s: %d %v", origin, r.StatusCode, r.Header)
+			}
 			if r := do(e, "GET", "/docs/d", origin, nil); r.StatusCode != 200 || r.Header.Get("Access-Control-Allow-Origin") != origin ||
 				r.Header.Get("Vary") != "Origin" {
 				t.Errorf("GET from %s: %d %v", origin, r.StatusCode, r.Header)

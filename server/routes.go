@@ -56,8 +56,9 @@ type route struct {
 	// atHello: the route is authorized by its WebSocket hello rather
 	// than before its handler.
 	atHello bool
-	// changes: the route changes state, so it takes only JSON from its
-	// own origin or an allowed one (checkCSRF).
+	// changes: the route changes state, so it takes requests only from
+	// its own origin or an allowed one, and a body only as JSON
+	// (checkCSRF).
 	changes bool
 	// creates: using the route creates its document when it does not
 	// exist, which is authorized for ActionCreate too (authorizeCreate).
@@ -89,7 +90,7 @@ func (s *Server) routeTable() []route {
 			route{Route: Route{"POST", "/docs", ActionCreate}, handle: s.createDoc, slash: true, changes: true},
 			route{Route: Route{"GET", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true, creates: true},
 			route{Route: Route{"HEAD", "/docs/{id}", ActionRead}, handle: s.getDoc, slash: true},
-			route{Route: Route{"DELETE", "/docs/{id}", ActionAdmin}, handle: s.deleteDoc, slash: true},
+			route{Route: Route{"DELETE", "/docs/{id}", ActionAdmin}, handle: s.deleteDoc, slash: true, changes: true},
 			route{Route: Route{"GET", "/docs/{id}/events", ActionRead}, handle: s.pollEvents, slash: true, creates: true},
 			// ActionEdit too once the body shows steps (submitEvents).
 			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true, creates: true, submits: true},

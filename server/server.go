@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -74,11 +75,34 @@ type Config struct {
 	// /docs/{id}/steps (0 means DefaultMaxStepsPage); a larger ?limit is
 	// taken as it.
 	MaxStepsPage int
-	// TrustProxy takes the client's address, which the user counts of the
-	// collab API go by, from the first entry of X-Forwarded-For (when it
-	// is an IP address) instead of the connection. Set it only behind a
-	// proxy that sets that header.
+	// TrustProxy takes the client's address, which the user counts and
+	// the limits of clients without a principal go by, from
+	// X-Forwarded-For instead of the connection, when the connection
+	// comes from a trusted proxy: the right-most entry that is not a
+	// trusted proxy's, since a proxy appends the address it got the
+	// request from and everything left of that is what the client sent
+	// (see user). Set it only behind a proxy that sets or appends to that
+	// header.
 	TrustProxy bool
+	// TrustedProxies are the addresses of the proxies that TrustProxy
+	// trusts (a single address is a /32 or /128 prefix). Empty: the
+	// connection's peer, whatever its address, is the one proxy trusted,
+	// and the right-most entry of X-Forwarded-For is the client. Their
+	// connections are not limited per address (MaxHTTPConnsPerAddress);
+	// with TrustProxy and no TrustedProxies no connection is.
+	TrustedProxies []netip.Prefix
+	// MaxHTTPConns is the most connections Serve keeps open at once, of
+	// every kind: idle kept-alive ones, requests, waiting long polls,
+	// WebSockets (0 means DefaultMaxHTTPConns()). A connection over it
+	// closes the connection idle longest, or is answered 503 with
+	// Retry-After when none is idle (httpconns.go).
+	MaxHTTPConns int
+	// MaxHTTPConnsPerAddress is the most connections Serve keeps open at
+	// once from one address (IPv6 by /64) other than a trusted proxy's
+	// (0 means a quarter of MaxHTTPConns). A connection over it closes its
+	// address's connection idle longest, or is answered 429 with
+	// Retry-After when none is idle.
+	MaxHTTPConnsPerAddress int
 	// Strict also checks the apply endpoint's documents against their
 	// schema, as Node.check() does (see apply.Applier.Strict). The
 	// collab API's documents are checked by its authority's own
@@ -242,6 +266,12 @@ type Server struct {
 	obs           Observer           // Config.Observer, or nil
 	requestIDs    requestIDs         // of requests without their own (log.go)
 
+	// Connection limits of Serve (httpconns.go).
+	proxies      []netip.Prefix              // Config.TrustedProxies, masked
+	maxHTTPConns int                         // Config.MaxHTTPConns; 0: DefaultMaxHTTPConns() when Serve starts
+	maxAddrConns int                         // Config.MaxHTTPConnsPerAddress; 0: a quarter of the total
+	httpConns    atomic.Pointer[connLimiter] // of Serve, once it runs
+
 	routes  []route        // the route table (routes.go)
 	mux     *http.ServeMux // of routes
 	pages   http.Handler   // Config.Web, admitted as ActionPage
@@ -295,6 +325,13 @@ func New(cfg Config) (*Server, error) {
 		drainDelay:  max(cfg.DrainDelay, 0),
 		drainCut:    make(chan struct{}),
 		obs:         cfg.Observer,
+	}
+	s.maxHTTPConns, s.maxAddrConns = max(cfg.MaxHTTPConns, 0), max(cfg.MaxHTTPConnsPerAddress, 0)
+	for _, p := range cfg.TrustedProxies {
+		if !p.IsValid() {
+			return nil, fmt.Errorf("trusted proxies: invalid prefix %v", p)
+		}
+		s.proxies = append(s.proxies, p.Masked())
 	}
 	s.requestIDs.init()
 	if s.policy == nil {
@@ -415,13 +452,28 @@ func (s *Server) Shutdown(ctx context.Context) {
 	s.waitWebSockets(ctx)
 }
 
+// httpConnLimits returns Config.MaxHTTPConns and
+// Config.MaxHTTPConnsPerAddress, or their defaults.
+func (s *Server) httpConnLimits() (total, perAddr int) {
+	total, perAddr = s.maxHTTPConns, s.maxAddrConns
+	if total == 0 {
+		total = DefaultMaxHTTPConns()
+	}
+	if perAddr == 0 {
+		perAddr = max(total/4, 1)
+	}
+	return total, perAddr
+}
+
 // Serve answers requests on ln until ctx is done, then drains and shuts
 // down gracefully: /readyz answers 503 at once while the server goes on
 // serving for Config.DrainDelay (Drain); then it stops accepting, answers
 // the waiting long polls ({}), closes the WebSockets with 1012 (Shutdown),
 // lets the requests in flight finish, submissions included (closing
 // connections still open after Timeouts.Shutdown), and returns nil, or
-// the error that stopped it. It closes ln.
+// the error that stopped it. It closes ln. It keeps at most
+// Config.MaxHTTPConns connections open, Config.MaxHTTPConnsPerAddress of
+// one address, closing idle ones to make room (httpconns.go).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	t := s.timeouts
 	hs := &http.Server{
@@ -442,6 +494,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	hs.RegisterOnShutdown(s.stopPolls)
+	maxConns, maxAddrConns := s.httpConnLimits()
+	cl := newConnLimiter(ln, maxConns, maxAddrConns, s.trustedProxy, s.log)
+	hs.ConnState = cl.connState
+	s.httpConns.Store(cl)
+	ln = cl
 	l := s.limits
 	s.log.Info("pmauthority serving",
 		"addr", ln.Addr().String(), "url", openURL(ln.Addr()),
@@ -449,7 +506,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		slog.Group("limits", "max_body_bytes", l.MaxBodyBytes, "max_steps", l.MaxSteps,
 			"max_doc_size", l.MaxDocSize, "max_doc_bytes", l.MaxDocBytes, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes,
 			"max_conns", l.MaxConns, "max_client_conns", l.MaxClientConns, "max_ws_messages", l.MaxWSMessages,
-			"max_presence", l.MaxPresence, "max_submissions", l.MaxSubmissions),
+			"max_presence", l.MaxPresence, "max_submissions", l.MaxSubmissions,
+			"max_http_conns", maxConns, "max_http_conns_per_address", maxAddrConns),
 		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
 			"idle", t.Idle, "shutdown", t.Shutdown),
 		"apply_workers", cap(s.workers), "max_body_memory", s.bodies.limit, "documents_memory", s.collabMemory(), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -184,6 +185,8 @@ type serveFlags struct {
 	idleUnload                      time.Duration // -1: never
 	pollTimeout                     time.Duration
 	trustProxy, strict, webPages    bool
+	trustedProxies                  prefixesFlag
+	maxHTTPConns, maxAddrConns      int // 0: the defaults
 	origins                         stringsFlag
 	hosts                           stringsFlag
 	named                           schemaFlags
@@ -223,7 +226,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.BoolVar(&f.autoCreate, "auto-create", true, "create a document, with the default schema, when a request first uses it (as the collab demo does); false: an unknown document answers 404 (WebSocket close 4404) and only POST /docs creates")
 	fs.DurationVar(&f.idleUnload, "idle-unload", 10*time.Minute, "unload documents idle for this long, snapshotting them (0: never)")
 	fs.DurationVar(&f.pollTimeout, "poll-timeout", server.DefaultPollTimeout, "how long GET /docs/{id}/events waits for news before answering {}")
-	fs.BoolVar(&f.trustProxy, "trust-proxy", false, "count users by the first X-Forwarded-For address (only behind a proxy that sets it)")
+	fs.BoolVar(&f.trustProxy, "trust-proxy", false, "count users, and clients without a token, by X-Forwarded-For (only behind a proxy that sets or appends to it): its right-most address that is not a --trusted-proxies one")
+	fs.Var(&f.trustedProxies, "trusted-proxies", "the addresses of the proxies, as `CIDR,…` (e.g. 10.0.0.0/8,192.0.2.7; repeatable), whose X-Forwarded-For is believed, and whose connections are not limited per address; implies --trust-proxy. Default with --trust-proxy: the connection's peer, whatever its address, as the one proxy")
+	fs.IntVar(&f.maxHTTPConns, "max-http-conns", 0, "most connections open at once, of every kind (kept-alive, requests, waiting long polls, WebSockets); over it the connection idle longest is closed, and when none is idle the new one is answered 503 (0: three quarters of the open-file limit, at most an eighth of --max-memory at 24KiB each)")
+	fs.IntVar(&f.maxAddrConns, "max-http-conns-per-address", 0, "most connections open at once from one address (IPv6 by /64), a trusted proxy's excepted; over it that address's connection idle longest is closed, and when none is idle the new one is answered 429 (0: a quarter of --max-http-conns)")
 	fs.BoolVar(&f.strict, "strict", false, "also check every document against its schema as Node.check() does (content, marks, attributes), and refuse steps that make one invalid (422); off: what prosemirror-transform accepts, pmauthority accepts")
 	fs.BoolVar(&f.webPages, "web", true, "serve the demo pages: GET / (the documents), /edit/{id} (a collaborative editor) and /assets/")
 	fs.Var(&f.hosts, "allowed-host", "answer only requests whose Host matches `PATTERN` (e.g. pma.example.com, *.example.com; with or without :port), others 421; repeatable. Default: on a loopback --addr, localhost and loopback addresses only (against DNS rebinding); otherwise any host")
@@ -296,6 +302,12 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		if v <= 0 {
 			return nil, fmt.Errorf("--%s must be positive", name)
 		}
+	}
+	if f.maxHTTPConns < 0 || f.maxAddrConns < 0 {
+		return nil, errors.New("--max-http-conns and --max-http-conns-per-address must not be negative (0: the default)")
+	}
+	if len(f.trustedProxies) > 0 {
+		f.trustProxy = true
 	}
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
@@ -401,6 +413,8 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		AllowedHosts:  f.hosts,
 		DrainDelay:    f.drainDelay,
 	}
+	c.server.TrustedProxies = f.trustedProxies
+	c.server.MaxHTTPConns, c.server.MaxHTTPConnsPerAddress = f.maxHTTPConns, f.maxAddrConns
 	if f.webPages {
 		c.server.Web = web.Handler()
 	}
@@ -678,6 +692,37 @@ func (s *sizeFlag) Set(v string) error {
 		return fmt.Errorf("want a size in bytes such as 8388608 or 8MiB, not %q", v)
 	}
 	*s = sizeFlag(n * mult)
+	return nil
+}
+
+// prefixesFlag collects network prefixes (CIDR, or single addresses),
+// comma-separated; repeatable.
+type prefixesFlag []netip.Prefix
+
+func (f *prefixesFlag) String() string {
+	s := make([]string, len(*f))
+	for i, p := range *f {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *prefixesFlag) Set(v string) error {
+	for item := range strings.SplitSeq(v, ",") {
+		item = strings.TrimSpace(item)
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			ip, err2 := netip.ParseAddr(item)
+			if err2 != nil {
+				return fmt.Errorf("want CIDR prefixes or addresses such as 10.0.0.0/8,192.0.2.7, not %q", item)
+			}
+			p = netip.PrefixFrom(ip, ip.BitLen())
+		}
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		*f = append(*f, p.Masked())
+	}
 	return nil
 }
 

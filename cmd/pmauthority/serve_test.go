@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -135,6 +136,10 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--allow-origin", "["}, 2, "syntax error in pattern"},
 		{[]string{"-h"}, 0, "--allow-origin"},
 		{[]string{"-h"}, 0, "--strict"},
+		{[]string{"--max-http-conns", "-1"}, 2, "--max-http-conns and --max-http-conns-per-address must not be negative"},
+		{[]string{"--max-http-conns-per-address", "-1"}, 2, "must not be negative"},
+		{[]string{"--trusted-proxies", "10.0.0.0/8,nope"}, 2, `want CIDR prefixes or addresses such as 10.0.0.0/8,192.0.2.7, not "nope"`},
+		{[]string{"-h"}, 0, "-max-http-conns-per-address"},
 	} {
 		stderr := &testutil.LogBuffer{}
 		if code := serve(context.Background(), tc.args, stderr, nil); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
@@ -163,6 +168,39 @@ func TestServeMaxCommentBytes(t *testing.T) {
 		}
 		if c.collab.MaxCommentBytes != tc.want {
 			t.Errorf("serve %q: MaxCommentBytes %d, want %d", tc.args, c.collab.MaxCommentBytes, tc.want)
+		}
+	}
+}
+
+// TestServeConnFlags: --max-http-conns, --max-http-conns-per-address and
+// --trusted-proxies reach the server's configuration; 0 leaves the
+// defaults to it, and --trusted-proxies implies --trust-proxy.
+func TestServeConnFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args           []string
+		conns, perAddr int
+		trust          bool
+		proxies        string
+	}{
+		{nil, 0, 0, false, "[]"},
+		{[]string{"--max-http-conns", "500", "--max-http-conns-per-address", "50"}, 500, 50, false, "[]"},
+		{[]string{"--trust-proxy"}, 0, 0, true, "[]"},
+		{[]string{"--trusted-proxies", "10.1.2.3/8, 192.0.2.7", "--trusted-proxies", "2001:db8::/32,::ffff:198.51.100.0/120"}, 0, 0, true,
+			"[10.0.0.0/8 192.0.2.7/32 2001:db8::/32 198.51.100.0/24]"},
+	} {
+		f, err := parseServeFlags(tc.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.configs(io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := c.server
+		if sc.MaxHTTPConns != tc.conns || sc.MaxHTTPConnsPerAddress != tc.perAddr || sc.TrustProxy != tc.trust ||
+			fmt.Sprint(sc.TrustedProxies) != tc.proxies {
+			t.Errorf("serve %q: MaxHTTPConns %d, per address %d, TrustProxy %v, TrustedProxies %v", tc.args,
+				sc.MaxHTTPConns, sc.MaxHTTPConnsPerAddress, sc.TrustProxy, sc.TrustedProxies)
 		}
 	}
 }
