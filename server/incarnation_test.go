@@ -202,8 +202,10 @@ func TestIncarnationWSNodes(t *testing.T) {
 	c := a.dial(t, "d", false)
 	c.hello(-1, "1")
 	c.next("snapshot")
+	// The steps come over HTTP from another client (the WebSocket holds
+	// client id 1 for its own address).
 	for i, ch := range "OLD-O" {
-		a.post(t, "d", i, "1", insert(1+i, string(ch)))
+		a.post(t, "d", i, "3", insert(1+i, string(ch)))
 		if m := c.nextSkipping("steps"); m.Version != int64(i+1) {
 			t.Fatalf("push %s", m.raw)
 		}
