@@ -202,7 +202,7 @@ func (a *Authority) open(ctx context.Context, id, user string) (st docState, sna
 	created := false
 	defer func() {
 		if !created {
-			a.createFailed()
+			a.createFailed(user)
 		}
 	}()
 	schemaName := a.cfg.DefaultSchema
@@ -233,6 +233,7 @@ func (a *Authority) open(ctx context.Context, id, user string) (st docState, sna
 		return st, 0, storeFailed(err, "collab: create %q", id)
 	}
 	created = true
+	a.created(id, user)
 	return docState{schema: schema, schemaName: schemaName, node: node}, 0, nil
 }
 

@@ -84,7 +84,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 	if err != nil {
 		return Result{}, err
 	}
-	defer a.release(d)
+	defer a.release(d, user)
 	d.mu.Lock()
 	d.seen(user, a.now(), a.cfg.UsersWindow)
 	d.mu.Unlock()
@@ -151,7 +151,7 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 
 	// Room for the document as it will be. The estimate of what it is
 	// is restored unless the submission is published (which accounts it).
-	if err := a.admit(d, next.memSize()); err != nil {
+	if err := a.admit(d, next.memSize(), user); err != nil {
 		return Result{}, err
 	}
 	published := false
