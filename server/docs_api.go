@@ -101,7 +101,8 @@ func newDocID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// createDoc answers POST /docs: 201 {"id", "version"}. The route was
+// createDoc answers POST /docs: 201 {"id", "version"}; 429 or 507 over
+// the client's creation limits. The route was
 // authorized for ActionCreate with no document id before the body was
 // read; it is authorized again for the new document's id once it is
 // known (generated when the body has none).
@@ -136,7 +137,9 @@ func (s *Server) createDoc(x *exchange, r *http.Request, _ string) {
 			return
 		}
 	}
-	if err := s.collab.Create(r.Context(), id, name, doc); err != nil {
+	// The client's creations count against its limits
+	// (collab.Config.MaxCreatesPerHour, MaxClientDocuments).
+	if err := s.collab.CreateFor(r.Context(), id, s.client(r, x.principal), name, doc); err != nil {
 		s.fail(x, err)
 		return
 	}

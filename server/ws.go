@@ -197,6 +197,9 @@ func (c *wsConn) end() {
 	if c.expiry != nil {
 		c.expiry.Stop()
 	}
+	if c.release != nil {
+		c.release()
+	}
 	if h := c.hub.Load(); h != nil {
 		h.leave(c)
 		c.s.releaseHub(h)
@@ -369,6 +372,14 @@ func (c *wsConn) hello(m *wsMessage) {
 		}
 		c.user = p.ID
 	}
+	// The document is in use by the connection's client until it ends
+	// (its share of the memory budget, collab.Config.MaxClientMemory).
+	release, err := c.s.collab.Hold(c.s.polls, c.id, c.user)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.release = release
 	c.clientID, c.ident = id, ident
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)

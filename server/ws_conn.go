@@ -28,6 +28,7 @@ type wsConn struct {
 	upgrade   *http.Request // the upgrade request, until the hello
 	principal Principal     // as the hello's policy check authenticated it
 	expiry    *time.Timer   // closes the connection when the principal expires
+	release   func()        // ends the connection's collab.Authority.Hold
 	pres      *presenceThrottle
 
 	// Set by the hello, before the connection joins its hub.
