@@ -80,11 +80,12 @@ func (a *Authority) unuseLocked(d *document, user string) {
 // with a.mu held.
 func (a *Authority) shareLocked(d *document, user string, est int64) error {
 	share := a.cfg.MaxClientMemory
-	if share <= 0 || user == "" {
-		return nil
+	uses := a.uses[user]
+	if share <= 0 || user == "" || len(uses) == 1 && uses[d] > 0 {
+		return nil // no share, or d is the only document user has in use
 	}
 	held := int64(0) // by the other documents in use
-	for o := range a.uses[user] {
+	for o := range uses {
 		if o != d {
 			held += o.mem
 		}
