@@ -102,6 +102,13 @@ func TestClientMemoryShare(t *testing.T) {
 	if _, err := e.a.Hold(ctx, "a", "alice"); err != nil {
 		t.Fatalf("alice's Hold of mallory's document: %v", err)
 	}
+	// A document that alice loaded is over mallory's share as well.
+	if loaded, _ := e.a.Loaded("e"); !loaded {
+		t.Fatal("e is not loaded")
+	}
+	if _, err := e.a.Get(ctx, "e", "mallory"); !overShare(err) {
+		t.Fatalf("mallory's Get of a document loaded by alice: %v", err)
+	}
 
 	// Without a share, mallory keeps four documents in use and alice
 	// cannot load a fifth.
