@@ -78,6 +78,18 @@ type Config struct {
 	// take a document over it, or a load of a stored document over it
 	// (written under higher limits), is refused with a *LimitError.
 	MaxDocMemory int64
+	// MaxClientMemory is the share of MaxMemory that the documents one
+	// client has in use may hold together, in bytes (default MaxMemory/4;
+	// negative: no share; ignored without MaxMemory). A client is the
+	// user of Get, Events, Submit and Hold; a document is in use by it
+	// while one of its calls holds it (a request, a waiting Events, a
+	// Hold), and counts whole for each client using it. Beginning to use
+	// a document, or growing one by a load or a submission, that would
+	// take the client over its share fails with an error matching
+	// ErrOverloaded (HTTP 503), unless the document is the only one the
+	// client uses (MaxDocMemory bounds it then). So one client cannot
+	// keep the budget in use for everyone (shares.go).
+	MaxClientMemory int64
 	// MaxDocBytes bounds a document's JSON in bytes (default
 	// apply.DefaultMaxDocBytes, 4 MiB), checked after every step of a
 	// submission and for a new document, like MaxDocSize: a LimitError
@@ -108,8 +120,16 @@ type Config struct {
 	// MaxCreatesPerHour bounds the documents that one user (the user of
 	// Get, Events and Submit) creates by using them, with AutoCreate:
 	// that many per hour on average and at once (default 1,000). Over
-	// it, the request fails with a *RateError.
+	// it, the request fails with a *RateError. CreateFor counts too.
 	MaxCreatesPerHour int
+	// MaxClientDocuments is the share of MaxDocuments that one user
+	// creates, with AutoCreate or CreateFor (default MaxDocuments/4, at
+	// least 1): creating one more fails with an error matching
+	// ErrTooManyDocuments, for that user only. The count is of the
+	// documents this Authority created for the user and that it has not
+	// deleted since; it starts at 0 when the Authority starts (see
+	// creations.go).
+	MaxClientDocuments int
 	// Strict also checks documents against their schema as Node.check()
 	// does (content, marks, attributes), which the steps do not: a
 	// submission whose steps make the document invalid is refused with a
@@ -191,6 +211,11 @@ const (
 	DefaultMaxCheckpoints = 1000
 	// DefaultMaxCreatesPerHour is Config.MaxCreatesPerHour' default.
 	DefaultMaxCreatesPerHour = 1000
+	// DefaultClientMemoryShare and DefaultClientDocumentsShare make the
+	// defaults of Config.MaxClientMemory (MaxMemory divided by it) and
+	// Config.MaxClientDocuments (MaxDocuments divided by it).
+	DefaultClientMemoryShare    = 4
+	DefaultClientDocumentsShare = 4
 )
 
 // Authority is the central authority of many collaboratively edited
@@ -208,7 +233,8 @@ type Authority struct {
 
 	mu      sync.Mutex
 	docs    map[string]*document
-	memUsed int64 // the documents' memory estimates added up (memory.go)
+	memUsed int64                 // the documents' memory estimates added up (memory.go)
+	uses    map[string]clientUses // the documents in use by each client (shares.go)
 	closed  bool
 	bg      sync.WaitGroup // background snapshots, added under mu while !closed
 
@@ -290,6 +316,14 @@ func New(cfg Config) (*Authority, error) {
 	} else if cfg.MaxDocMemory <= 0 || cfg.MaxDocMemory > cfg.MaxMemory {
 		cfg.MaxDocMemory = cfg.MaxMemory / 2
 	}
+	switch {
+	case cfg.MaxMemory == 0 || cfg.MaxClientMemory < 0:
+		cfg.MaxClientMemory = 0
+	case cfg.MaxClientMemory == 0:
+		cfg.MaxClientMemory = cfg.MaxMemory / DefaultClientMemoryShare
+	case cfg.MaxClientMemory > cfg.MaxMemory:
+		cfg.MaxClientMemory = cfg.MaxMemory
+	}
 	if cfg.MaxCommentBytes <= 0 {
 		cfg.MaxCommentBytes = DefaultMaxCommentBytes
 	}
@@ -307,6 +341,9 @@ func New(cfg Config) (*Authority, error) {
 	}
 	if cfg.MaxCreatesPerHour <= 0 {
 		cfg.MaxCreatesPerHour = DefaultMaxCreatesPerHour
+	}
+	if cfg.MaxClientDocuments <= 0 {
+		cfg.MaxClientDocuments = max(1, cfg.MaxDocuments/DefaultClientDocumentsShare)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -474,8 +511,10 @@ func (a *Authority) unload(d *document, idle func(d *document, now time.Time) bo
 }
 
 // acquire returns the document id, loading it (or creating it, with
-// AutoCreate) when it is not loaded, and holds it loaded until release.
-// A document created is created for user (see allowCreate).
+// AutoCreate) when it is not loaded, and holds it loaded, in use by user,
+// until release. A document created is created for user (see
+// allowCreate). A first use by user fails when the document would take
+// user over its share of the memory budget (shares.go).
 func (a *Authority) acquire(ctx context.Context, id, user string) (*document, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -489,25 +528,34 @@ func (a *Authority) acquire(ctx context.Context, id, user string) (*document, er
 		return nil, ErrClosed
 	}
 	d := a.docs[id]
+	first := false // the first use of d by user, loaded by another call
 	if d == nil {
 		d = newDocument(a, id)
 		d.refs = 1
 		a.docs[id] = d
+		a.useLocked(d, user)
 		a.mu.Unlock()
 		a.load(ctx, d, user)
 	} else {
 		d.refs++
+		first = a.useLocked(d, user)
 		a.mu.Unlock()
 		select {
 		case <-d.ready:
 		case <-ctx.Done():
-			a.release(d)
+			a.release(d, user)
 			return nil, ctx.Err()
 		}
 	}
 	if d.err != nil {
-		a.release(d)
+		a.release(d, user)
 		return nil, d.err
+	}
+	if first {
+		if err := a.checkShare(d, user); err != nil {
+			a.release(d, user)
+			return nil, err
+		}
 	}
 	return d, nil
 }
@@ -520,7 +568,7 @@ func (a *Authority) load(ctx context.Context, d *document, user string) {
 	// the one that started it.
 	st, snapVer, err := a.open(context.WithoutCancel(ctx), d.id, user)
 	if err == nil {
-		err = a.admit(d, st.memSize())
+		err = a.admit(d, st.memSize(), user)
 	}
 	a.mu.Lock()
 	if err != nil {
@@ -545,10 +593,11 @@ func (a *Authority) load(ctx context.Context, d *document, user string) {
 	}
 }
 
-// release ends a use of d begun by acquire.
-func (a *Authority) release(d *document) {
+// release ends a use of d by user begun by acquire.
+func (a *Authority) release(d *document, user string) {
 	a.mu.Lock()
 	d.refs--
+	a.unuseLocked(d, user)
 	d.lastActive = a.now()
 	a.mu.Unlock()
 }
@@ -658,8 +707,17 @@ func (a *Authority) List(ctx context.Context) ([]DocInfo, error) {
 // never used, and otherwise one past the last version of every document
 // deleted under it, so that a client of a deleted document never takes
 // the new one's versions for its own (see Delete). It fails with
-// ErrExists when id is taken. The document is loaded on first use.
+// ErrExists when id is taken. The document is loaded on first use. It is
+// CreateFor without a user: only Config.MaxDocuments bounds it.
 func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *model.Node) (int64, error) {
+	return a.CreateFor(ctx, id, "", schemaName, doc)
+}
+
+// CreateFor is Create for user (when not empty), the client asking, whose
+// creations count against Config.MaxCreatesPerHour (a *RateError over
+// it) and Config.MaxClientDocuments (an error matching
+// ErrTooManyDocuments) as those of AutoCreate do.
+func (a *Authority) CreateFor(ctx context.Context, id, user, schemaName string, doc *model.Node) (int64, error) {
 	if id == "" {
 		return 0, invalidf("empty document id")
 	}
@@ -679,12 +737,14 @@ func (a *Authority) Create(ctx context.Context, id, schemaName string, doc *mode
 	if loaded {
 		return 0, fmt.Errorf("collab: create %q: %w", id, ErrExists)
 	}
-	if err := a.allowCreate(ctx, id, ""); err != nil {
+	if err := a.allowCreate(ctx, id, user); err != nil {
 		return 0, err
 	}
 	err = a.store.Create(ctx, id, schemaName, doc.AppendJSON(nil), commentLog{}.appendMeta(nil))
 	if err != nil {
-		a.createFailed()
+		a.createFailed(user)
+	} else {
+		a.created(id, user)
 	}
 	if errors.Is(err, store.ErrExists) {
 		return 0, fmt.Errorf("collab: create %q: %w", id, ErrExists)
@@ -764,7 +824,7 @@ func (a *Authority) Delete(ctx context.Context, id string) error {
 	}
 	a.mu.Unlock()
 	if d != nil {
-		defer a.release(d)
+		defer a.release(d, "")
 		select {
 		case <-d.ready:
 		case <-ctx.Done():
@@ -779,7 +839,7 @@ func (a *Authority) Delete(ctx context.Context, id string) error {
 	}
 	err := a.store.Delete(ctx, id)
 	if err == nil {
-		a.deleted()
+		a.deleted(id)
 	}
 	if d != nil && d.err == nil && (err == nil || errors.Is(err, store.ErrNotFound)) {
 		a.remove(d)

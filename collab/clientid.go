@@ -206,9 +206,9 @@ func (a *Authority) HoldLoadedClientID(id, user, author string, clientID ClientI
 		a.mu.Unlock()
 		return nil, false, nil
 	}
-	d.refs++
+	d.refs++ // a use by nobody's share (released with user "")
 	a.mu.Unlock()
-	release, err = a.hold(d, cid, ownerOf(author, user))
+	release, err = a.hold(d, "", cid, ownerOf(author, user))
 	return release, err == nil, err
 }
 
@@ -228,16 +228,16 @@ func (a *Authority) HoldClientID(ctx context.Context, id, user, author string, c
 	if err != nil {
 		return nil, err
 	}
-	return a.hold(d, cid, ownerOf(author, user))
+	return a.hold(d, user, cid, ownerOf(author, user))
 }
 
-// hold holds cid on d, acquired, for o (HoldClientID); d is released
-// with the hold, or at once when it fails.
-func (a *Authority) hold(d *document, cid ClientID, o owner) (release func(), err error) {
+// hold holds cid on d, acquired by user, for o (HoldClientID); d is
+// released with the hold, or at once when it fails.
+func (a *Authority) hold(d *document, user string, cid ClientID, o owner) (release func(), err error) {
 	d.mu.Lock()
 	if err := d.checkClientLocked(cid, o); err != nil {
 		d.mu.Unlock()
-		a.release(d)
+		a.release(d, user)
 		return nil, err
 	}
 	if d.clients == nil {
@@ -263,7 +263,7 @@ func (a *Authority) hold(d *document, cid ClientID, o owner) (release func(), er
 				}
 			}
 			d.mu.Unlock()
-			a.release(d)
+			a.release(d, user)
 		})
 	}, nil
 }

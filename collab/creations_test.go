@@ -3,6 +3,7 @@ package collab_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +82,63 @@ func TestMaxCreatesPerHour(t *testing.T) {
 	clk.Advance(30 * time.Minute)
 	if _, err := a.Submit(ctx, "d", "10.0.0.1", collab.Submission{}); err != nil {
 		t.Fatalf("after half an hour: %v", err)
+	}
+}
+
+// TestMaxClientDocuments: one user creates at most its share of the
+// documents (Config.MaxClientDocuments), by using them or with CreateFor;
+// beyond it its creations fail with ErrTooManyDocuments naming the limit,
+// for it alone; a deletion gives its creator's place back. CreateFor also
+// counts against MaxCreatesPerHour; Create counts against neither.
+func TestMaxClientDocuments(t *testing.T) {
+	ctx := context.Background()
+	a := newAuthority(t, nil, collab.Config{MaxDocuments: 10, MaxClientDocuments: 2, MaxCreatesPerHour: 3})
+	if _, err := a.Get(ctx, "a", "mallory"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateFor(ctx, "b", "mallory", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	over := func(err error) bool {
+		return errors.Is(err, collab.ErrTooManyDocuments) && strings.Contains(err.Error(), "max-client-documents")
+	}
+	if _, err := a.CreateFor(ctx, "c", "mallory", "", nil); !over(err) {
+		t.Fatalf("a third document of one client (CreateFor): %v", err)
+	}
+	if _, err := a.Get(ctx, "c", "mallory"); !over(err) {
+		t.Fatalf("a third document of one client (Get): %v", err)
+	}
+	if ok, _ := a.Exists(ctx, "c"); ok {
+		t.Fatal("a refused document was created")
+	}
+	// A failed creation (the id is taken) takes no place.
+	if _, err := a.CreateFor(ctx, "a", "alice", "", nil); !errors.Is(err, collab.ErrExists) {
+		t.Fatalf("CreateFor of an existing id: %v", err)
+	}
+	for _, id := range []string{"c", "d"} {
+		if _, err := a.CreateFor(ctx, id, "alice", "", nil); err != nil {
+			t.Fatalf("another client's document %s: %v", id, err)
+		}
+	}
+	if err := a.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateFor(ctx, "e", "mallory", "", nil); err != nil {
+		t.Fatalf("after a deletion of one of its documents: %v", err)
+	}
+	// Create is the server's own: no share, no rate.
+	for _, id := range []string{"f", "g", "h"} {
+		if _, err := a.Create(ctx, id, "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Mallory has created three in the hour (a, b, e): the fourth, after
+	// a deletion, is over MaxCreatesPerHour.
+	if err := a.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	var re *collab.RateError
+	if _, err := a.CreateFor(ctx, "i", "mallory", "", nil); !errors.As(err, &re) {
+		t.Fatalf("a fourth creation in the hour with CreateFor: %v, want a *RateError", err)
 	}
 }

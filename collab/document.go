@@ -207,7 +207,7 @@ func (a *Authority) open(ctx context.Context, id, user string) (st docState, sna
 	created := false
 	defer func() {
 		if !created {
-			a.createFailed()
+			a.createFailed(user)
 		}
 	}()
 	schemaName := a.cfg.DefaultSchema
@@ -238,6 +238,7 @@ func (a *Authority) open(ctx context.Context, id, user string) (st docState, sna
 		return st, 0, storeFailed(err, "collab: create %q", id)
 	}
 	created = true
+	a.created(id, user)
 	// Its first version is the store's: after those of the documents
 	// deleted under its id, if any (store.Store.Create).
 	return a.loadState(ctx, id)

@@ -36,7 +36,7 @@ func (a *Authority) Get(ctx context.Context, id, user string) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	defer a.release(d)
+	defer a.release(d, user)
 	now := a.now()
 	d.mu.Lock()
 	d.seen(user, now, a.cfg.UsersWindow)
@@ -126,7 +126,7 @@ func (a *Authority) Events(ctx context.Context, id, user string, version, commen
 	if err != nil {
 		return Events{}, err
 	}
-	defer a.release(d)
+	defer a.release(d, user)
 	d.mu.Lock()
 	now := a.now()
 	d.seen(user, now, a.cfg.UsersWindow)

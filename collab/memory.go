@@ -105,12 +105,13 @@ func (a *Authority) MemoryInUse() int64 {
 	return a.memUsed
 }
 
-// admit makes d, which is in the map (loading, or loaded), account for
-// est bytes, unloading idle documents when the budget needs room. It fails
-// with a *LimitError when est alone is over MaxDocMemory, and with an
-// error matching ErrOverloaded when the budget has no room even so;
-// then d's accounting is unchanged.
-func (a *Authority) admit(d *document, est int64) error {
+// admit makes d, which is in the map (loading, or loaded) and in use by
+// user, account for est bytes, unloading idle documents when the budget
+// needs room. It fails with a *LimitError when est alone is over
+// MaxDocMemory, and with an error matching ErrOverloaded when more would
+// take user over its share (shares.go) or when the budget has no room
+// even after unloading; then d's accounting is unchanged.
+func (a *Authority) admit(d *document, est int64, user string) error {
 	if limit := a.maxDocMemory(); limit > 0 && est > limit {
 		return a.docMemoryError(est)
 	}
@@ -120,6 +121,12 @@ func (a *Authority) admit(d *document, est int64) error {
 		if a.docs[d.id] != d { // deleted meanwhile: nothing to account
 			a.mu.Unlock()
 			return nil
+		}
+		if est > d.mem {
+			if err := a.shareLocked(d, user, est); err != nil {
+				a.mu.Unlock()
+				return err
+			}
 		}
 		if budget := a.cfg.MaxMemory; budget <= 0 || est <= d.mem || a.memUsed-d.mem+est <= budget {
 			a.memUsed += est - d.mem

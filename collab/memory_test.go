@@ -82,9 +82,10 @@ func (e *budgetEnv) get(id string) error {
 	return err
 }
 
-// hold keeps id in use with waiting Events calls until the test ends,
-// each waiting for the version after the last one's, and returns once the
-// first waits.
+// hold keeps id in use with waiting Events calls of a client of its own
+// (which its share of the budget does not limit) until the test ends,
+// each waiting for the version after the last one's, and returns once
+// the first waits.
 func (e *budgetEnv) hold(t *testing.T, id string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -99,7 +100,7 @@ func (e *budgetEnv) hold(t *testing.T, id string) {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			ev, err := e.a.Events(ctx, id, "holder", version.Load(), st.CommentVersion, true)
+			ev, err := e.a.Events(ctx, id, "holder-"+id, version.Load(), st.CommentVersion, true)
 			if err == nil && ev.Version > version.Load() {
 				version.Store(ev.Version)
 			}

@@ -113,7 +113,7 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 	if err != nil {
 		return Result{}, err
 	}
-	defer a.release(d)
+	defer a.release(d, user)
 	d.mu.Lock()
 	d.seen(user, a.now(), a.cfg.UsersWindow)
 	d.mu.Unlock()
@@ -187,7 +187,7 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 
 	// Room for the document as it will be. The estimate of what it is
 	// is restored unless the submission is published (which accounts it).
-	if err := a.admit(d, next.memSize()); err != nil {
+	if err := a.admit(d, next.memSize(), user); err != nil {
 		return Result{}, err
 	}
 	published := false

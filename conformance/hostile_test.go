@@ -898,7 +898,7 @@ func TestHostileLimits(t *testing.T) {
 	}
 	bin := hostileBinary(t)
 	p := startHostile(t, bin, t.TempDir(), nil, "--trust-proxy", "--max-client-conns", "3", "--max-ws-messages", "1",
-		"--max-submissions", "1", "--max-creates", "3", "--max-documents", "6")
+		"--max-submissions", "1", "--max-creates", "3", "--max-documents", "6", "--max-client-documents", "6")
 	ws := func(id string) string { return wsUpgradeRequest(id, p.addr, "") }
 	dial := func(id string) (net.Conn, int, string) {
 		c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)

@@ -102,7 +102,8 @@ func newDocID() string {
 }
 
 // createDoc answers POST /docs: 201 {"id", "version"}, the version the
-// document starts at (0 unless a deleted document had the id). The route was
+// document starts at (0 unless a deleted document had the id); 429 or 507
+// over the client's creation limits. The route was
 // authorized for ActionCreate with no document id before the body was
 // read; it is authorized again for the new document's id once it is
 // known (generated when the body has none).
@@ -137,7 +138,9 @@ func (s *Server) createDoc(x *exchange, r *http.Request, _ string) {
 			return
 		}
 	}
-	version, err := s.collab.Create(r.Context(), id, name, doc)
+	// The client's creations count against its limits
+	// (collab.Config.MaxCreatesPerHour, MaxClientDocuments).
+	version, err := s.collab.CreateFor(r.Context(), id, s.client(r, x.principal), name, doc)
 	if err != nil {
 		s.fail(x, err)
 		return

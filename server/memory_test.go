@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -66,8 +67,8 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for _, id := range []string{"b", "c"} {
-		e.poll(defaultIP, "/docs/"+id+"/events?version=1&commentVersion=0", ctx)
+	for i, id := range []string{"b", "c"} { // by two clients, each within its share
+		e.poll(fmt.Sprintf("10.0.0.%d", i+2), "/docs/"+id+"/events?version=1&commentVersion=0", ctx)
 		e.waitWaiting(t, id, 1)
 	}
 	w := e.serve(defaultIP, "GET", "/docs/a", "", nil)

@@ -201,8 +201,8 @@ func (c *wsConn) end() {
 		c.expiry.Stop()
 	}
 	c.authMu.Unlock()
-	if c.releaseID != nil {
-		c.releaseID()
+	if c.release != nil {
+		c.release()
 	}
 	if h := c.hub.Load(); h != nil {
 		h.leave(c)
@@ -460,12 +460,14 @@ func (c *wsConn) hello(m *wsMessage) {
 	}
 	// The client id is the connection's principal's (or, anonymous, its
 	// address's) while it is connected: nobody else may use it meanwhile.
+	// The hold keeps the document in use by the connection's client until
+	// it ends (its share of the memory budget, collab.Config.MaxClientMemory).
 	release, err := c.s.collab.HoldClientID(c.s.polls, c.id, c.user, p.ID, id)
 	if err != nil {
 		c.fail(err)
 		return
 	}
-	c.releaseID = release
+	c.release = release
 	c.clientID, c.ident, c.owner = id, ident, appendOwner(nil, p.ID, c.user)
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)

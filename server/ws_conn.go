@@ -27,9 +27,9 @@ type wsConn struct {
 	// Read and written by the reader goroutine only.
 	upgrade *http.Request // the upgrade request, until the hello
 	pres    *presenceThrottle
-	// releaseID ends the hold of the hello's client id
+	// release ends the hold of the hello's client id and document
 	// (collab.Authority.HoldClientID); nil before the hello.
-	releaseID func()
+	release func()
 
 	// Guarded by authMu, which the expiry timer takes too (and holds
 	// while it asks the policy again).

@@ -193,6 +193,8 @@ type serveFlags struct {
 	defaultSchema                   string
 	limits                          server.Limits
 	maxDocuments, maxCreates        int
+	maxClientDocuments              int   // 0: collab's default
+	maxClientMemory                 int64 // 0: collab's default
 	maxCheckpoints, maxStepsPage    int
 	timeouts                        server.Timeouts
 	workers                         int
@@ -253,7 +255,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&lim.MaxPresence, "max-presence", lim.MaxPresence, "most presence messages per second handled for one WebSocket; those above are coalesced (the latest is handled later)")
 	fs.IntVar(&lim.MaxSubmissions, "max-submissions", lim.MaxSubmissions, "most submissions (POST events, WebSocket steps) per second from one client (twice as many in a burst); 429 above")
 	fs.IntVar(&f.maxDocuments, "max-documents", collab.DefaultMaxDocuments, "most documents in the store (counted at the first creation, then this server's creations and deletions); creating one more: 507")
-	fs.IntVar(&f.maxCreates, "max-creates", collab.DefaultMaxCreatesPerHour, "most documents one client creates per hour (as many at once); 429 above")
+	fs.IntVar(&f.maxCreates, "max-creates", collab.DefaultMaxCreatesPerHour, "most documents one client creates per hour (as many at once), by using them or with POST /docs; 429 above")
+	fs.IntVar(&f.maxClientDocuments, "max-client-documents", 0, "most documents one client (its principal, else its address) has created through this server since it started, less those deleted since; creating one more: 507. Default: a quarter of --max-documents")
 	fs.IntVar(&f.maxCheckpoints, "max-checkpoints", collab.DefaultMaxCheckpoints, "most checkpoints of one document (each keeps a copy of the document); 413 above")
 	fs.IntVar(&f.maxStepsPage, "max-steps-page", server.DefaultMaxStepsPage, "most steps of one page of GET /docs/{id}/steps (a larger ?limit is taken as it)")
 	fs.DurationVar(&tmo.ReadHeader, "read-header-timeout", tmo.ReadHeader, "time allowed to read a request's header")
@@ -263,7 +266,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&tmo.Shutdown, "shutdown-timeout", tmo.Shutdown, "how long requests in flight may take to finish on shutdown")
 	fs.DurationVar(&f.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM or SIGINT, how long to go on serving with /readyz answering 503 before no more connections are accepted (0: none)")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long the whole drain may take (delay, requests in flight, closing the store); past it the process exits 1")
-	maxMemory, maxBodyMemory := sizeFlag(0), sizeFlag(0)
+	maxMemory, maxBodyMemory, maxClientMemory := sizeFlag(0), sizeFlag(0), sizeFlag(0)
+	fs.Var(&maxClientMemory, "max-client-memory", "most memory (a `size`, estimated) that the documents one client (its principal, else its address) has in use (its requests, waiting polls and WebSockets) may hold together; beyond it that client's loads, polls, WebSockets and growing submissions answer 503 (Retry-After), unless the document is the only one it uses. Default: a quarter of the loaded documents' share of --max-memory (an eighth of --max-memory)")
 	fs.Var(&maxMemory, "max-memory", "memory budget (a `size`) of the process, its Go soft memory limit; the loaded documents may hold half of it (estimated): beyond that idle documents are unloaded, then loads and submissions answer 503 (Retry-After), a document over a quarter of it 413. Default: 70% of the cgroup's memory limit, else of the machine's memory")
 	fs.Var(&maxBodyMemory, "max-body-memory", "memory budget (a `size`) of the request bodies being read or held, all together; beyond it requests wait briefly, then answer 503 (Retry-After). Default: an eighth of --max-memory, at most 256MiB")
 	fs.IntVar(&f.workers, "apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
@@ -290,7 +294,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	lim.MaxBodyBytes, lim.MaxHeaderBytes, lim.MaxDocBytes = int64(maxBody), int(maxHeader), int64(maxDocBytes)
-	f.maxMemory, f.maxBodyMemory = int64(maxMemory), int64(maxBodyMemory)
+	f.maxMemory, f.maxBodyMemory, f.maxClientMemory = int64(maxMemory), int64(maxBodyMemory), int64(maxClientMemory)
+	if f.maxClientDocuments < 0 {
+		return nil, errors.New("--max-client-documents must not be negative")
+	}
 	f.maxCommentBytes = int64(maxComments)
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
 		"max-comment-bytes": f.maxCommentBytes, "max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes,
@@ -437,13 +444,15 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		MaxDocSize:      f.limits.MaxDocSize,
 		MaxDocBytes:     f.limits.MaxDocBytes,
 		MaxMemory:       c.memory.docMemory,
+		MaxClientMemory: f.maxClientMemory,
 		MaxCommentBytes: int(f.maxCommentBytes),
 		MaxDocuments:    f.maxDocuments,
 		Strict:          f.strict,
 		Logger:          c.logger,
 
-		MaxCreatesPerHour: f.maxCreates,
-		MaxCheckpoints:    f.maxCheckpoints,
+		MaxCreatesPerHour:  f.maxCreates,
+		MaxClientDocuments: f.maxClientDocuments,
+		MaxCheckpoints:     f.maxCheckpoints,
 	}
 	if f.metricsAddr != "" {
 		if c.registry, c.metrics, err = newMetrics(); err != nil {
