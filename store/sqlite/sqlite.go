@@ -90,6 +90,7 @@ type Store struct {
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.MetaSwapper = (*Store)(nil)
+	_ store.Sizer       = (*Store)(nil)
 )
 
 // Open opens the store in the SQLite file at path, creating the file and
@@ -467,7 +468,7 @@ func (s *Store) snapshotAt(ctx context.Context, id string, version int64) (store
 	err = tx.QueryRowContext(ctx, `
 		SELECT version, doc FROM snapshots WHERE doc_id = ?1 AND version <= ?2
 		UNION ALL
-		SELECT version, doc FROM checkpoints WHERE doc_id = ?1 AND version <= ?2
+		SELECT version, doc FROM checkpoints WHERE doc_id = ?1 AND version <= ?2 AND doc IS NOT NULL
 		ORDER BY 1 DESC LIMIT 1`, id, version).Scan(&snap.Version, &snap.Doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Snapshot{}, store.ErrCompacted
@@ -526,4 +527,46 @@ func (s *Store) checkpoints(ctx context.Context, id string) ([]store.Checkpoint,
 		list = append(list, cp)
 	}
 	return list, rows.Err()
+}
+
+// Size implements store.Sizer.
+func (s *Store) Size(ctx context.Context, id string) (int64, error) {
+	if s.closed.Load() {
+		return 0, store.ErrClosed
+	}
+	n, err := s.size(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("store: size of %q: %w", id, s.readErr(err))
+	}
+	return n, nil
+}
+
+// sizeQuery adds up the bytes of the document ?1's rows. A checkpoint
+// without a document shares that of the first at its version (see
+// checkpointOp).
+const sizeQuery = `SELECT
+	(SELECT ifnull(sum(ifnull(length(json), 0) + ifnull(length(client_id), 0) + ifnull(length(CAST(author AS BLOB)), 0)), 0)
+		FROM steps WHERE doc_id = ?1) +
+	(SELECT ifnull(sum(ifnull(length(json), 0) + ifnull(length(client_id), 0) + ifnull(length(CAST(author AS BLOB)), 0)), 0)
+		FROM log WHERE doc_id = ?1) +
+	(SELECT ifnull(sum(ifnull(length(doc), 0)), 0) FROM snapshots WHERE doc_id = ?1) +
+	(SELECT ifnull(sum(ifnull(length(doc), 0) + length(CAST(name AS BLOB)) + ifnull(length(CAST(author AS BLOB)), 0)), 0)
+		FROM checkpoints WHERE doc_id = ?1) +
+	(SELECT ifnull(sum(ifnull(length(meta), 0)), 0) FROM meta_bases WHERE doc_id = ?1) +
+	(SELECT ifnull(sum(ifnull(length(json), 0)), 0) FROM meta_log WHERE doc_id = ?1)`
+
+func (s *Store) size(ctx context.Context, id string) (int64, error) {
+	s.readers.RLock()
+	defer s.readers.RUnlock()
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if err := docExists(ctx, tx, id); err != nil {
+		return 0, err
+	}
+	var n int64
+	err = tx.QueryRowContext(ctx, sizeQuery, id).Scan(&n)
+	return n, err
 }

@@ -64,6 +64,7 @@ type writer struct {
 	deleteMeta, deleteBase        *sql.Stmt
 	snapBelow, addCheckpoint      *sql.Stmt
 	deleteCheckpoints             *sql.Stmt
+	checkpointDoc                 *sql.Stmt
 
 	// insertSteps[n-1] inserts n steps into the log, prepared on first
 	// use.
@@ -137,6 +138,7 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.addCheckpoint, `INSERT INTO checkpoints (doc_id, name, version, doc, author, time)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (doc_id, name) DO NOTHING`},
 		{&w.deleteCheckpoints, "DELETE FROM checkpoints WHERE doc_id = ?"},
+		{&w.checkpointDoc, "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE doc_id = ? AND version = ? AND doc IS NOT NULL)"},
 		{&w.pruneSteps, "DELETE FROM steps WHERE doc_id = ? AND version <= ?"},
 		{&w.setOldest, "UPDATE docs SET oldest = ? WHERE id = ?"},
 		{&w.deleteSteps, "DELETE FROM steps WHERE doc_id = ?"},
@@ -794,7 +796,17 @@ func (s *Store) checkpointOp(id string, cp store.Checkpoint) func(w *writer) err
 		if cp.Author != "" {
 			author = cp.Author
 		}
-		added, err := execOne(w.addCheckpoint, id, cp.Name, cp.Version, cp.Doc, author, t.UnixNano())
+		// The first checkpoint at a version keeps the document for all
+		// (SnapshotAt reads it); the others have none (NULL).
+		doc := cp.Doc
+		var shared bool
+		if err := w.checkpointDoc.QueryRow(id, cp.Version).Scan(&shared); err != nil {
+			return err
+		}
+		if shared {
+			doc = nil
+		}
+		added, err := execOne(w.addCheckpoint, id, cp.Name, cp.Version, doc, author, t.UnixNano())
 		if err != nil {
 			return err
 		} else if !added {
