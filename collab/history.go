@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/pmauthority/pmauthority/model"
@@ -200,18 +201,17 @@ func (a *Authority) Checkpoint(ctx context.Context, id, user, name, author strin
 	if err != nil {
 		return store.Checkpoint{}, err
 	}
-	node, err := a.DocAt(ctx, id, head.Version)
-	if err != nil {
-		return store.Checkpoint{}, err
-	}
 	cp := store.Checkpoint{Name: name, Version: head.Version, Author: author, Time: a.now()}
-	cp.Doc = node.AppendJSON(nil)
-	add := int64(len(name) + len(author) + len(cp.Doc))
-	for _, c := range list {
-		if c.Version == cp.Version {
-			add -= int64(len(cp.Doc)) // shared (store.AddCheckpoint)
-			break
+	add := int64(len(name) + len(author))
+	// A checkpoint at this version has the document, for this one too
+	// (store.AddCheckpoint).
+	if !slices.ContainsFunc(list, func(c store.Checkpoint) bool { return c.Version == cp.Version }) {
+		node, err := a.DocAt(ctx, id, head.Version)
+		if err != nil {
+			return store.Checkpoint{}, err
 		}
+		cp.Doc = node.AppendJSON(nil)
+		add += int64(len(cp.Doc))
 	}
 	if err := a.allowCheckpoint(ctx, id, user, add); err != nil {
 		return store.Checkpoint{}, err

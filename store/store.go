@@ -194,7 +194,8 @@ type Store interface {
 	// document's JSON at cp.Version, 0 ≤ cp.Version ≤ the latest
 	// version), which pruning keeps for as long as the document exists.
 	// Checkpoints at one version share one stored copy of the document:
-	// the first one's (cp.Doc of later ones is not stored).
+	// the first one's (cp.Doc of later ones is not stored, and may be
+	// nil).
 	// It fails with ErrExists when the document has a checkpoint of that
 	// name, and with ErrNotFound for an unknown document. A zero Time is
 	// the current time.

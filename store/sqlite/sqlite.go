@@ -54,6 +54,11 @@ type Options struct {
 	// Observer, when not nil, is told the duration and the number of
 	// operations of every batch the writer commits.
 	Observer store.CommitObserver
+	// Reserve is the size in bytes of the spare file kept allocated next
+	// to the database (its path plus "-reserve"), which a Delete on a
+	// full disk removes to make room for itself (default DefaultReserve;
+	// negative: none, and a Delete fails on a full disk like any write).
+	Reserve int64
 }
 
 // readConns is the number of connections that serve Load, Steps and List.
@@ -102,6 +107,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
 	}
+	if opts.Reserve == 0 {
+		opts.Reserve = DefaultReserve
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -132,7 +140,14 @@ func (s *Store) open(opts Options) error {
 		return err
 	}
 	s.w = &writer{conn: conn, foldRows: foldRows, foldBytes: foldBytes,
-		walPath: s.path + "-wal", walLimit: walLimit, readers: &s.readers}
+		walPath: s.path + "-wal", walLimit: walLimit, readers: &s.readers,
+		reservePath: s.path + "-reserve", reserveSize: opts.Reserve}
+	// A new file lets Delete give the pages it frees back to the file
+	// system (reserve.go); it must be set before the file is written
+	// (an older file keeps its setting).
+	if _, err := conn.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return err
+	}
 	var mode string
 	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
 		return err
@@ -160,6 +175,12 @@ func (s *Store) open(opts Options) error {
 	if s.files, err = watchFiles(s.path); err != nil {
 		return err
 	}
+	var vacuum int
+	if err := conn.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&vacuum); err != nil {
+		return err
+	}
+	s.w.incremental = vacuum == 2
+	s.w.reserve()
 	s.rdb, err = sql.Open("sqlite", dsn(s.path, busy, "_query_only=1"))
 	if err != nil {
 		return err

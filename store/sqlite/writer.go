@@ -91,6 +91,16 @@ type writer struct {
 	walLimit int64
 	batches  int64         // batches committed, counted by maintain
 	readers  *sync.RWMutex // held for reading by the Store's reads
+
+	// The reserve (reserve.go): its file, its size (≤ 0: none) and
+	// whether it is allocated; incremental is set when the file can
+	// shrink (PRAGMA auto_vacuum is INCREMENTAL), and shrinking while
+	// pages freed by a Delete are left to give back.
+	reservePath string
+	reserveSize int64
+	reserved    bool
+	incremental bool
+	shrinking   bool
 }
 
 // The thresholds at which the writer folds the step log into steps. A
@@ -379,6 +389,12 @@ func (w *writer) maintain() {
 	}
 	if folded || w.batches%walCheckEvery == 0 {
 		w.boundWAL()
+	}
+	if w.shrinking {
+		w.shrink(1)
+	}
+	if w.batches%reserveEvery == 0 {
+		w.reserve()
 	}
 }
 
@@ -738,9 +754,14 @@ func (s *Store) snapshotOp(id string, snap store.Snapshot, keep int64) func(w *w
 
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := s.submit(ctx, deleteOp(id)); err != nil {
+	err := s.submit(ctx, deleteOp(id))
+	if diskFull(err) {
+		err = s.deleteOnFullDisk(ctx, id)
+	}
+	if err != nil {
 		return fmt.Errorf("store: delete %q: %w", id, err)
 	}
+	s.settle()
 	return nil
 }
 
