@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,23 +24,47 @@ func TestServeDeleteOnFullDisk(t *testing.T) {
 		}
 	})
 	addr, _, _ := startServe(t, "--data", data, "--sync", "normal")
-	step := `{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"` + strings.Repeat("f", 1<<20) + `"}]}}`
+	// Steps that replace the text of d0 with 1 MiB of new text, until the
+	// disk is full; a small document e beside it.
+	const mib = 1 << 20
+	replace := func(v int, to int) string {
+		text := strings.Repeat(string(rune('a'+v%26)), mib)
+		return fmt.Sprintf(`{"version":%d,"clientID":1,"steps":[{"stepType":"replace","from":1,"to":%d,"slice":{"content":[{"type":"text","text":"%s"}]}}]}`, v, to, text)
+	}
+	if status, body := httpDo(t, addr, "POST", "/docs/e/events", `{"version":0,"clientID":1,"steps":[]}`); status != 200 {
+		t.Fatalf("POST to e: %d %s", status, body)
+	}
 	full := -1
-	for i := 0; i < 100 && full < 0; i++ {
-		status, body := httpDo(t, addr, "POST", fmt.Sprintf("/docs/d%d/events", i), `{"version":0,"clientID":1,"steps":[`+step+`]}`)
+	for v := 0; v < 100 && full < 0; v++ {
+		to := 1 + mib
+		if v == 0 {
+			to = 1
+		}
+		status, body := httpDo(t, addr, "POST", "/docs/d0/events", replace(v, to))
 		switch status {
 		case 200:
 		case 503:
-			full = i
+			full = v
 		default:
-			t.Fatalf("POST to d%d: %d %s", i, status, body)
+			t.Fatalf("step %d: %d %s", v, status, body)
 		}
 	}
 	if full < 1 {
 		t.Fatalf("the disk of 40 MiB never filled (%d)", full)
 	}
+	// Whatever room is left goes to another file, as on a full disk.
+	filler, err := os.Create(filepath.Join(data, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer filler.Close()
+	for buf := make([]byte, 4096); ; {
+		if _, err := filler.Write(buf); err != nil {
+			break
+		}
+	}
 	if status, body := httpDo(t, addr, "DELETE", "/docs/d0", ""); status != 204 {
-		t.Fatalf("DELETE on the full disk (after %d documents of 1 MiB): %d %s", full, status, body)
+		t.Fatalf("DELETE on the full disk (after %d steps of 1 MiB): %d %s", full, status, body)
 	}
 	if status, _ := httpDo(t, addr, "GET", "/docs/d0/steps", ""); status != 404 {
 		t.Errorf("GET of the deleted document: %d", status)
@@ -47,13 +73,12 @@ func TestServeDeleteOnFullDisk(t *testing.T) {
 	if err := syscall.Statfs(data, &fs); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the DELETE after %d documents of 1 MiB freed %d bytes", full, int64(fs.Bavail)*fs.Bsize)
+	t.Logf("the DELETE after %d steps of 1 MiB freed %d bytes", full, int64(fs.Bavail)*fs.Bsize)
 	if fs.Bavail == 0 {
 		t.Error("the DELETE freed nothing on the file system")
 	}
-	// What it held takes new steps.
-	status, body := httpDo(t, addr, "POST", fmt.Sprintf("/docs/d%d/events", full), `{"version":0,"clientID":1,"steps":[`+step+`]}`)
-	if status != 200 {
+	// The store takes steps again.
+	if status, body := httpDo(t, addr, "POST", "/docs/e/events", replace(0, 1)); status != 200 {
 		t.Errorf("POST after the DELETE: %d %s", status, body)
 	}
 }
