@@ -76,3 +76,28 @@ func TestStorageQuotas(t *testing.T) {
 		t.Errorf("another client in the same document: %d %s", status, answer)
 	}
 }
+
+// TestStorageQuotaWS: over a WebSocket, a submission beyond
+// --max-doc-storage gets error 507 naming the flag, and the connection
+// stays.
+func TestStorageQuotaWS(t *testing.T) {
+	e := newWS(t, Config{}, collab.Config{MaxDocStorage: 5000}, nil)
+	c := e.dial(t, "w", false)
+	c.hello(0, "1")
+	c.next("welcome")
+	text := strings.Repeat("w", 2000)
+	for i := range 2 {
+		c.send(stepsMsg(i+1, i, "1", insert(1, text)))
+		c.nextSkipping("steps") // the push of the steps, then their ack
+		c.nextSkipping("ack")
+	}
+	c.send(stepsMsg(3, 2, "1", insert(1, text)))
+	if m := c.nextSkipping("error"); m.Status != 507 || string(m.ID) != "3" || !strings.Contains(m.Message, "--max-doc-storage") {
+		t.Fatalf("error %s, want 507 for message 3 naming --max-doc-storage", m.raw)
+	}
+	c.send(`{"type":"ping"}`)
+	c.nextSkipping("pong")
+	if v := docVersion(t, e.collabEnv, "w"); v != 2 {
+		t.Errorf("version %d after the refusal, want 2", v)
+	}
+}
