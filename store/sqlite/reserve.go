@@ -113,7 +113,6 @@ func (s *Store) settle() {
 		return
 	}
 	if w.incremental {
-		w.shrinking = true
 		w.shrink(shrinkSteps)
 	} else if err := w.checkpointAll("RESTART"); diskFull(err) && w.reserved {
 		w.releaseReserve()
@@ -136,16 +135,17 @@ const (
 // then checkpoints the write-ahead log, truncating it. A step takes all
 // the free pages, or half as many again and again when the log has no
 // room for the moves, after releasing the reserve. It clears
-// w.shrinking once no page is free.
+// w.shrinking once no page is free, and when it fails (the next Delete
+// tries again).
 func (w *writer) shrink(steps int) {
 	ctx := context.Background()
+	w.shrinking = false
 	for range steps {
 		var free int64
 		if err := w.conn.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
 			return
 		}
 		if free == 0 {
-			w.shrinking = false
 			return
 		}
 		for n := free; ; {
@@ -155,7 +155,7 @@ func (w *writer) shrink(steps int) {
 			}
 			switch {
 			case !diskFull(err):
-				return // tried again after the next Delete, or batch
+				return
 			case w.reserved:
 				w.releaseReserve()
 			case n <= minShrink:
@@ -173,6 +173,7 @@ func (w *writer) shrink(steps int) {
 			return
 		}
 	}
+	w.shrinking = true // more pages than steps took
 }
 
 // checkpointAll copies the whole write-ahead log into the database with
