@@ -95,9 +95,9 @@ type Config struct {
 	// 10,000).
 	MaxComments int
 	// MaxCheckpoints bounds the checkpoints of one document (default
-	// 1,000; each keeps a copy of the document): Checkpoint beyond it
-	// fails with a *LimitError (HTTP 413). Concurrent Checkpoint calls
-	// may together go a little over it.
+	// 1,000; each at a new version keeps a copy of the document):
+	// Checkpoint beyond it fails with a *LimitError (HTTP 413).
+	// Concurrent Checkpoint calls may together go a little over it.
 	MaxCheckpoints int
 	// MaxDocuments bounds the documents of the store (default 100,000):
 	// creating one more fails with an error matching

@@ -249,7 +249,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&lim.MaxSubmissions, "max-submissions", lim.MaxSubmissions, "most submissions (POST events, WebSocket steps) per second from one client (twice as many in a burst); 429 above")
 	fs.IntVar(&f.maxDocuments, "max-documents", collab.DefaultMaxDocuments, "most documents in the store (counted at the first creation, then this server's creations and deletions); creating one more: 507")
 	fs.IntVar(&f.maxCreates, "max-creates", collab.DefaultMaxCreatesPerHour, "most documents one client creates per hour (as many at once); 429 above")
-	fs.IntVar(&f.maxCheckpoints, "max-checkpoints", collab.DefaultMaxCheckpoints, "most checkpoints of one document (each keeps a copy of the document); 413 above")
+	fs.IntVar(&f.maxCheckpoints, "max-checkpoints", collab.DefaultMaxCheckpoints, "most checkpoints of one document (each at a new version keeps a copy of the document); 413 above")
 	maxDocStorage, maxClientStorage := sizeFlag(collab.DefaultMaxDocStorage), sizeFlag(collab.DefaultMaxClientStorage)
 	fs.Var(&maxDocStorage, "max-doc-storage", "most bytes (a `size`) one document holds in the store: its steps, snapshots, checkpoints (one copy per version) and comments; a change or checkpoint beyond it: 507 (delete the document to free them)")
 	fs.Var(&maxClientStorage, "max-client-storage", "most bytes (a `size`) one client (its principal, else its address) adds to the store per day (as many at once), with steps, comments and checkpoints; beyond it: 507 with Retry-After")
