@@ -107,9 +107,9 @@ type Config struct {
 	// 10,000).
 	MaxComments int
 	// MaxCheckpoints bounds the checkpoints of one document (default
-	// 1,000; each keeps a copy of the document): Checkpoint beyond it
-	// fails with a *LimitError (HTTP 413). Concurrent Checkpoint calls
-	// may together go a little over it.
+	// 1,000; each at a new version keeps a copy of the document):
+	// Checkpoint beyond it fails with a *LimitError (HTTP 413).
+	// Concurrent Checkpoint calls may together go a little over it.
 	MaxCheckpoints int
 	// MaxDocuments bounds the documents of the store (default 100,000):
 	// creating one more fails with an error matching
@@ -117,6 +117,22 @@ type Config struct {
 	// first creation, then the Authority's creations and deletions (an
 	// approximation when other writers share the store).
 	MaxDocuments int
+	// MaxDocStorage bounds the bytes one document holds in the store:
+	// its steps, snapshots, checkpoints and comments, as store.Sizer
+	// counts them (default DefaultMaxDocStorage, 256 MiB). A submission
+	// or checkpoint that would go over it is refused with a *QuotaError
+	// (HTTP 507); deleting the document frees its bytes. Without a
+	// store.Sizer only the bytes appended since the document was loaded
+	// count. Concurrent checkpoints, and other writers sharing the store,
+	// may take a document a little over it.
+	MaxDocStorage int64
+	// MaxClientStorage bounds the bytes that one user (the user of
+	// Submit, Restore and Checkpoint) adds to the store: that many a day
+	// on average and at once (default DefaultMaxClientStorage, 1 GiB).
+	// Over it, a change is refused with a *QuotaError (HTTP 507) that
+	// says when there is room again. It is counted by this Authority
+	// since it started.
+	MaxClientStorage int64
 	// MaxCreatesPerHour bounds the documents that one user (the user of
 	// Get, Events and Submit) creates by using them, with AutoCreate:
 	// that many per hour on average and at once (default 1,000). Over
@@ -250,6 +266,7 @@ type Authority struct {
 	commits *commitQueue // nil without Config.AfterCommit
 
 	creations creations // against MaxDocuments and MaxCreatesPerHour (creations.go)
+	quota     quota     // MaxDocStorage and MaxClientStorage (quota.go)
 
 	// Notices of a store.Notifier (notify.go); unsubscribe is nil
 	// without one.
@@ -339,6 +356,12 @@ func New(cfg Config) (*Authority, error) {
 	if cfg.MaxCheckpoints <= 0 {
 		cfg.MaxCheckpoints = DefaultMaxCheckpoints
 	}
+	if cfg.MaxDocStorage <= 0 {
+		cfg.MaxDocStorage = DefaultMaxDocStorage
+	}
+	if cfg.MaxClientStorage <= 0 {
+		cfg.MaxClientStorage = DefaultMaxClientStorage
+	}
 	if cfg.MaxCreatesPerHour <= 0 {
 		cfg.MaxCreatesPerHour = DefaultMaxCreatesPerHour
 	}
@@ -367,6 +390,7 @@ func New(cfg Config) (*Authority, error) {
 		a.commits = newCommitQueue(a, cfg.AfterCommit, cfg.AfterCommitQueue)
 	}
 	a.swapper, _ = cfg.Store.(store.MetaSwapper)
+	a.quota = newQuota(cfg)
 	a.follow()
 	a.followPeers()
 	if cfg.IdleUnload > 0 {

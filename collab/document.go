@@ -43,6 +43,7 @@ type document struct {
 	deleted  bool
 	snapping bool  // a background snapshot is running
 	snapVer  int64 // version of the latest snapshot in the store
+	stored   int64 // the bytes it holds in the store, -1 until measured (quota.go)
 	// snapMeta is the comment entry that the latest snapshot of this
 	// Authority folded into the store's comment base, and snapMetaBytes
 	// the docState.metaBytes of that snapshot (both 0 after a reload).
@@ -110,6 +111,7 @@ func newDocument(a *Authority, id string) *document {
 		wake:      make(chan struct{}),
 		users:     make(map[string]*userEntry),
 		usersWake: make(chan struct{}),
+		stored:    -1,
 	}
 }
 
@@ -531,6 +533,9 @@ func (a *Authority) snapshot(ctx context.Context, d *document) error {
 		return err
 	}
 	d.mu.Lock()
+	if a.quota.sizer != nil {
+		d.stored = -1 // pruned: measure again
+	}
 	d.snapVer = max(d.snapVer, st.version)
 	if st.metaSeq >= d.snapMeta {
 		d.snapMeta, d.snapMetaBytes = st.metaSeq, st.metaBytes

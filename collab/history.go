@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/pmauthority/pmauthority/model"
@@ -169,15 +170,17 @@ func (a *Authority) StepLog(ctx context.Context, id string, from int64, limit in
 const MaxCheckpointName = 256
 
 // Checkpoint records the current version of the document id under name,
-// by author, and returns it (without its Doc). The store keeps the
-// document at that version from pruning (store.AddCheckpoint), so that
-// DocAt and Restore reach it however old it gets. It fails with
-// ErrCheckpointExists when the document has a checkpoint of that name,
-// a *LimitError when it has Config.MaxCheckpoints already,
+// by author for user, and returns it (without its Doc). The store keeps
+// the document at that version from pruning (store.AddCheckpoint), so
+// that DocAt and Restore reach it however old it gets; checkpoints at one
+// version share one copy. It fails with ErrCheckpointExists when the
+// document has a checkpoint of that name, a *LimitError when it has
+// Config.MaxCheckpoints already, a *QuotaError when the copy would go
+// over Config.MaxDocStorage or user's Config.MaxClientStorage,
 // ErrInvalidRequest for a name that is empty, longer than
 // MaxCheckpointName bytes or not UTF-8, and ErrNotFound for an unknown
 // document.
-func (a *Authority) Checkpoint(ctx context.Context, id, name, author string) (store.Checkpoint, error) {
+func (a *Authority) Checkpoint(ctx context.Context, id, user, name, author string) (store.Checkpoint, error) {
 	switch {
 	case name == "":
 		return store.Checkpoint{}, invalidf("empty checkpoint name")
@@ -200,12 +203,21 @@ func (a *Authority) Checkpoint(ctx context.Context, id, name, author string) (st
 	if err != nil {
 		return store.Checkpoint{}, err
 	}
-	node, err := a.DocAt(ctx, id, head.Version)
-	if err != nil {
+	cp := store.Checkpoint{Name: name, Version: head.Version, Author: author, Time: a.now()}
+	add := int64(len(name) + len(author))
+	// A checkpoint at this version has the document, for this one too
+	// (store.AddCheckpoint).
+	if !slices.ContainsFunc(list, func(c store.Checkpoint) bool { return c.Version == cp.Version }) {
+		node, err := a.DocAt(ctx, id, head.Version)
+		if err != nil {
+			return store.Checkpoint{}, err
+		}
+		cp.Doc = node.AppendJSON(nil)
+		add += int64(len(cp.Doc))
+	}
+	if err := a.allowCheckpoint(ctx, id, user, add); err != nil {
 		return store.Checkpoint{}, err
 	}
-	cp := store.Checkpoint{Name: name, Version: head.Version, Author: author, Time: a.now()}
-	cp.Doc = node.AppendJSON(nil)
 	err = a.store.AddCheckpoint(ctx, id, cp)
 	switch {
 	case errors.Is(err, store.ErrExists):
@@ -215,8 +227,32 @@ func (a *Authority) Checkpoint(ctx context.Context, id, name, author string) (st
 	case err != nil:
 		return store.Checkpoint{}, storeFailed(err, "collab: checkpoint %q of %q", name, id)
 	}
+	a.mu.Lock()
+	d := a.docs[id]
+	a.mu.Unlock()
+	if d != nil {
+		d.storedMore(add)
+	}
 	cp.Doc = nil
 	return cp, nil
+}
+
+// allowCheckpoint checks the storage quotas for a checkpoint of the
+// document id that adds add bytes to the store, for user (allowStorage),
+// with the document's size as the store tells it now.
+func (a *Authority) allowCheckpoint(ctx context.Context, id, user string, add int64) error {
+	var stored int64
+	if a.quota.sizer != nil {
+		var err error
+		stored, err = a.quota.sizer.Size(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return storeFailed(err, "collab: size of %q", id)
+		}
+	}
+	return a.allowStorage(id, user, stored, add)
 }
 
 // Checkpoints returns the checkpoints of the document id, ordered by

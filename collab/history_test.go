@@ -75,7 +75,7 @@ func TestDocAtPruned(t *testing.T) {
 	st := memstore.New()
 	a := newAuthority(t, st, collab.Config{KeepSteps: 3})
 	typeText(t, a, "d", "abcd")
-	if _, err := a.Checkpoint(ctx, "d", "four", "ann"); err != nil {
+	if _, err := a.Checkpoint(ctx, "d", "", "four", "ann"); err != nil {
 		t.Fatal(err)
 	}
 	typeText2 := func(from int, s string) {
@@ -164,22 +164,22 @@ func TestCheckpoints(t *testing.T) {
 	clk := newClock()
 	a := newAuthority(t, nil, collab.Config{Now: clk.Now})
 	typeText(t, a, "d", "ab")
-	if cp, err := a.Checkpoint(ctx, "d", "two", "ann"); err != nil || cp.Version != 2 || cp.Author != "ann" || !cp.Time.Equal(clk.Now()) {
+	if cp, err := a.Checkpoint(ctx, "d", "", "two", "ann"); err != nil || cp.Version != 2 || cp.Author != "ann" || !cp.Time.Equal(clk.Now()) {
 		t.Fatalf("Checkpoint = %+v, %v", cp, err)
 	}
 	mustSubmit(t, a, "d", collab.Submission{Version: 2, Steps: steps(insert(3, "c"))})
-	if _, err := a.Checkpoint(ctx, "d", "Three ✓", ""); err != nil {
+	if _, err := a.Checkpoint(ctx, "d", "", "Three ✓", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Checkpoint(ctx, "d", "two", "bob"); !errors.Is(err, collab.ErrCheckpointExists) {
+	if _, err := a.Checkpoint(ctx, "d", "", "two", "bob"); !errors.Is(err, collab.ErrCheckpointExists) {
 		t.Errorf("a taken name: %v, want ErrCheckpointExists", err)
 	}
 	for _, name := range []string{"", strings.Repeat("x", collab.MaxCheckpointName+1), "\xff"} {
-		if _, err := a.Checkpoint(ctx, "d", name, ""); !errors.Is(err, collab.ErrInvalidRequest) {
+		if _, err := a.Checkpoint(ctx, "d", "", name, ""); !errors.Is(err, collab.ErrInvalidRequest) {
 			t.Errorf("name %q: %v, want ErrInvalidRequest", name, err)
 		}
 	}
-	if _, err := a.Checkpoint(ctx, "nothing", "x", ""); !errors.Is(err, collab.ErrNotFound) {
+	if _, err := a.Checkpoint(ctx, "nothing", "", "x", ""); !errors.Is(err, collab.ErrNotFound) {
 		t.Errorf("Checkpoint of an unknown document: %v, want ErrNotFound", err)
 	}
 	list, err := a.Checkpoints(ctx, "d")
@@ -202,12 +202,12 @@ func TestMaxCheckpoints(t *testing.T) {
 	a := newAuthority(t, nil, collab.Config{MaxCheckpoints: 2})
 	typeText(t, a, "d", "ab")
 	for _, name := range []string{"one", "two"} {
-		if _, err := a.Checkpoint(ctx, "d", name, ""); err != nil {
+		if _, err := a.Checkpoint(ctx, "d", "", name, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var le *collab.LimitError
-	if _, err := a.Checkpoint(ctx, "d", "three", ""); !errors.As(err, &le) || le.Limit != 2 || le.Value != 3 {
+	if _, err := a.Checkpoint(ctx, "d", "", "three", ""); !errors.As(err, &le) || le.Limit != 2 || le.Value != 3 {
 		t.Fatalf("a third checkpoint: %v, want a LimitError", err)
 	}
 	if list, _ := a.Checkpoints(ctx, "d"); len(list) != 2 {
@@ -215,7 +215,7 @@ func TestMaxCheckpoints(t *testing.T) {
 	}
 	// Another document has its own.
 	typeText(t, a, "e", "x")
-	if _, err := a.Checkpoint(ctx, "e", "one", ""); err != nil {
+	if _, err := a.Checkpoint(ctx, "e", "", "one", ""); err != nil {
 		t.Errorf("another document's checkpoint: %v", err)
 	}
 }

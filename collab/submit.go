@@ -185,6 +185,20 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 		}
 	}
 
+	// Room in the store.
+	metaBytes := 0
+	if changed {
+		metaBytes = len(encodeEntry(s.Comments))
+	}
+	add := stepBytes(records, metaBytes)
+	stored, err := a.docStored(ctx, d)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := a.allowStorage(id, user, stored, add); err != nil {
+		return Result{}, err
+	}
+
 	// Room for the document as it will be. The estimate of what it is
 	// is restored unless the submission is published (which accounts it).
 	if err := a.admit(d, next.memSize(), user); err != nil {
@@ -245,6 +259,7 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 		}
 		return Result{}, storeFailed(err, "collab: append to %q", id)
 	}
+	d.storedMore(add)
 	d.publish(next.docState, false)
 	published = true
 	if a.cfg.Observer != nil && len(records) > 0 {

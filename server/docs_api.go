@@ -293,7 +293,7 @@ func (s *Server) addCheckpoint(x *exchange, r *http.Request, id string) {
 		s.fail(x, &httpError{http.StatusBadRequest, `invalid request: "name" is missing`})
 		return
 	}
-	cp, err := s.collab.Checkpoint(r.Context(), id, *req.Name, x.principal.ID)
+	cp, err := s.collab.Checkpoint(r.Context(), id, s.client(r, x.principal), *req.Name, x.principal.ID)
 	if err != nil {
 		s.fail(x, err)
 		return

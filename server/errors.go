@@ -78,7 +78,9 @@ type errAnswer struct {
 //	429  *collab.RateError (with Retry-After): a connection or rate limit
 //	503  collab.ErrUnavailable, collab.ErrOverloaded (the memory budget)
 //	     (both with Retry-After), collab.ErrClosed, a canceled request
-//	507  collab.ErrTooManyDocuments (Config.MaxDocuments)
+//	507  collab.ErrTooManyDocuments (Config.MaxDocuments),
+//	     collab.ErrStorageQuota (a *collab.QuotaError; Retry-After when
+//	     the client's quota refills)
 //	500  anything else (a bug; logged)
 //
 // The messages of 409, 410 and "Invalid version N" are the collab demo
@@ -139,6 +141,8 @@ func answerOf(err error) errAnswer {
 		return errAnswer{status: http.StatusTooManyRequests, step: -1, msg: rate.Msg}
 	case errors.Is(err, collab.ErrTooManyDocuments):
 		return errAnswer{status: http.StatusInsufficientStorage, step: -1, msg: err.Error()}
+	case errors.Is(err, collab.ErrStorageQuota):
+		return errAnswer{status: http.StatusInsufficientStorage, step: -1, msg: err.Error()}
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		// The client went away; nobody reads this errAnswer.
 		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: "request canceled: " + err.Error()}
@@ -179,6 +183,11 @@ func (s *Server) fail(x *exchange, err error) {
 		var rate *collab.RateError
 		if errors.As(err, &rate) {
 			h.Set("Retry-After", retryAfter(rate.RetryAfter))
+		}
+	case errors.Is(err, collab.ErrStorageQuota):
+		var q *collab.QuotaError
+		if errors.As(err, &q) && q.RetryAfter > 0 {
+			h.Set("Retry-After", retryAfter(q.RetryAfter))
 		}
 	}
 	s.writeError(x, a.status, a.step, a.msg)

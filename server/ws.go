@@ -520,7 +520,7 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 	default:
 		// Refused: the connection goes on.
 		status := c.sendRefusal(id, err)
-		if status >= 500 {
+		if status >= 500 && status != http.StatusInsufficientStorage { // a quota is no failure
 			s.log.Error("websocket: submission failed", "doc", c.id, "err", err)
 		}
 		s.observeSubmission(status)

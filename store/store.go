@@ -205,6 +205,9 @@ type Store interface {
 	// AddCheckpoint records cp under its name, with its document (the
 	// document's JSON at cp.Version, 0 ≤ cp.Version ≤ the latest
 	// version), which pruning keeps for as long as the document exists.
+	// Checkpoints at one version share one stored copy of the document:
+	// the first one's (cp.Doc of later ones is not stored, and may be
+	// nil).
 	// It fails with ErrExists when the document has a checkpoint of that
 	// name, and with ErrNotFound for an unknown document. A zero Time is
 	// the current time.
@@ -226,6 +229,19 @@ type Store interface {
 
 	// Close waits for pending writes and releases the backend.
 	Close() error
+}
+
+// Sizer is implemented by stores that can tell how many bytes a document
+// takes, for a quota on what a document stores (collab.Config.
+// MaxDocStorage).
+type Sizer interface {
+	// Size returns the bytes that the document id holds in the store:
+	// its kept steps (JSON, client id and author), its snapshots'
+	// documents, its checkpoints' documents (one copy per version, see
+	// AddCheckpoint) and names, and its metadata base and entries. The
+	// backend's own overhead (keys, indexes, pages) is not counted. It
+	// fails with ErrNotFound for an unknown document.
+	Size(ctx context.Context, id string) (int64, error)
 }
 
 // Notice tells that a document moved on: it is at Version now. It is

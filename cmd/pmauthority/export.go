@@ -133,7 +133,7 @@ func storedDoc(dir, id string, named map[string]*model.Schema) (*model.Node, err
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("no store in %s: %w", dir, err)
 	}
-	st, err := sqlite.Open(path, sqlite.Options{})
+	st, err := sqlite.Open(path, sqlite.Options{Reserve: -1}) // it only reads
 	if err != nil {
 		return nil, err
 	}

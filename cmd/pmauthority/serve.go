@@ -200,6 +200,7 @@ type serveFlags struct {
 	workers                         int
 	maxMemory, maxBodyMemory        int64 // 0: the defaults (planMemory)
 	maxCommentBytes                 int64
+	maxDocStorage, maxClientStorage int64
 	logRequests                     bool
 	logSlow                         time.Duration // -1: never
 	logFormat                       string
@@ -257,7 +258,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.maxDocuments, "max-documents", collab.DefaultMaxDocuments, "most documents in the store (counted at the first creation, then this server's creations and deletions); creating one more: 507")
 	fs.IntVar(&f.maxCreates, "max-creates", collab.DefaultMaxCreatesPerHour, "most documents one client creates per hour (as many at once), by using them or with POST /docs; 429 above")
 	fs.IntVar(&f.maxClientDocuments, "max-client-documents", 0, "most documents one client (its principal, else its address) has created through this server since it started, less those deleted since; creating one more: 507. Default: a quarter of --max-documents")
-	fs.IntVar(&f.maxCheckpoints, "max-checkpoints", collab.DefaultMaxCheckpoints, "most checkpoints of one document (each keeps a copy of the document); 413 above")
+	fs.IntVar(&f.maxCheckpoints, "max-checkpoints", collab.DefaultMaxCheckpoints, "most checkpoints of one document (each at a new version keeps a copy of the document); 413 above")
+	maxDocStorage, maxClientStorage := sizeFlag(collab.DefaultMaxDocStorage), sizeFlag(collab.DefaultMaxClientStorage)
+	fs.Var(&maxDocStorage, "max-doc-storage", "most bytes (a `size`) one document holds in the store: its steps, snapshots, checkpoints (one copy per version) and comments; a change or checkpoint beyond it: 507 (delete the document to free them)")
+	fs.Var(&maxClientStorage, "max-client-storage", "most bytes (a `size`) one client (its principal, else its address) adds to the store per day (as many at once), with steps, comments and checkpoints; beyond it: 507 with Retry-After")
 	fs.IntVar(&f.maxStepsPage, "max-steps-page", server.DefaultMaxStepsPage, "most steps of one page of GET /docs/{id}/steps (a larger ?limit is taken as it)")
 	fs.DurationVar(&tmo.ReadHeader, "read-header-timeout", tmo.ReadHeader, "time allowed to read a request's header")
 	fs.DurationVar(&tmo.Read, "read-timeout", tmo.Read, "time allowed to read a whole request, body included")
@@ -299,13 +303,15 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, errors.New("--max-client-documents must not be negative")
 	}
 	f.maxCommentBytes = int64(maxComments)
+	f.maxDocStorage, f.maxClientStorage = int64(maxDocStorage), int64(maxClientStorage)
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
 		"max-comment-bytes": f.maxCommentBytes, "max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes,
 		"max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes),
 		"max-conns": int64(lim.MaxConns), "max-client-conns": int64(lim.MaxClientConns), "max-ws-messages": int64(lim.MaxWSMessages),
 		"max-presence": int64(lim.MaxPresence), "max-submissions": int64(lim.MaxSubmissions),
 		"max-documents": int64(f.maxDocuments), "max-creates": int64(f.maxCreates),
-		"max-checkpoints": int64(f.maxCheckpoints), "max-steps-page": int64(f.maxStepsPage)} {
+		"max-checkpoints": int64(f.maxCheckpoints), "max-steps-page": int64(f.maxStepsPage),
+		"max-doc-storage": f.maxDocStorage, "max-client-storage": f.maxClientStorage} {
 		if v <= 0 {
 			return nil, fmt.Errorf("--%s must be positive", name)
 		}
@@ -453,6 +459,8 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		MaxCreatesPerHour:  f.maxCreates,
 		MaxClientDocuments: f.maxClientDocuments,
 		MaxCheckpoints:     f.maxCheckpoints,
+		MaxDocStorage:      f.maxDocStorage,
+		MaxClientStorage:   f.maxClientStorage,
 	}
 	if f.metricsAddr != "" {
 		if c.registry, c.metrics, err = newMetrics(); err != nil {

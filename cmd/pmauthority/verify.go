@@ -89,7 +89,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		if _, err = os.Stat(path); err != nil {
 			err = fmt.Errorf("no store in --data %s: %w", data, err)
 		} else {
-			st, err = sqlite.Open(path, sqlite.Options{})
+			st, err = sqlite.Open(path, sqlite.Options{Reserve: -1}) // it only reads
 		}
 	}
 	if err != nil {

@@ -19,15 +19,22 @@ type Bucket struct {
 // Take takes a token at now, or reports false and how long until one is
 // refilled.
 func (b *Bucket) Take(now time.Time, rate, burst float64) (bool, time.Duration) {
+	return b.TakeN(now, 1, rate, burst)
+}
+
+// TakeN takes n tokens at now, or none and reports false and how long
+// until n are refilled (for n > burst, until the bucket is full: n never
+// fit).
+func (b *Bucket) TakeN(now time.Time, n, rate, burst float64) (bool, time.Duration) {
 	t := now.UnixNano()
 	if b.last != 0 {
 		b.used = max(0, b.used-float64(t-b.last)/1e9*rate)
 	}
 	b.last = t
-	if b.used+1 > burst {
-		return false, time.Duration((b.used + 1 - burst) / rate * 1e9)
+	if b.used+n > burst {
+		return false, time.Duration((b.used + min(n, burst) - burst) / rate * 1e9)
 	}
-	b.used++
+	b.used += n
 	return true, 0
 }
 
@@ -57,13 +64,19 @@ func NewTable(rate, burst float64) *Table {
 // Take takes a token of key at now, or reports false and how long until
 // one is refilled.
 func (t *Table) Take(key string, now time.Time) (bool, time.Duration) {
+	return t.TakeN(key, 1, now)
+}
+
+// TakeN takes n tokens of key at now, or none and reports false and how
+// long until they are refilled (see Bucket.TakeN).
+func (t *Table) TakeN(key string, n float64, now time.Time) (bool, time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if now.Sub(t.swept) >= time.Duration(t.burst/t.rate*1e9) {
 		t.sweep(now)
 	}
 	b := t.buckets[key]
-	ok, wait := b.Take(now, t.rate, t.burst)
+	ok, wait := b.TakeN(now, n, t.rate, t.burst)
 	t.buckets[key] = b
 	return ok, wait
 }

@@ -55,3 +55,24 @@ func TestTableForgetsIdleKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestTakeN(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tb := NewTable(10, 100) // 10 a second, 100 at once
+	if ok, _ := tb.TakeN("a", 60, now); !ok {
+		t.Fatal("60 of 100 refused")
+	}
+	ok, wait := tb.TakeN("a", 50, now)
+	if ok || wait != time.Second {
+		t.Fatalf("50 more: %v, wait %v; want refused, 1s", ok, wait)
+	}
+	// A refusal takes nothing.
+	if ok, _ := tb.TakeN("a", 40, now); !ok {
+		t.Fatal("the 40 left refused")
+	}
+	// More than the burst never fits: the wait is until the bucket is
+	// full (at once for a full one).
+	if ok, wait := tb.TakeN("b", 150, now); ok || wait != 0 {
+		t.Fatalf("more than the burst: %v, wait %v; want refused, 0", ok, wait)
+	}
+}

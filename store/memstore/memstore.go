@@ -63,6 +63,7 @@ var (
 	_ store.Store       = (*Store)(nil)
 	_ store.MetaSwapper = (*Store)(nil)
 	_ store.Notifier    = (*Store)(nil)
+	_ store.Sizer       = (*Store)(nil)
 )
 
 // check returns the error a method answers before looking at its
@@ -334,8 +335,43 @@ func (s *Store) AddCheckpoint(ctx context.Context, id string, cp store.Checkpoin
 		cp.Time = s.now()
 	}
 	cp.Doc = clone(cp.Doc)
+	for _, c := range d.checkpoints {
+		if c.Version == cp.Version {
+			cp.Doc = c.Doc // the copy of the first at this version
+			break
+		}
+	}
 	d.checkpoints = append(d.checkpoints, cp)
 	return nil
+}
+
+// Size implements store.Sizer.
+func (s *Store) Size(ctx context.Context, id string) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("store: size of %q: %w", id, err)
+	}
+	n := int64(len(d.meta))
+	for _, st := range d.steps {
+		n += int64(len(st.JSON) + len(st.ClientID) + len(st.Author))
+	}
+	for _, e := range d.entries {
+		n += int64(len(e.JSON))
+	}
+	for _, sn := range d.snaps {
+		n += int64(len(sn.Doc))
+	}
+	versions := make(map[int64]bool, len(d.checkpoints))
+	for _, cp := range d.checkpoints {
+		n += int64(len(cp.Name) + len(cp.Author))
+		if !versions[cp.Version] {
+			versions[cp.Version] = true
+			n += int64(len(cp.Doc))
+		}
+	}
+	return n, nil
 }
 
 // Checkpoints implements store.Store.

@@ -93,6 +93,7 @@ var (
 	_ store.Notifier    = (*Store)(nil)
 	_ store.Checker     = (*Store)(nil)
 	_ store.Broadcaster = (*Store)(nil)
+	_ store.Sizer       = (*Store)(nil)
 )
 
 // Open connects to the database at url (a postgres:// URL or a
@@ -659,7 +660,7 @@ func (s *Store) SnapshotAt(ctx context.Context, id string, version int64) (store
 			UNION ALL
 			SELECT version, doc FROM pma_snapshots WHERE doc_id = $1 AND version <= $2
 			UNION ALL
-			SELECT version, doc FROM pma_checkpoints WHERE doc_id = $1 AND version <= $2
+			SELECT version, doc FROM pma_checkpoints WHERE doc_id = $1 AND version <= $2 AND doc IS NOT NULL
 			ORDER BY version DESC LIMIT 1) AS c ON true`, []byte(id), version).Scan(&exists, &snap.Version, &snap.Doc)
 	switch {
 	case err != nil:
@@ -699,8 +700,12 @@ func (s *Store) AddCheckpoint(ctx context.Context, id string, cp store.Checkpoin
 		if cp.Version < 0 || cp.Version > version {
 			return fmt.Errorf("%w: version %d outside [0, %d]", errBadCheckpoint, cp.Version, version)
 		}
+		// The first checkpoint at a version keeps the document for all
+		// (SnapshotAt reads it); the others have none (NULL).
 		tag, err := tx.Exec(ctx, `INSERT INTO pma_checkpoints (doc_id, name, version, doc, author, time)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (doc_id, name) DO NOTHING`,
+			VALUES ($1, $2, $3, CASE WHEN EXISTS (SELECT 1 FROM pma_checkpoints
+				WHERE doc_id = $1 AND version = $3 AND doc IS NOT NULL) THEN NULL ELSE $4::bytea END, $5, $6)
+			ON CONFLICT (doc_id, name) DO NOTHING`,
 			bid, []byte(cp.Name), cp.Version, cp.Doc, []byte(cp.Author), nanos(t))
 		if err != nil {
 			return err
@@ -714,6 +719,31 @@ func (s *Store) AddCheckpoint(ctx context.Context, id string, cp store.Checkpoin
 		return fmt.Errorf("store: checkpoint %q of %q: %w", cp.Name, id, dbErr(ctx, err))
 	}
 	return nil
+}
+
+// Size implements store.Sizer, in one query.
+func (s *Store) Size(ctx context.Context, id string) (int64, error) {
+	if err := s.begin(ctx); err != nil {
+		return 0, fmt.Errorf("store: size of %q: %w", id, err)
+	}
+	defer s.mu.RUnlock()
+	var n *int64
+	err := s.pool.QueryRow(ctx, `
+		SELECT CASE WHEN d.id IS NOT NULL THEN (coalesce(octet_length(d.meta), 0) + coalesce(octet_length(d.snap_doc), 0) +
+			(SELECT coalesce(sum(octet_length(json) + coalesce(octet_length(client_id), 0) + octet_length(author)), 0)
+				FROM pma_steps WHERE doc_id = $1) +
+			(SELECT coalesce(sum(octet_length(json)), 0) FROM pma_meta_entries WHERE doc_id = $1) +
+			(SELECT coalesce(sum(coalesce(octet_length(doc), 0)), 0) FROM pma_snapshots WHERE doc_id = $1) +
+			(SELECT coalesce(sum(coalesce(octet_length(doc), 0) + octet_length(name) + octet_length(author)), 0)
+				FROM pma_checkpoints WHERE doc_id = $1))::bigint END
+		FROM (SELECT 1) AS one LEFT JOIN pma_docs AS d ON d.id = $1`, []byte(id)).Scan(&n)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("store: size of %q: %w", id, dbErr(ctx, err))
+	case n == nil:
+		return 0, fmt.Errorf("store: size of %q: %w", id, store.ErrNotFound)
+	}
+	return *n, nil
 }
 
 // Checkpoints implements store.Store, in one read-only transaction.

@@ -35,4 +35,10 @@
 // batches: SQLite checkpoints it every 1000 pages, and when readers that
 // overlap without pause keep a checkpoint from finishing, the writer
 // holds off new reads for the moment it takes to finish one.
+//
+// A full disk refuses every write, a Delete too, but for the room of a
+// spare file (Options.Reserve) kept allocated next to the database, which
+// a Delete that finds no room removes. After every Delete the writer
+// gives the pages it freed back to the file system (a new file is made
+// with PRAGMA auto_vacuum=INCREMENTAL) and allocates the spare file again.
 package sqlite

@@ -54,6 +54,11 @@ type Options struct {
 	// Observer, when not nil, is told the duration and the number of
 	// operations of every batch the writer commits.
 	Observer store.CommitObserver
+	// Reserve is the size in bytes of the spare file kept allocated next
+	// to the database (its path plus "-reserve"), which a Delete on a
+	// full disk removes to make room for itself (default DefaultReserve;
+	// negative: none, and a Delete fails on a full disk like any write).
+	Reserve int64
 }
 
 // readConns is the number of connections that serve Load, Steps and List.
@@ -90,6 +95,7 @@ type Store struct {
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.MetaSwapper = (*Store)(nil)
+	_ store.Sizer       = (*Store)(nil)
 )
 
 // Open opens the store in the SQLite file at path, creating the file and
@@ -100,6 +106,9 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
+	}
+	if opts.Reserve == 0 {
+		opts.Reserve = DefaultReserve
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -131,7 +140,14 @@ func (s *Store) open(opts Options) error {
 		return err
 	}
 	s.w = &writer{conn: conn, foldRows: foldRows, foldBytes: foldBytes,
-		walPath: s.path + "-wal", walLimit: walLimit, readers: &s.readers}
+		walPath: s.path + "-wal", walLimit: walLimit, readers: &s.readers,
+		reservePath: s.path + "-reserve", reserveSize: opts.Reserve}
+	// A new file lets Delete give the pages it frees back to the file
+	// system (reserve.go); it must be set before the file is written
+	// (an older file keeps its setting).
+	if _, err := conn.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return err
+	}
 	var mode string
 	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
 		return err
@@ -159,6 +175,12 @@ func (s *Store) open(opts Options) error {
 	if s.files, err = watchFiles(s.path); err != nil {
 		return err
 	}
+	var vacuum int
+	if err := conn.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&vacuum); err != nil {
+		return err
+	}
+	s.w.incremental = vacuum == 2
+	s.w.reserve()
 	s.rdb, err = sql.Open("sqlite", dsn(s.path, busy, "_query_only=1"))
 	if err != nil {
 		return err
@@ -467,7 +489,7 @@ func (s *Store) snapshotAt(ctx context.Context, id string, version int64) (store
 	err = tx.QueryRowContext(ctx, `
 		SELECT version, doc FROM snapshots WHERE doc_id = ?1 AND version <= ?2
 		UNION ALL
-		SELECT version, doc FROM checkpoints WHERE doc_id = ?1 AND version <= ?2
+		SELECT version, doc FROM checkpoints WHERE doc_id = ?1 AND version <= ?2 AND doc IS NOT NULL
 		ORDER BY 1 DESC LIMIT 1`, id, version).Scan(&snap.Version, &snap.Doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Snapshot{}, store.ErrCompacted
@@ -526,4 +548,46 @@ func (s *Store) checkpoints(ctx context.Context, id string) ([]store.Checkpoint,
 		list = append(list, cp)
 	}
 	return list, rows.Err()
+}
+
+// Size implements store.Sizer.
+func (s *Store) Size(ctx context.Context, id string) (int64, error) {
+	if s.closed.Load() {
+		return 0, store.ErrClosed
+	}
+	n, err := s.size(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("store: size of %q: %w", id, s.readErr(err))
+	}
+	return n, nil
+}
+
+// sizeQuery adds up the bytes of the document ?1's rows. A checkpoint
+// without a document shares that of the first at its version (see
+// checkpointOp).
+const sizeQuery = `SELECT
+	(SELECT ifnull(sum(ifnull(length(json), 0) + ifnull(length(client_id), 0) + ifnull(length(CAST(author AS BLOB)), 0)), 0)
+		FROM steps WHERE doc_id = ?1) +
+	(SELECT ifnull(sum(ifnull(length(json), 0) + ifnull(length(client_id), 0) + ifnull(length(CAST(author AS BLOB)), 0)), 0)
+		FROM log WHERE doc_id = ?1) +
+	(SELECT ifnull(sum(ifnull(length(doc), 0)), 0) FROM snapshots WHERE doc_id = ?1) +
+	(SELECT ifnull(sum(ifnull(length(doc), 0) + length(CAST(name AS BLOB)) + ifnull(length(CAST(author AS BLOB)), 0)), 0)
+		FROM checkpoints WHERE doc_id = ?1) +
+	(SELECT ifnull(sum(ifnull(length(meta), 0)), 0) FROM meta_bases WHERE doc_id = ?1) +
+	(SELECT ifnull(sum(ifnull(length(json), 0)), 0) FROM meta_log WHERE doc_id = ?1)`
+
+func (s *Store) size(ctx context.Context, id string) (int64, error) {
+	s.readers.RLock()
+	defer s.readers.RUnlock()
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if err := docExists(ctx, tx, id); err != nil {
+		return 0, err
+	}
+	var n int64
+	err = tx.QueryRowContext(ctx, sizeQuery, id).Scan(&n)
+	return n, err
 }

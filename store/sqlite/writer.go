@@ -65,6 +65,7 @@ type writer struct {
 	snapBelow, addCheckpoint      *sql.Stmt
 	deleteCheckpoints             *sql.Stmt
 	firstVersion, bury            *sql.Stmt
+	checkpointDoc                 *sql.Stmt
 
 	// insertSteps[n-1] inserts n steps into the log, prepared on first
 	// use.
@@ -91,6 +92,16 @@ type writer struct {
 	walLimit int64
 	batches  int64         // batches committed, counted by maintain
 	readers  *sync.RWMutex // held for reading by the Store's reads
+
+	// The reserve (reserve.go): its file, its size (≤ 0: none) and
+	// whether it is allocated; incremental is set when the file can
+	// shrink (PRAGMA auto_vacuum is INCREMENTAL), and shrinking while
+	// pages freed by a Delete are left to give back.
+	reservePath string
+	reserveSize int64
+	reserved    bool
+	incremental bool
+	shrinking   bool
 }
 
 // The thresholds at which the writer folds the step log into steps. A
@@ -141,6 +152,7 @@ func (w *writer) prepare(ctx context.Context) error {
 		{&w.addCheckpoint, `INSERT INTO checkpoints (doc_id, name, version, doc, author, time)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (doc_id, name) DO NOTHING`},
 		{&w.deleteCheckpoints, "DELETE FROM checkpoints WHERE doc_id = ?"},
+		{&w.checkpointDoc, "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE doc_id = ? AND version = ? AND doc IS NOT NULL)"},
 		{&w.pruneSteps, "DELETE FROM steps WHERE doc_id = ? AND version <= ?"},
 		{&w.setOldest, "UPDATE docs SET oldest = ? WHERE id = ?"},
 		{&w.deleteSteps, "DELETE FROM steps WHERE doc_id = ?"},
@@ -381,6 +393,12 @@ func (w *writer) maintain() {
 	}
 	if folded || w.batches%walCheckEvery == 0 {
 		w.boundWAL()
+	}
+	if w.shrinking {
+		w.shrink(1)
+	}
+	if w.batches%reserveEvery == 0 {
+		w.reserve()
 	}
 }
 
@@ -745,9 +763,14 @@ func (s *Store) snapshotOp(id string, snap store.Snapshot, keep int64) func(w *w
 // Delete implements store.Store. The document's last version is kept
 // in the table tombstones.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := s.submit(ctx, deleteOp(id)); err != nil {
+	err := s.submit(ctx, deleteOp(id))
+	if diskFull(err) {
+		err = s.deleteOnFullDisk(ctx, id)
+	}
+	if err != nil {
 		return fmt.Errorf("store: delete %q: %w", id, err)
 	}
+	s.settle()
 	return nil
 }
 
@@ -808,7 +831,17 @@ func (s *Store) checkpointOp(id string, cp store.Checkpoint) func(w *writer) err
 		if cp.Author != "" {
 			author = cp.Author
 		}
-		added, err := execOne(w.addCheckpoint, id, cp.Name, cp.Version, cp.Doc, author, t.UnixNano())
+		// The first checkpoint at a version keeps the document for all
+		// (SnapshotAt reads it); the others have none (NULL).
+		doc := cp.Doc
+		var shared bool
+		if err := w.checkpointDoc.QueryRow(id, cp.Version).Scan(&shared); err != nil {
+			return err
+		}
+		if shared {
+			doc = nil
+		}
+		added, err := execOne(w.addCheckpoint, id, cp.Name, cp.Version, doc, author, t.UnixNano())
 		if err != nil {
 			return err
 		} else if !added {

@@ -46,6 +46,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SnapshotAt", testSnapshotAt, false, false},
 		{"PruneAtSnapshot", testPruneAtSnapshot, false, false},
 		{"Checkpoints", testCheckpoints, false, false},
+		{"CheckpointsShare", testCheckpointsShare, false, false},
+		{"Size", testSize, false, false},
 		{"NotFound", testNotFound, false, false},
 		{"Delete", testDelete, false, false},
 		{"Recreate", testRecreate, false, false},
@@ -689,6 +691,138 @@ func testCheckpoints(t *testing.T, s store.Store) {
 	}
 	if list, err := s.Checkpoints(ctx, "other"); err != nil || len(list) != 1 {
 		t.Errorf("Checkpoints(other) = %v, %v; want its one", list, err)
+	}
+}
+
+// sizeOf returns the Size of id in s, a store.Sizer.
+func sizeOf(t *testing.T, s store.Store, id string) int64 {
+	t.Helper()
+	n, err := s.(store.Sizer).Size(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Size(%q): %v", id, err)
+	}
+	return n
+}
+
+// testCheckpointsShare checks that checkpoints at one version share one
+// copy of the document: a hundred of an unchanged document of 2 MiB take
+// little more than one copy.
+func testCheckpointsShare(t *testing.T, s store.Store) {
+	if _, ok := s.(store.Sizer); !ok {
+		t.Skip("the store is not a store.Sizer")
+	}
+	ctx := context.Background()
+	doc := []byte(`{"type":"doc","text":"` + strings.Repeat("x", 2<<20) + `"}`)
+	if err := s.Create(ctx, "a", "basic", doc, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := sizeOf(t, s, "a")
+	const n = 100
+	names := 0
+	for i := range n {
+		cp := store.Checkpoint{Name: fmt.Sprintf("cp-%03d", i), Version: 0, Author: "ann", Doc: bytes.Clone(doc)}
+		if err := s.AddCheckpoint(ctx, "a", cp); err != nil {
+			t.Fatalf("AddCheckpoint %d: %v", i, err)
+		}
+		names += len(cp.Name) + len(cp.Author)
+	}
+	if grown, want := sizeOf(t, s, "a")-before, int64(len(doc)+names); grown != want {
+		t.Errorf("%d checkpoints of a document of %d bytes grew Size by %d, want %d (one copy and the names)", n, len(doc), grown, want)
+	}
+	// A later one may come without its document.
+	if err := s.AddCheckpoint(ctx, "a", store.Checkpoint{Name: "nil", Version: 0}); err != nil {
+		t.Fatalf("AddCheckpoint without Doc: %v", err)
+	}
+	if list, err := s.Checkpoints(ctx, "a"); err != nil || len(list) != n+1 {
+		t.Fatalf("Checkpoints: %d, %v; want %d", len(list), err, n+1)
+	}
+	// The shared copy is the document of them all, whatever is pruned.
+	if err := s.Append(ctx, "a", 0, mkSteps("a", 2), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 2, Doc: []byte(`{"v":2}`), Meta: []byte(`{}`)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshotAt(t, s, "a", 1); got.Version != 0 || !bytes.Equal(got.Doc, doc) {
+		t.Errorf("SnapshotAt(1) after pruning = {%d, %d bytes}, want the checkpoints' document at 0", got.Version, len(got.Doc))
+	}
+	// A checkpoint at another version has a copy of its own.
+	before = sizeOf(t, s, "a")
+	other := []byte(`{"type":"doc","v":2}`)
+	if err := s.AddCheckpoint(ctx, "a", store.Checkpoint{Name: "two", Version: 2, Doc: other}); err != nil {
+		t.Fatal(err)
+	}
+	if grown, want := sizeOf(t, s, "a")-before, int64(len(other)+len("two")); grown != want {
+		t.Errorf("a checkpoint at a new version grew Size by %d, want %d", grown, want)
+	}
+	if got := snapshotAt(t, s, "a", 2); got.Version != 2 || (!bytes.Equal(got.Doc, other) && string(got.Doc) != `{"v":2}`) {
+		t.Errorf("SnapshotAt(2) = {%d %s}", got.Version, got.Doc)
+	}
+}
+
+// testSize checks what Size counts: the bytes of the steps, snapshots,
+// checkpoints and metadata, less what pruning and Delete remove.
+func testSize(t *testing.T, s store.Store) {
+	if _, ok := s.(store.Sizer); !ok {
+		t.Skip("the store is not a store.Sizer")
+	}
+	ctx := context.Background()
+	doc, meta := []byte(`{"type":"doc"}`), []byte(`{"comments":[]}`)
+	if err := s.Create(ctx, "a", "basic", doc, meta); err != nil {
+		t.Fatal(err)
+	}
+	mkDoc(t, s, "other", 3)
+	want := int64(len(doc) + len(meta))
+	if got := sizeOf(t, s, "a"); got != want {
+		t.Fatalf("Size after Create = %d, want %d", got, want)
+	}
+	steps := mkSteps("a", 5)
+	entry := []byte(`{"entry":1}`)
+	if err := s.Append(ctx, "a", 0, steps, entry); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range steps {
+		want += int64(len(st.JSON) + len(st.ClientID) + len(st.Author))
+	}
+	want += int64(len(entry))
+	if got := sizeOf(t, s, "a"); got != want {
+		t.Fatalf("Size after Append = %d, want %d", got, want)
+	}
+	snap := []byte(`{"type":"doc","v":5}`)
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 5, Doc: snap}, -1); err != nil {
+		t.Fatal(err)
+	}
+	want += int64(len(snap))
+	if got := sizeOf(t, s, "a"); got != want {
+		t.Fatalf("Size after SaveSnapshot = %d, want %d", got, want)
+	}
+	cp := store.Checkpoint{Name: "cp", Version: 3, Author: "ann", Doc: []byte(`{"v":3}`)}
+	if err := s.AddCheckpoint(ctx, "a", cp); err != nil {
+		t.Fatal(err)
+	}
+	want += int64(len(cp.Name) + len(cp.Author) + len(cp.Doc))
+	if got := sizeOf(t, s, "a"); got != want {
+		t.Fatalf("Size after AddCheckpoint = %d, want %d", got, want)
+	}
+	// Pruning everything before the snapshot drops the steps and the
+	// snapshot at 0.
+	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 5, Doc: snap, Meta: meta, MetaSeq: 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := sizeOf(t, s, "a"); got >= want {
+		t.Errorf("Size after pruning = %d, want less than %d", got, want)
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.(store.Sizer).Size(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Size of a deleted document: %v, want ErrNotFound", err)
+	}
+	if _, err := s.(store.Sizer).Size(ctx, "none"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Size of an unknown document: %v, want ErrNotFound", err)
+	}
+	if got := sizeOf(t, s, "other"); got <= int64(len(doc)) {
+		t.Errorf("Size(other) = %d after another's Delete", got)
 	}
 }
 
