@@ -210,9 +210,15 @@ func TestHostCheck(t *testing.T) {
 	upgrade := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"},
 		"Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}, "Origin": {"http://evil.example:" + port}}
 	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example:" + port} {
-		for _, path := range []string{"/docs/d", "/", "/healthz"} {
+		for _, path := range []string{"/docs/d", "/", "/docs", "/healthz/x"} {
 			if status, body := get(host, path, nil); status != http.StatusMisdirectedRequest || !strings.Contains(body, "unknown host") {
 				t.Errorf("Host %s, GET %s: %d %s, want 421", host, path, status, body)
+			}
+		}
+		// The probes answer whatever the Host.
+		for _, path := range []string{"/healthz", "/readyz"} {
+			if status, body := get(host, path, nil); status != 200 {
+				t.Errorf("Host %s, GET %s: %d %s, want 200", host, path, status, body)
 			}
 		}
 		if status, _ := get(host, "/docs/d/ws", upgrade); status != http.StatusMisdirectedRequest {
@@ -239,6 +245,17 @@ func TestHostCheck(t *testing.T) {
 		e.s.ServeHTTP(w, r)
 		if w.Code != want {
 			t.Errorf("AllowedHosts, Host %s: %d, want %d", host, w.Code, want)
+		}
+	}
+	// A kubelet or load balancer probing by IP address is answered.
+	for _, probe := range []string{"GET /healthz", "HEAD /healthz", "GET /readyz", "HEAD /readyz"} {
+		method, path, _ := strings.Cut(probe, " ")
+		r := httptest.NewRequest(method, path, nil)
+		r.Host = "10.1.2.3:8080"
+		w := httptest.NewRecorder()
+		e.s.ServeHTTP(w, r)
+		if w.Code != 200 {
+			t.Errorf("AllowedHosts, %s with Host 10.1.2.3:8080: %d, want 200", probe, w.Code)
 		}
 	}
 	if _, err := New(Config{AllowedHosts: []string{"http://x/"}}); err == nil {

@@ -127,10 +127,12 @@ func (s *Server) checkOrigin(r *http.Request) error {
 // rebinding, where a page of an attacker's domain, resolved to this
 // server's address, would otherwise read and edit its documents. It comes
 // before the route table, so that it holds for the pages, the API and the
-// WebSocket upgrade alike.
+// WebSocket upgrade alike. The probes (GET and HEAD of /healthz and
+// /readyz) are answered for any Host: health checkers and load balancers
+// address the server by its IP address, and what they read is no secret.
 func (s *Server) withHostCheck(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.allowedHost(r.Host, r.Context().Value(loopbackListener{}) != nil) {
+		if !isProbe(r) && !s.allowedHost(r.Host, r.Context().Value(loopbackListener{}) != nil) {
 			h := r.Host
 			if len(h) > 100 {
 				h = h[:100] + "…"
@@ -141,6 +143,12 @@ func (s *Server) withHostCheck(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isProbe reports whether r is a GET or HEAD of /healthz or /readyz.
+func isProbe(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		(r.URL.Path == "/healthz" || r.URL.Path == "/readyz")
 }
 
 // allowedHost reports whether a request for host (a Host header,
