@@ -67,7 +67,10 @@ func TestDocStorageQuota(t *testing.T) {
 	if err := a.Delete(ctx, "d"); err != nil {
 		t.Fatalf("Delete of the full document: %v", err)
 	}
-	mustSubmit(t, a, "d", collab.Submission{Version: 0, Steps: steps(insert(1, text)), ClientID: collab.ClientID("1")})
+	// The document made again under its id (at the version after the
+	// deleted one's) starts with an empty quota.
+	again := mustGet(t, a, "d").Version
+	mustSubmit(t, a, "d", collab.Submission{Version: again, Steps: steps(insert(1, text)), ClientID: collab.ClientID("1")})
 }
 
 // TestDocStorageQuotaAfterReload checks that the quota counts what the

@@ -27,10 +27,12 @@ func docVersion(t *testing.T, e *collabEnv, id string) int64 {
 func TestStorageQuotas(t *testing.T) {
 	e := newCollab(t, Config{}, collab.Config{MaxDocStorage: 20_000, MaxClientStorage: 30_000})
 	text := strings.Repeat("q", 1000)
+	// Each address posts under a client id of its own (client ids belong
+	// to their client).
 	post := func(ip, id string) (int, string) {
 		t.Helper()
 		v := docVersion(t, e, id)
-		w := e.serve(ip, "POST", "/docs/"+id+"/events", fmt.Sprintf(`{"version":%d,"clientID":1,"steps":[%s]}`, v, insert(1, text)), nil)
+		w := e.serve(ip, "POST", "/docs/"+id+"/events", fmt.Sprintf(`{"version":%d,"clientID":%q,"steps":[%s]}`, v, ip, insert(1, text)), nil)
 		if w.Code != 507 { // checkAnswer takes 5xx for a fault
 			checkAnswer(t, w.Code, w.Header(), w.Body.Bytes())
 		}

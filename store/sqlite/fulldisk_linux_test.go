@@ -36,7 +36,12 @@ func fillDisk(t *testing.T, s *Store, dir, id string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	step := store.Step{JSON: []byte(`{"text":"` + strings.Repeat("f", 64<<10) + `"}`), ClientID: []byte(`1`)}
-	var v int64
+	// A document made again under an id starts after the deleted one.
+	h, err := s.Load(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := h.Version
 	for ; ; v++ {
 		err := s.Append(ctx, id, v, []store.Step{step}, nil)
 		if err != nil {
