@@ -392,11 +392,15 @@ func TestServeHelp(t *testing.T) {
 
 // TestServeAllowedHost: on its loopback --addr the server answers only
 // loopback names by default (DNS rebinding), and with --allowed-host only
-// those hosts; others get 421.
+// those hosts; others get 421, except on the probes, which answer any
+// Host.
 func TestServeAllowedHost(t *testing.T) {
 	status := func(addr, host string) int {
 		t.Helper()
-		r, _ := http.NewRequest("GET", "http://"+addr+"/healthz", nil)
+		if got := probe(t, addr, host); got != 200 {
+			t.Errorf("GET /healthz with Host %s: %d, want 200", host, got)
+		}
+		r, _ := http.NewRequest("GET", "http://"+addr+"/docs", nil)
 		r.Host = host
 		resp, err := http.DefaultClient.Do(r)
 		if err != nil {
@@ -422,6 +426,19 @@ func TestServeAllowedHost(t *testing.T) {
 			t.Fatalf("serve exited with %d", code)
 		}
 	}
+}
+
+// probe returns the status of GET /healthz on addr with the Host host.
+func probe(t *testing.T, addr, host string) int {
+	t.Helper()
+	r, _ := http.NewRequest("GET", "http://"+addr+"/healthz", nil)
+	r.Host = host
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // TestServeUnsatisfiableSchema: `serve --schema NAME=FILE` with a schema
