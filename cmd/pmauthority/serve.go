@@ -101,8 +101,10 @@ With --webhook URL (and --webhook-secret-file), a document's changes, once
 durable, are POSTed to URL as {"doc", "version", "updated"} (with
 --webhook-include-doc also "document"), debounced per document, signed with
 HMAC-SHA256 of the body (X-Pmauthority-Signature: sha256=HEX), with a delivery
-id for deduplication (X-Pmauthority-Delivery), retried with back-off; editing
-never waits for them (docs/operations.md).
+id for deduplication (X-Pmauthority-Delivery) and the headers of Standard
+Webhooks (webhook-id, webhook-timestamp, webhook-signature: v1,BASE64 of
+the HMAC of id.timestamp.body), retried with back-off; editing never waits
+for them (docs/operations.md).
 
 Pages of other origins may use the API (WebSockets, CORS) only when their
 host matches an --allow-origin pattern. Requests for a Host the server is
