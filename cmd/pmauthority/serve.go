@@ -115,6 +115,10 @@ and the process's) and Go's profiles (/debug/pprof/) are served on a
 listener of their own, never on --addr (docs/operations.md). Every answer
 carries X-Request-Id, which the request's log line has as request_id.
 
+Every flag may also be given as the environment variable PMA_<FLAG>
+(PMA_MAX_MEMORY=2GiB) or in the file of --config; the command line wins
+over the environment, which wins over the file.
+
 flags:
 `
 
