@@ -37,6 +37,9 @@ type exchange struct {
 	doc       string // the route's document id, once checked (for the log)
 	requestID string // X-Request-Id, the client's or generated (log.go)
 	submits   bool   // a submission of the collab API (Observer.Submission)
+	// expected marks a 5xx that is the server working as meant (/readyz
+	// while draining): logged at INFO, not ERROR.
+	expected bool
 }
 
 // WriteHeader records the status and sends it.

@@ -67,12 +67,14 @@ func (s *Server) observe(x *exchange, d time.Duration) {
 }
 
 // logRequest writes the access log line of a request: always with
-// LogRequests, otherwise only for 5xx answers (at level ERROR) and slow
-// requests (WARN). It carries the request id and the document id of the
+// LogRequests, otherwise only for 5xx answers (at level ERROR; those
+// expected, /readyz while draining, at INFO) and slow requests (WARN). It
+// carries the request id and the document id of the
 // route, when it has one; d is the time the request took.
 func (s *Server) logRequest(r *http.Request, x *exchange, d time.Duration) {
 	level := slog.LevelInfo
 	switch {
+	case x.status >= 500 && x.expected:
 	case x.status >= 500:
 		level = slog.LevelError
 	case s.slow > 0 && d-x.waited >= s.slow:

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/store/memstore"
 )
 
 // TestRequestLog checks the access log lines in both formats: each
@@ -140,5 +142,37 @@ func BenchmarkRequestID(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		h["X-Request-Id"] = []string{ids.of(r)}
+	}
+}
+
+// TestReadyzDrainLog: the 503s of /readyz while the server drains are
+// logged at INFO (they are what draining means), while the other 503s,
+// /readyz's with a failing store among them, stay at ERROR.
+func TestReadyzDrainLog(t *testing.T) {
+	logs := &logBuffer{}
+	st := &checkedStore{Store: memstore.New(), err: errDiskFull}
+	e := newCollab(t, Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))}, collab.Config{Store: st})
+	level := func() string {
+		t.Helper()
+		var m struct{ Level, Msg, Path string }
+		l := strings.TrimSpace(logs.String())
+		logs.Reset()
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m.Msg != "request" || m.Path != "/readyz" {
+			t.Fatalf("want one request line of /readyz, got %q (%v)", l, err)
+		}
+		return m.Level
+	}
+	if w := e.serve(defaultIP, "GET", "/readyz", "", nil); w.Code != 503 {
+		t.Fatalf("/readyz with a failing store: %d", w.Code)
+	}
+	if l := level(); l != "ERROR" {
+		t.Errorf("/readyz with a failing store logged at %s, want ERROR", l)
+	}
+	e.s.Drain(context.Background())
+	if w := e.serve(defaultIP, "GET", "/readyz", "", nil); w.Code != 503 {
+		t.Fatalf("/readyz while draining: %d", w.Code)
+	}
+	if l := level(); l != "INFO" {
+		t.Errorf("/readyz while draining logged at %s, want INFO", l)
 	}
 }

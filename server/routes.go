@@ -282,6 +282,7 @@ var errDraining = &httpError{status: http.StatusServiceUnavailable, msg: "draini
 // the authority cannot accept changes (as health), else 200.
 func (s *Server) ready(x *exchange, r *http.Request, id string) {
 	if s.Draining() {
+		x.expected = true
 		s.fail(x, errDraining)
 		return
 	}

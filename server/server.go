@@ -16,6 +16,7 @@ import (
 	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/export"
+	"github.com/pmauthority/pmauthority/internal/bytesize"
 	"github.com/pmauthority/pmauthority/internal/ratelimit"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
@@ -503,14 +504,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("pmauthority serving",
 		"addr", ln.Addr().String(), "url", openURL(ln.Addr()),
 		"schemas", s.schemaNames, "default_schema", s.defName,
-		slog.Group("limits", "max_body_bytes", l.MaxBodyBytes, "max_steps", l.MaxSteps,
-			"max_doc_size", l.MaxDocSize, "max_doc_bytes", l.MaxDocBytes, "max_depth", l.MaxDepth, "max_header_bytes", l.MaxHeaderBytes,
+		slog.Group("limits", "max_body_bytes", bytesize.Size(l.MaxBodyBytes), "max_steps", l.MaxSteps,
+			"max_doc_size", l.MaxDocSize, "max_doc_bytes", bytesize.Size(l.MaxDocBytes), "max_depth", l.MaxDepth,
+			"max_header_bytes", bytesize.Size(l.MaxHeaderBytes),
 			"max_conns", l.MaxConns, "max_client_conns", l.MaxClientConns, "max_ws_messages", l.MaxWSMessages,
 			"max_presence", l.MaxPresence, "max_submissions", l.MaxSubmissions,
 			"max_http_conns", maxConns, "max_http_conns_per_address", maxAddrConns),
 		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
 			"idle", t.Idle, "shutdown", t.Shutdown),
-		"apply_workers", cap(s.workers), "max_body_memory", s.bodies.limit, "documents_memory", s.collabMemory(), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())
+		"apply_workers", cap(s.workers), "max_body_memory", bytesize.Size(s.bodies.limit), "documents_memory", bytesize.Size(s.collabMemory()), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -32,6 +33,24 @@ const (
 	// at one document version, so that a receiver can drop a notice it
 	// already handled.
 	DeliveryHeader = "X-Pmauthority-Delivery"
+)
+
+// The headers of Standard Webhooks (standardwebhooks.com), which every
+// delivery carries too, for receivers that check them with a library
+// of that standard.
+const (
+	// IDHeader carries the delivery id, as DeliveryHeader does.
+	IDHeader = "webhook-id"
+	// TimestampHeader carries the time of the attempt, in seconds since
+	// the Unix epoch.
+	TimestampHeader = "webhook-timestamp"
+	// StandardSignatureHeader carries "v1," and the base64 HMAC-SHA256,
+	// keyed with Config.Secret, of the id, ".", the timestamp, "." and
+	// the body (SignStandard).
+	StandardSignatureHeader = "webhook-signature"
+	// StandardTolerance is how far from the receiver's clock
+	// VerifyStandard accepts a timestamp, against replays.
+	StandardTolerance = 5 * time.Minute
 )
 
 // The defaults of Config.
@@ -362,7 +381,14 @@ func (s *Sender) post(id string, version int64, body []byte) error {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "pmauthority-webhook")
 	req.Header.Set(SignatureHeader, Sign(s.cfg.Secret, body))
-	req.Header.Set(DeliveryHeader, DeliveryID(id, version))
+	delivery := DeliveryID(id, version)
+	req.Header.Set(DeliveryHeader, delivery)
+	ts := time.Now().Unix()
+	// Set would canonicalize the names; Standard Webhooks writes them in
+	// lower case (HTTP/1.1 header names are case-insensitive).
+	req.Header[IDHeader] = []string{delivery}
+	req.Header[TimestampHeader] = []string{strconv.FormatInt(ts, 10)}
+	req.Header[StandardSignatureHeader] = []string{SignStandard(s.cfg.Secret, delivery, ts, body)}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return err
@@ -397,6 +423,45 @@ func Verify(secret, body []byte, signature string) bool {
 	m := hmac.New(sha256.New, secret)
 	m.Write(body)
 	return hmac.Equal(mac, m.Sum(nil))
+}
+
+// SignStandard returns the StandardSignatureHeader value of a delivery:
+// "v1," and the base64 HMAC-SHA256 of id, ".", timestamp (seconds since
+// the Unix epoch, in decimal), "." and body, keyed with secret.
+func SignStandard(secret []byte, id string, timestamp int64, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	io.WriteString(m, id)
+	m.Write([]byte{'.'})
+	io.WriteString(m, strconv.FormatInt(timestamp, 10))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// VerifyStandard checks the Standard Webhooks headers of a delivery of
+// body received at now: a signature of StandardSignatureHeader (which
+// may list several, space-separated) must be SignStandard's with secret,
+// compared in constant time, and the timestamp within
+// StandardTolerance of now.
+func VerifyStandard(secret []byte, header http.Header, body []byte, now time.Time) error {
+	id, tsText := header.Get(IDHeader), header.Get(TimestampHeader)
+	if id == "" || tsText == "" {
+		return fmt.Errorf("webhook: no %s or %s header", IDHeader, TimestampHeader)
+	}
+	ts, err := strconv.ParseInt(tsText, 10, 64)
+	if err != nil {
+		return fmt.Errorf("webhook: %s %q is not a number of seconds", TimestampHeader, tsText)
+	}
+	if d := now.Sub(time.Unix(ts, 0)); d > StandardTolerance || d < -StandardTolerance {
+		return fmt.Errorf("webhook: %s %d is %v from now, beyond %v", TimestampHeader, ts, d.Round(time.Second), StandardTolerance)
+	}
+	want := SignStandard(secret, id, ts, body)
+	for sig := range strings.FieldsSeq(header.Get(StandardSignatureHeader)) {
+		if hmac.Equal([]byte(sig), []byte(want)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("webhook: no valid v1 signature in %s", StandardSignatureHeader)
 }
 
 // DeliveryID returns the delivery id of document id's notice at version:

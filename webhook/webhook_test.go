@@ -1,14 +1,22 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,7 +73,8 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var n notice
 	ok := err == nil && r.Method == "POST" && r.Header.Get("Content-Type") == "application/json" &&
-		Verify(secret, body, r.Header.Get(SignatureHeader)) && json.Unmarshal(body, &n) == nil
+		Verify(secret, body, r.Header.Get(SignatureHeader)) && VerifyStandard(secret, r.Header, body, time.Now()) == nil &&
+		r.Header.Get(IDHeader) == r.Header.Get(DeliveryHeader) && json.Unmarshal(body, &n) == nil
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if !ok {
@@ -486,5 +495,139 @@ func TestMaxDelay(t *testing.T) {
 			t.Fatalf("no notice after %d changes within the debounce", v)
 		case <-time.After(time.Millisecond):
 		}
+	}
+}
+
+// TestStandardSignature: a delivery's Standard Webhooks headers are what
+// the standard says, the signature computed here from its definition:
+// "v1," and the base64 HMAC-SHA256 of "id.timestamp.body" keyed with the
+// secret; VerifyStandard takes them and refuses changed ones.
+func TestStandardSignature(t *testing.T) {
+	type delivery struct {
+		header http.Header
+		body   []byte
+		at     time.Time
+	}
+	got := make(chan delivery, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		select {
+		case got <- delivery{r.Header, body, time.Now()}:
+		default:
+		}
+	}))
+	defer ts.Close()
+	s, err := New(fast(ts.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	before := time.Now().Unix()
+	s.Changed("d", 3, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	var d delivery
+	select {
+	case d = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no delivery")
+	}
+	id, tsText, sig := d.header.Get("webhook-id"), d.header.Get("webhook-timestamp"), d.header.Get("webhook-signature")
+	if id != DeliveryID("d", 3) || id != d.header.Get(DeliveryHeader) {
+		t.Errorf("webhook-id %q, want the delivery id %q", id, DeliveryID("d", 3))
+	}
+	stamp, err := strconv.ParseInt(tsText, 10, 64)
+	if err != nil || stamp < before || stamp > d.at.Unix() {
+		t.Errorf("webhook-timestamp %q, want the seconds of the attempt (%d to %d)", tsText, before, d.at.Unix())
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(id + "." + tsText + "." + string(d.body)))
+	if want := "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil)); sig != want {
+		t.Errorf("webhook-signature %q, want %q", sig, want)
+	}
+	if err := VerifyStandard(secret, d.header, d.body, d.at); err != nil {
+		t.Errorf("VerifyStandard: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(h http.Header)
+		body  string
+		at    time.Time
+		error string
+	}{
+		{"another body", nil, string(d.body) + " ", d.at, "no valid v1 signature"},
+		{"another id", func(h http.Header) { h.Set(IDHeader, "x") }, string(d.body), d.at, "no valid v1 signature"},
+		{"another timestamp", func(h http.Header) { h.Set(TimestampHeader, strconv.FormatInt(stamp+1, 10)) }, string(d.body), d.at, "no valid v1 signature"},
+		{"stale", nil, string(d.body), d.at.Add(StandardTolerance + time.Minute), "beyond 5m0s"},
+		{"several, one good", func(h http.Header) { h.Set(StandardSignatureHeader, "v1,bad "+sig) }, string(d.body), d.at, ""},
+		{"no timestamp", func(h http.Header) { h.Del(TimestampHeader) }, string(d.body), d.at, "no webhook-id or webhook-timestamp"},
+		{"another secret", nil, string(d.body), d.at, "no valid v1 signature"},
+	} {
+		h := d.header.Clone()
+		if tc.edit != nil {
+			tc.edit(h)
+		}
+		key := secret
+		if tc.name == "another secret" {
+			key = []byte("another secret")
+		}
+		err := VerifyStandard(key, h, []byte(tc.body), tc.at)
+		if (tc.error == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.error)) {
+			t.Errorf("%s: VerifyStandard: %v, want %q", tc.name, err, tc.error)
+		}
+	}
+}
+
+// TestStandardWebhooksNode: the npm standardwebhooks package (pinned in
+// testdata/standardwebhooks) verifies a delivery's headers, and refuses
+// them for another body. It needs node and that folder's npm ci, which
+// scripts/test runs; without them it is skipped, unless CI=true.
+func TestStandardWebhooksNode(t *testing.T) {
+	dir := filepath.Join("testdata", "standardwebhooks")
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(filepath.Join(dir, "node_modules", "standardwebhooks")); err != nil || serr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node (%v) or %s/node_modules (%v) missing, and CI=true", err, dir, serr)
+		}
+		t.Skipf("node (%v) or %s/node_modules (%v) missing: npm ci there", err, dir, serr)
+	}
+	got := make(chan http.Header, 1)
+	var body []byte
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		got <- r.Header
+	}))
+	defer ts.Close()
+	s, err := New(fast(ts.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	s.Changed("notes", 7, time.Now())
+	var h http.Header
+	select {
+	case h = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no delivery")
+	}
+	headers := map[string]string{}
+	for _, k := range []string{IDHeader, TimestampHeader, StandardSignatureHeader} {
+		headers[k] = h.Get(k)
+	}
+	type delivery struct {
+		Secret  string            `json:"secret"`
+		Headers map[string]string `json:"headers"`
+		Body    string            `json:"body"`
+	}
+	key := base64.StdEncoding.EncodeToString(secret)
+	in, _ := json.Marshal([]delivery{{key, headers, string(body)}, {key, headers, string(body) + " "}})
+	cmd := exec.Command(node, "verify.mjs")
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node verify.mjs: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 || lines[0] != "ok" || lines[1] == "ok" {
+		t.Errorf("standardwebhooks verify: %q, want ok for the delivery and an error for another body", lines)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pmauthority/pmauthority/internal/bytesize"
 	"github.com/pmauthority/pmauthority/store/sqlite"
 )
 
@@ -73,7 +74,7 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pmauthority backup:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "backed up %d documents, %d steps (%s) to %s in %v\n", info.Docs, info.Steps, byteSize(info.Bytes), to, since(start))
+	fmt.Fprintf(stdout, "backed up %d documents, %d steps (%s) to %s in %v\n", info.Docs, info.Steps, bytesize.Format(info.Bytes), to, since(start))
 	return 0
 }
 
@@ -119,7 +120,7 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pmauthority restore:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "restored %d documents, %d steps (%s) from %s into %s in %v\n", info.Docs, info.Steps, byteSize(info.Bytes), from, path, since(start))
+	fmt.Fprintf(stdout, "restored %d documents, %d steps (%s) from %s into %s in %v\n", info.Docs, info.Steps, bytesize.Format(info.Bytes), from, path, since(start))
 	return 0
 }
 
@@ -142,21 +143,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 // progressPrinter returns a BackupOptions.Progress that reports on w.
 func progressPrinter(w io.Writer, prefix string, start time.Time) func(written, total int64) {
 	return func(written, total int64) {
-		fmt.Fprintf(w, "%s: %s written (the store is %s) after %v\n", prefix, byteSize(written), byteSize(total), since(start))
+		fmt.Fprintf(w, "%s: %s written (the store is %s) after %v\n", prefix, bytesize.Format(written), bytesize.Format(total), since(start))
 	}
-}
-
-// byteSize returns n as bytes, KiB, MiB or GiB.
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // since returns the time since start, rounded for a message.

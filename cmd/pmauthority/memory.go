@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/pmauthority/pmauthority/internal/bytesize"
 )
 
 // The memory budget of serve: --max-memory is what the whole process may
@@ -146,6 +148,7 @@ func (r *serveRun) setMemoryLimit() {
 	} else {
 		debug.SetMemoryLimit(goLimit)
 	}
-	r.logger.Info("memory budgets", "max_memory", p.maxMemory, "documents", p.docMemory, "max_body_memory", p.bodyMemory,
-		"available", p.available, "available_from", p.source, "go_memory_limit", goLimit)
+	r.logger.Info("memory budgets", "max_memory", bytesize.Size(p.maxMemory), "documents", bytesize.Size(p.docMemory),
+		"max_body_memory", bytesize.Size(p.bodyMemory), "available", bytesize.Size(p.available), "available_from", p.source,
+		"go_memory_limit", bytesize.Size(goLimit))
 }

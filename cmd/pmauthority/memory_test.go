@@ -84,9 +84,9 @@ func TestServeMemoryFlags(t *testing.T) {
 	}
 	logs := stderr.String()
 	for _, want := range []string{
-		"max_memory=314572800 documents=157286400 max_body_memory=1048576", // the memory budgets line
-		"go_memory_limit=314572800",
-		"max_body_memory=1048576 documents_memory=157286400", // the serving line
+		`max_memory="300 MiB" documents="150 MiB" max_body_memory="1 MiB"`, // the memory budgets line
+		`go_memory_limit="300 MiB"`,
+		`max_body_memory="1 MiB" documents_memory="150 MiB"`, // the serving line
 	} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log has no %q:\n%s", want, logs)

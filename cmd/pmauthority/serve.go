@@ -101,8 +101,10 @@ With --webhook URL (and --webhook-secret-file), a document's changes, once
 durable, are POSTed to URL as {"doc", "version", "updated"} (with
 --webhook-include-doc also "document"), debounced per document, signed with
 HMAC-SHA256 of the body (X-Pmauthority-Signature: sha256=HEX), with a delivery
-id for deduplication (X-Pmauthority-Delivery), retried with back-off; editing
-never waits for them (docs/operations.md).
+id for deduplication (X-Pmauthority-Delivery) and the headers of Standard
+Webhooks (webhook-id, webhook-timestamp, webhook-signature: v1,BASE64 of
+the HMAC of id.timestamp.body), retried with back-off; editing never waits
+for them (docs/operations.md).
 
 Pages of other origins may use the API (WebSockets, CORS) only when their
 host matches an --allow-origin pattern. Requests for a Host the server is
@@ -112,6 +114,10 @@ With --metrics-addr, Prometheus metrics (GET /metrics: pmauthority_*, Go's
 and the process's) and Go's profiles (/debug/pprof/) are served on a
 listener of their own, never on --addr (docs/operations.md). Every answer
 carries X-Request-Id, which the request's log line has as request_id.
+
+Every flag may also be given as the environment variable PMA_<FLAG>
+(PMA_MAX_MEMORY=2GiB) or in the file of --config; the command line wins
+over the environment, which wins over the file.
 
 flags:
 `
@@ -208,6 +214,7 @@ type serveFlags struct {
 	auth                            authFlags
 	drainDelay, drainTimeout        time.Duration
 	webhook                         webhookFlags
+	unknownEnv                      []string // PMA_ variables of no flag
 }
 
 // parseServeFlags parses and checks the arguments of `pmauthority serve`.
@@ -268,7 +275,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
 	fs.DurationVar(&tmo.Idle, "idle-timeout", tmo.Idle, "how long an idle kept-alive connection stays open")
 	fs.DurationVar(&tmo.Shutdown, "shutdown-timeout", tmo.Shutdown, "how long requests in flight may take to finish on shutdown")
-	fs.DurationVar(&f.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM or SIGINT, how long to go on serving with /readyz answering 503 before no more connections are accepted (0: none)")
+	fs.DurationVar(&f.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM or SIGINT, how long to go on serving with /readyz answering 503 before no more connections are accepted (0: none). On a loopback --addr it is 0 unless given")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long the whole drain may take (delay, requests in flight, closing the store); past it the process exits 1")
 	maxMemory, maxBodyMemory, maxClientMemory := sizeFlag(0), sizeFlag(0), sizeFlag(0)
 	fs.Var(&maxClientMemory, "max-client-memory", "most memory (a `size`, estimated) that the documents one client (its principal, else its address) has in use (its requests, waiting polls and WebSockets) may hold together; beyond it that client's loads, polls, WebSockets and growing submissions answer 503 (Retry-After), unless the document is the only one it uses. Default: a quarter of the loaded documents' share of --max-memory (an eighth of --max-memory)")
@@ -281,15 +288,34 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (GET /metrics) and Go's profiles (/debug/pprof/) on this `address` (host:port, e.g. 127.0.0.1:9090), a listener of their own without auth: keep it private (docs/operations.md). Default: none")
 	f.auth.register(fs)
 	f.webhook.register(fs)
+	fs.String(configFlag, "", "read flags from `FILE`, one a line: a flag's name and its value (max-memory 2GiB; strict alone means strict true; # starts a comment; a repeatable flag on several lines). A flag given on the command line wins over its PMA_<FLAG> environment variable (PMA_MAX_MEMORY=2GiB), which wins over the file (docs/operations.md)")
+	// Package flag reports nothing itself: -h prints every flag, an error
+	// a short usage.
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	if cmdline, err := parseSources(fs, args); err != nil {
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			fs.Usage()
 			return nil, err
+		case cmdline:
+			shortUsage(stderr, fs, err)
+			return nil, errReported
 		}
-		return nil, errReported
+		return nil, err
+	}
+	f.unknownEnv = unknownEnv(fs, os.Environ())
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if !given["drain-delay"] && loopbackAddr(f.addr) {
+		// Nothing balances load to a loopback address: stopping a
+		// server run by hand (Ctrl-C) does not wait.
+		f.drainDelay = 0
 	}
 	if f.workers < 0 {
 		return nil, errors.New("--apply-workers must not be negative")
@@ -407,6 +433,9 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		memory:    planMemory("/", f.maxMemory, f.maxBodyMemory),
 
 		drainTimeout: f.drainTimeout,
+	}
+	for _, v := range f.unknownEnv {
+		c.logger.Warn("environment variable of no flag, ignored", "var", v)
 	}
 	c.server = server.Config{
 		Schemas:       f.named.schemas,

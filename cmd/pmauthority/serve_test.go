@@ -76,7 +76,7 @@ func TestServe(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 	logs := stderr.String()
-	for _, want := range []string{`"msg":"pmauthority serving"`, `"max_body_bytes":1024`, `"schemas":["basic","lines","text"]`,
+	for _, want := range []string{`"msg":"pmauthority serving"`, `"max_body_bytes":"1 KiB"`, `"schemas":["basic","lines","text"]`,
 		`"msg":"request","method":"POST","path":"/","status":200,"bytes":65`, `"status":413`, `"msg":"stopped"`,
 		`"msg":"store opened","store":"memory"`} {
 		if !strings.Contains(logs, want) {

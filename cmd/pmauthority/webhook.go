@@ -27,7 +27,7 @@ type webhookFlags struct {
 
 // register adds the flags to fs.
 func (f *webhookFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.url, "webhook", "", "after changes are durable, POST {\"doc\", \"version\", \"updated\"} per document to `URL`, debounced, signed (X-Pmauthority-Signature: sha256=HMAC of the body), retried with back-off (docs/operations.md)")
+	fs.StringVar(&f.url, "webhook", "", "after changes are durable, POST {\"doc\", \"version\", \"updated\"} per document to `URL`, debounced, signed (X-Pmauthority-Signature: sha256=HMAC of the body; and Standard Webhooks' webhook-id, webhook-timestamp, webhook-signature), retried with back-off (docs/operations.md)")
 	fs.StringVar(&f.secretFile, "webhook-secret-file", "", "the HMAC-SHA256 key of --webhook's signatures is in `FILE` (required with --webhook; trailing whitespace ignored)")
 	fs.BoolVar(&f.includeDoc, "webhook-include-doc", false, "add the document's JSON to each --webhook notice (\"document\")")
 	fs.DurationVar(&f.debounce, "webhook-debounce", webhook.DefaultDebounce, "send a document's --webhook notice once it has not changed for this long")

@@ -41,6 +41,7 @@ func TestServeWebhook(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !webhook.Verify([]byte("webhook secret"), body, r.Header.Get(webhook.SignatureHeader)) || json.Unmarshal(body, &n) != nil ||
+			webhook.VerifyStandard([]byte("webhook secret"), r.Header, body, time.Now()) != nil ||
 			r.Header.Get(webhook.DeliveryHeader) != webhook.DeliveryID(n.Doc, n.Version) {
 			bad++
 			w.WriteHeader(400)
