@@ -42,16 +42,20 @@ func cgroupWrap(mc *memoryCgroup) []string {
 	return []string{"/bin/sh", "-c", `echo $$ > "$0"/cgroup.procs && exec "$@"`, mc.dir}
 }
 
-// survived fails the test when the process has exited, with the peak
-// resident memory that finish (of watch) sampled and the OOM kills in mc.
+// survived fails the test when the process has exited or mc counts an
+// OOM kill, with the peak resident memory that finish (of watch) sampled.
 func (p *hostileProc) survived(mc *memoryCgroup, finish func() (int64, int64, []string)) {
 	p.t.Helper()
+	exited := false
 	select {
 	case <-p.done:
-		peak, _, _ := finish()
-		p.t.Fatalf("the server exited (%v) after a peak RSS of %.0f MiB sampled; %d OOM kills in the cgroup\n%s",
-			p.err, float64(peak)/(1<<20), mc.oomKills(p.t), lastLines(p.log.String(), 5))
+		exited = true
 	default:
+	}
+	if kills := mc.oomKills(p.t); exited || kills > 0 {
+		peak, _, _ := finish()
+		p.t.Fatalf("the server was OOM-killed %d times (exited %v: %v) after a peak RSS of %.0f MiB sampled\n%s",
+			kills, exited, p.err, float64(peak)/(1<<20), lastLines(p.log.String(), 5))
 	}
 }
 
@@ -80,20 +84,24 @@ func replaceText(old, n int, c byte) string {
 		1+old, strings.Repeat(string(c), n))
 }
 
-// stepLogReads reads the step log of id (at version) concurrently by every
-// route that reads it, rounds times, and returns the answers by status.
-func (p *hostileProc) stepLogReads(id string, version int64, rounds int) *statusCounts {
+// stepLogReads reads the step log of id (at version) 16 at once by every
+// route that reads it: 16 pages of /steps?limit=1000, 4 /authors, 4
+// documents and 4 exports at past versions, and returns the answers by
+// status.
+func (p *hostileProc) stepLogReads(id string, version int64) *statusCounts {
 	var paths []string
-	for v := range version + 1 {
+	for i := range int64(4) {
+		for from := range int64(4) {
+			paths = append(paths, fmt.Sprintf("/docs/%s/steps?limit=1000&from=%d", id, from))
+		}
 		paths = append(paths,
-			fmt.Sprintf("/docs/%s/steps?limit=1000&from=%d", id, v%4),
 			fmt.Sprintf("/docs/%s/authors", id),
-			fmt.Sprintf("/docs/%s?version=%d", id, v),
-			fmt.Sprintf("/docs/%s/export?format=text&version=%d", id, v))
+			fmt.Sprintf("/docs/%s?version=%d", id, version-i),
+			fmt.Sprintf("/docs/%s/export?format=text&version=%d", id, version-4-i))
 	}
 	answers := &statusCounts{}
-	parallel(rounds*len(paths), 16, func(i int) {
-		status, _, err := p.get(paths[i%len(paths)])
+	parallel(len(paths), 16, func(i int) {
+		status, _, err := p.get(paths[i])
 		answers.add(status, nil, err)
 	})
 	return answers
@@ -101,7 +109,7 @@ func (p *hostileProc) stepLogReads(id string, version int64, rounds int) *status
 
 // TestHostileStepLogCgroup stores 29 steps that each replace a document's
 // text with 3,000,000 characters (about 87 MB of step log), then reads
-// that log with 16 clients at once by every route that reads it (GET
+// that log 16 at once by every route that reads it (GET
 // /steps?limit=1000, /authors, ?version=N, export at a version), before
 // and after a restart: the server is never OOM-killed, every answer is 200
 // or a refusal of the budget (503, 429), and a page of /steps is cut by
@@ -136,15 +144,12 @@ func TestHostileStepLogCgroup(t *testing.T) {
 	check := func(when string, answers *statusCounts) {
 		t.Helper()
 		p.survived(mc, finish)
-		if n := mc.oomKills(t); n != 0 {
-			t.Fatalf("%s: %d OOM kills in the cgroup", when, n)
-		}
 		t.Logf("%s: %s", when, answers)
 		if !answers.only("200", "503", "429") {
 			t.Errorf("%s: want 200, 503 or 429, got %s", when, answers)
 		}
 	}
-	check("reading the step log, 16 at once", p.stepLogReads("bomb", version, 1))
+	check("reading the step log, 16 at once", p.stepLogReads("bomb", version))
 
 	// One page of /steps?limit=1000 stops at its byte limit.
 	var page struct {
@@ -176,7 +181,7 @@ func TestHostileStepLogCgroup(t *testing.T) {
 	p.stop()
 	p = startHostile(t, bin, data, cgroupWrap(mc), hostileFlags("")...)
 	finish = p.watch(p.cmd.Process.Pid)
-	check("after a restart, reading the step log, 16 at once", p.stepLogReads("bomb", version, 1))
+	check("after a restart, reading the step log, 16 at once", p.stepLogReads("bomb", version))
 	peak, hwm, _ = finish()
 	t.Logf("after the restart: peak RSS %.0f MiB sampled, VmHWM %.0f MiB", float64(peak)/(1<<20), float64(hwm)/(1<<20))
 	if s, _, _, err := p.do("GET", "/healthz", "", nil, nil); err != nil || s != 200 {

@@ -115,6 +115,9 @@ func (s *Server) getDoc(x *exchange, r *http.Request, id string) {
 		return
 	}
 	st, err := s.collab.Get(r.Context(), id, s.client(r, x.principal))
+	if err == nil {
+		err = s.holdAnswer(x, r, stateSize(st))
+	}
 	if err != nil {
 		s.fail(x, err)
 		return
@@ -184,6 +187,9 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 			s.write(x, http.StatusOK, emptyObject)
 			return
 		}
+	}
+	if err == nil {
+		err = s.holdAnswer(x, r, eventsSize(ev))
 	}
 	if err != nil {
 		s.fail(x, err)
