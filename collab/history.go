@@ -108,7 +108,7 @@ func (a *Authority) docAt(ctx context.Context, id string, version int64, r *Rese
 	if snap.Version == version {
 		return node, nil
 	}
-	err = a.readSteps(ctx, id, snap.Version, version, 0, r.what, func(steps []store.Step) (bool, error) {
+	err = a.readSteps(ctx, id, snap.Version, version, 0, r.what, nil, func(steps []store.Step) (bool, error) {
 		var err error
 		if node, err = a.replaySteps(node, steps, make([]StepRecord, len(steps))); err != nil {
 			return false, fmt.Errorf("collab: %q at version %d: %w", id, version, err)
@@ -190,7 +190,7 @@ func (a *Authority) StepLog(ctx context.Context, id string, from int64, limit in
 	base := r.Size()
 	steps := []store.Step{}
 	bytes := int64(0)
-	err = a.readSteps(ctx, id, from, min(head.Version, from+int64(limit)), maxBytes, what, func(part []store.Step) (bool, error) {
+	err = a.readSteps(ctx, id, from, min(head.Version, from+int64(limit)), maxBytes, what, nil, func(part []store.Step) (bool, error) {
 		for _, s := range part {
 			n := stepSize(s)
 			if len(steps) > 0 && bytes+n > maxBytes {
@@ -456,7 +456,7 @@ func (a *Authority) authors(ctx context.Context, id string) (Authorship, error) 
 	var maps []*transform.StepMap
 	var steps []made
 	size := doc.Content.Size() // the size at Oldest, once the steps' changes are taken back
-	err = a.readSteps(ctx, id, head.Oldest, head.Version, 0, r.what, func(part []store.Step) (bool, error) {
+	err = a.readSteps(ctx, id, head.Oldest, head.Version, 0, r.what, nil, func(part []store.Step) (bool, error) {
 		held := int64(0)
 		for _, s := range part {
 			step, err := transform.StepFromJSON(schema, s.JSON)

@@ -135,24 +135,29 @@ func stepHeld(size int64) int64 { return 2*size + stepMem }
 // readSteps calls fn with the steps of id with from < Version ≤ to, in
 // order, in parts of at most maxBytes of steps (a larger step alone; 0
 // means stepChunkBytes), each part reserved in the budget (for what)
-// while fn runs and released after. fn returns whether to go on. From a store.StepSizer the
+// while fn runs and released after; with keep, the parts are reserved in
+// keep instead, which they stay in (for a caller that keeps the steps). fn returns whether to go on. From a store.StepSizer the
 // sizes are known before the steps are read, so no part is read that
 // does not fit; from another store a part of stepChunkSteps steps is
 // reserved once read. It fails as store.Steps does (its error not
 // wrapped when it is store.ErrCompacted, else a store failure), with fn's
 // error, with ErrOverloaded when a part does not fit, and when the store
 // returns other steps than asked.
-func (a *Authority) readSteps(ctx context.Context, id string, from, to, maxBytes int64, what string, fn func([]store.Step) (bool, error)) error {
+func (a *Authority) readSteps(ctx context.Context, id string, from, to, maxBytes int64, what string, keep *Reservation, fn func([]store.Step) (bool, error)) error {
 	if maxBytes <= 0 {
 		maxBytes = stepChunkBytes
 	}
-	r := a.Reserve(what)
-	defer r.Release()
+	r, held := keep, func(size int64) int64 { return size + stepMem }
+	if keep == nil {
+		r, held = a.Reserve(what), stepHeld
+		defer r.Release()
+	}
+	base := r.Size()
 	sizer, _ := a.store.(store.StepSizer)
 	var sizes []int64 // of the steps after from, when known
 	for from < to {
 		end := min(to, from+stepChunkSteps)
-		held := int64(0)
+		part := int64(0)
 		if sizer != nil {
 			if len(sizes) == 0 {
 				var err error
@@ -166,12 +171,12 @@ func (a *Authority) readSteps(ctx context.Context, id string, from, to, maxBytes
 			n, bytes := 0, int64(0)
 			for n < len(sizes) && (n == 0 || bytes+sizes[n] <= maxBytes) {
 				bytes += sizes[n]
-				held += stepHeld(sizes[n])
+				part += held(sizes[n])
 				n++
 			}
 			sizes = sizes[n:]
 			end = from + int64(n)
-			if err := r.Resize(held); err != nil {
+			if err := r.Resize(base + part); err != nil {
 				return err
 			}
 		}
@@ -184,9 +189,9 @@ func (a *Authority) readSteps(ctx context.Context, id string, from, to, maxBytes
 		}
 		if sizer == nil {
 			for _, s := range steps {
-				held += stepHeld(int64(len(s.JSON) + len(s.ClientID) + len(s.Author)))
+				part += held(stepSize(s))
 			}
-			if err := r.Resize(held); err != nil {
+			if err := r.Resize(base + part); err != nil {
 				return err
 			}
 		}
@@ -198,6 +203,9 @@ func (a *Authority) readSteps(ctx context.Context, id string, from, to, maxBytes
 		more, err := fn(steps)
 		if err != nil || !more {
 			return err
+		}
+		if keep != nil {
+			base += part
 		}
 		from = end
 	}

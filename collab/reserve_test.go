@@ -239,3 +239,38 @@ func TestReadsOverBudget(t *testing.T) {
 		t.Errorf("Authors within the budget: %v", err)
 	}
 }
+
+// TestLoadInBudget: loading a document reads its kept steps in parts
+// reserved in the memory budget: one whose steps do not fit is refused
+// with ErrOverloaded, and one whose steps alone are over MaxDocMemory with
+// a LimitError before all are read; neither holds anything after.
+func TestLoadInBudget(t *testing.T) {
+	const size = 1_000_000
+	st := hugeSteps(t, "d", 8, size)
+	ctx := context.Background()
+	a := newAuthority(t, st, collab.Config{AutoCreate: false, MaxMemory: 3 * size, MaxDocBytes: int64(2 * size)})
+	if _, err := a.Get(ctx, "d", ""); !errors.Is(err, collab.ErrOverloaded) || !strings.Contains(err.Error(), "loading") {
+		t.Errorf("loading over the budget: %v, want ErrOverloaded", err)
+	}
+	st.reset()
+	b := newAuthority(t, st, collab.Config{AutoCreate: false, MaxMemory: 20 * size, MaxDocMemory: 3 * size, MaxDocBytes: int64(2 * size)})
+	var le *collab.LimitError
+	if _, err := b.Get(ctx, "d", ""); !errors.As(err, &le) {
+		t.Errorf("loading over MaxDocMemory: %v, want a LimitError", err)
+	}
+	if most := st.reset(); most > 4<<20 {
+		t.Errorf("one read of the store returned %d bytes of steps, want at most 4 MiB", most)
+	}
+	for _, x := range []*collab.Authority{a, b} {
+		if held, used := x.ReservedMemory(), x.MemoryInUse(); held != 0 || used != 0 {
+			t.Errorf("after the refused load: %d reserved, %d in use", held, used)
+		}
+	}
+	c := newAuthority(t, st, collab.Config{AutoCreate: false, MaxMemory: 40 * size, MaxDocBytes: int64(2 * size)})
+	if _, err := c.Get(ctx, "d", ""); err != nil {
+		t.Errorf("loading within the budget: %v", err)
+	}
+	if held := c.ReservedMemory(); held != 0 {
+		t.Errorf("after the load: %d reserved", held)
+	}
+}
