@@ -75,6 +75,16 @@ func (s *Server) takeLargeAnswer(x *exchange, r *http.Request, size int64) error
 	if client == "" {
 		client = "-"
 	}
+	if err := s.takeLarge(client); err != nil {
+		return err
+	}
+	x.largeClient = client
+	return nil
+}
+
+// takeLarge counts a large answer of client, or refuses it with a
+// *collab.RateError when the client has Config.MaxClientAnswers.
+func (s *Server) takeLarge(client string) error {
 	l := &s.large
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -86,8 +96,19 @@ func (s *Server) takeLargeAnswer(x *exchange, r *http.Request, size int64) error
 		l.perClient = make(map[string]int)
 	}
 	l.perClient[client]++
-	x.largeClient = client
 	return nil
+}
+
+// dropLarge ends a large answer of client that takeLarge counted.
+func (s *Server) dropLarge(client string) {
+	l := &s.large
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := l.perClient[client] - 1; n > 0 {
+		l.perClient[client] = n
+	} else {
+		delete(l.perClient, client)
+	}
 }
 
 // releaseAnswer gives back what the request reserved for its answer, once
@@ -97,16 +118,47 @@ func (s *Server) releaseAnswer(x *exchange) {
 		x.mem.Release()
 		x.mem = nil
 	}
-	if client := x.largeClient; client != "" {
-		l := &s.large
-		l.mu.Lock()
-		if n := l.perClient[client] - 1; n > 0 {
-			l.perClient[client] = n
-		} else {
-			delete(l.perClient, client)
-		}
-		l.mu.Unlock()
+	if x.largeClient != "" {
+		s.dropLarge(x.largeClient)
 		x.largeClient = ""
+	}
+}
+
+// wsHeld is the memory and the large answer that a WebSocket's welcome or
+// snapshot holds until its writer has written it.
+type wsHeld struct {
+	mem    *collab.Reservation
+	client string
+}
+
+// holdWelcome reserves, for a WebSocket's welcome or snapshot of n bytes
+// to c, the memory budget and, when it is large, one of its client's
+// large answers, as holdAnswer does for an HTTP answer; nil for a small
+// one (a connection's queue bounds those).
+func (s *Server) holdWelcome(c *wsConn, n int) (*wsHeld, error) {
+	if n < LargeAnswer || s.collab == nil {
+		return nil, nil
+	}
+	client := c.user
+	if client == "" {
+		client = "-"
+	}
+	if err := s.takeLarge(client); err != nil {
+		return nil, err
+	}
+	h := &wsHeld{mem: s.collab.Reserve("the welcome of a WebSocket of " + strconv.Quote(c.id)), client: client}
+	if err := h.mem.Resize(int64(n)); err != nil {
+		s.dropLarge(client)
+		return nil, err
+	}
+	return h, nil
+}
+
+// releaseHeld gives back what h holds (nothing for nil).
+func (s *Server) releaseHeld(h *wsHeld) {
+	if h != nil {
+		h.mem.Release()
+		s.dropLarge(h.client)
 	}
 }
 

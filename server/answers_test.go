@@ -209,3 +209,42 @@ func TestAnswersInBudget(t *testing.T) {
 		t.Errorf("after the answers were read: %d %s", w.Code, w.Body.String())
 	}
 }
+
+// TestWSWelcomeInBudget: the snapshot of a large document to a WebSocket
+// that does not read holds its memory and one of its client's large
+// answers until it is written; a client at Config.MaxClientAnswers gets
+// error 429 and close 4029 for another large one (and 429 over HTTP);
+// once the connections are gone, nothing stays held.
+func TestWSWelcomeInBudget(t *testing.T) {
+	e := newWS(t, Config{MaxClientAnswers: 2}, collab.Config{}, nil)
+	const size = LargeAnswer + 1000
+	e.mustGet(t, "/docs/big")
+	e.mustPost(t, "big", `{"version":0,"clientID":7,"steps":[`+insert(1, strings.Repeat("x", size))+`]}`)
+	var slow []*wsClient
+	for i := range 2 {
+		c := e.dial(t, "big", true)
+		c.hello(-1, fmt.Sprint(10+i))
+		slow = append(slow, c) // (never reads)
+	}
+	waitFor(t, func() bool { return e.s.largeAnswersInUse() == 2 && e.auth.ReservedMemory() >= 2*size })
+	c := e.dial(t, "big", false)
+	c.hello(-1, "20")
+	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "max-client-answers") {
+		t.Errorf("a third large snapshot: %s", m.raw)
+	}
+	if code, _ := c.closed(0); code != wsCloseTooManyRequests {
+		t.Errorf("closed with %d, want %d", code, wsCloseTooManyRequests)
+	}
+	if w := e.serve("127.0.0.1", "GET", "/docs/big", "", nil); w.Code != 429 {
+		t.Errorf("GET of the large document for the same client: %d %s", w.Code, w.Body.String())
+	}
+	for _, c := range slow {
+		c.c.CloseNow()
+	}
+	waitFor(t, func() bool { return e.s.largeAnswersInUse() == 0 && e.auth.ReservedMemory() == 0 })
+	c = e.dial(t, "big", false)
+	c.hello(-1, "21")
+	if m := c.next("snapshot"); m.Version != 1 {
+		t.Errorf("snapshot after the slow ones left: %s", m.raw[:min(len(m.raw), 200)])
+	}
+}
