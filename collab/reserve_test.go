@@ -65,12 +65,11 @@ func TestReservation(t *testing.T) {
 }
 
 // partStore is a store that records the most bytes of steps one call of
-// Steps returned, and whether StepSizer is offered.
+// Steps returned.
 type partStore struct {
 	*memstore.Store
-	mu      sync.Mutex
-	most    int64
-	noSizes bool
+	mu   sync.Mutex
+	most int64
 }
 
 func (s *partStore) Steps(ctx context.Context, id string, from, to int64) ([]store.Step, error) {
