@@ -65,6 +65,13 @@ func (s *Server) user(r *http.Request) string {
 // the documents that the request's principal may read.
 func (s *Server) listDocs(x *exchange, r *http.Request, _ string) {
 	docs, err := s.collab.List(r.Context())
+	if err == nil {
+		size := int64(2)
+		for _, d := range docs {
+			size += int64(len(d.ID)) + 96
+		}
+		err = s.holdAnswer(x, r, size)
+	}
 	if err != nil {
 		s.fail(x, err)
 		return
