@@ -1,9 +1,11 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 )
@@ -34,11 +36,19 @@ const (
 // asked to wait.
 const retryAfterAnswers = retryAfterConns
 
+// largeAnswerWait is how long a large answer waits for one of its
+// client's others to be written before it is refused: a client that
+// reads its answers gets them in turn.
+const largeAnswerWait = 2 * time.Second
+
 // largeAnswers counts the large answers being built or written, per
 // client.
 type largeAnswers struct {
+	wait time.Duration // largeAnswerWait, or a test's
+
 	mu        sync.Mutex
 	perClient map[string]int // only clients with large answers
+	changed   chan struct{}  // closed (and replaced) when one ends
 }
 
 // answerMemory returns the request's reservation in the memory budget,
@@ -54,8 +64,9 @@ func (s *Server) answerMemory(x *exchange) *collab.Reservation {
 // the request (or what it holds to build it) until the request ends. It
 // fails with a *collab.RateError (429) when the request's reservation
 // reaches LargeAnswer and its client has Config.MaxClientAnswers large
-// answers already, and with an error matching collab.ErrOverloaded (503)
-// when the budget has no room.
+// answers already (after waiting up to largeAnswerWait for one of them),
+// and with an error matching collab.ErrOverloaded (503) when the budget
+// has no room.
 func (s *Server) holdAnswer(x *exchange, r *http.Request, n int64) error {
 	mem := s.answerMemory(x)
 	if err := s.takeLargeAnswer(x, r, mem.Size()+n); err != nil {
@@ -75,28 +86,57 @@ func (s *Server) takeLargeAnswer(x *exchange, r *http.Request, size int64) error
 	if client == "" {
 		client = "-"
 	}
-	if err := s.takeLarge(client); err != nil {
+	if err := s.takeLarge(r.Context(), client, s.large.wait); err != nil {
 		return err
 	}
 	x.largeClient = client
 	return nil
 }
 
-// takeLarge counts a large answer of client, or refuses it with a
-// *collab.RateError when the client has Config.MaxClientAnswers.
-func (s *Server) takeLarge(client string) error {
+// takeLarge counts a large answer of client, waiting up to wait while the
+// client has Config.MaxClientAnswers, and then refuses it with a
+// *collab.RateError.
+func (s *Server) takeLarge(ctx context.Context, client string, wait time.Duration) error {
 	l := &s.large
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.perClient[client] >= s.maxClientAnswers {
-		return &collab.RateError{RetryAfter: retryAfterAnswers,
-			Msg: "too many large answers for this client: " + strconv.Itoa(s.maxClientAnswers) + " of " + strconv.Itoa(LargeAnswer>>20) + " MiB or more are being written to it (serve --max-client-answers); read them first"}
+	var timeout <-chan time.Time
+	for {
+		l.mu.Lock()
+		if l.perClient[client] < s.maxClientAnswers {
+			if l.perClient == nil {
+				l.perClient = make(map[string]int)
+			}
+			l.perClient[client]++
+			l.mu.Unlock()
+			return nil
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		if wait <= 0 {
+			return s.largeAnswersError()
+		}
+		if timeout == nil {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+			continue
+		case <-timeout:
+		case <-ctx.Done():
+		}
+		return s.largeAnswersError()
 	}
-	if l.perClient == nil {
-		l.perClient = make(map[string]int)
-	}
-	l.perClient[client]++
-	return nil
+}
+
+// largeAnswersError is the refusal of a large answer over
+// Config.MaxClientAnswers.
+func (s *Server) largeAnswersError() error {
+	return &collab.RateError{RetryAfter: retryAfterAnswers,
+		Msg: "too many large answers for this client: " + strconv.Itoa(s.maxClientAnswers) + " of " + strconv.Itoa(LargeAnswer>>20) + " MiB or more are being written to it (serve --max-client-answers); read them first"}
 }
 
 // dropLarge ends a large answer of client that takeLarge counted.
@@ -108,6 +148,10 @@ func (s *Server) dropLarge(client string) {
 		l.perClient[client] = n
 	} else {
 		delete(l.perClient, client)
+	}
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
 	}
 }
 
@@ -143,7 +187,8 @@ func (s *Server) holdWelcome(c *wsConn, n int) (*wsHeld, error) {
 	if client == "" {
 		client = "-"
 	}
-	if err := s.takeLarge(client); err != nil {
+	// Its hub is locked: it waits for nothing.
+	if err := s.takeLarge(context.Background(), client, 0); err != nil {
 		return nil, err
 	}
 	h := &wsHeld{mem: s.collab.Reserve("the welcome of a WebSocket of " + strconv.Quote(c.id)), client: client}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 )
@@ -119,6 +120,7 @@ func bigDoc(t *testing.T, e *collabEnv, id string, n int) {
 // them, it is served again, and nothing stays reserved.
 func TestLargeAnswersPerClient(t *testing.T) {
 	e := newCollab(t, Config{MaxClientAnswers: 2}, collab.Config{})
+	e.s.large.wait = 20 * time.Millisecond
 	bigDoc(t, e, "big", LargeAnswer+1000)
 	e.mustGet(t, "/docs/small")
 	var slow []*slowWriter

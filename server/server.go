@@ -82,7 +82,9 @@ type Config struct {
 	// MaxClientAnswers is the most answers of LargeAnswer bytes or more
 	// that the server builds or writes for one client (its principal,
 	// else its address) at once (0 means DefaultMaxClientAnswers); one
-	// more is answered 429 with Retry-After. Every answer of the collab
+	// more waits up to 2 seconds for one of them to be written, then is
+	// answered 429 with Retry-After (a WebSocket's welcome or snapshot
+	// waits for nothing). Every answer of the collab
 	// and documents APIs is reserved in the authority's memory budget
 	// (collab.Config.MaxMemory) until it is written, and answered 503
 	// when it does not fit; this keeps one client that does not read its
@@ -329,6 +331,7 @@ func New(cfg Config) (*Server, error) {
 	if s.maxClientAnswers <= 0 {
 		s.maxClientAnswers = DefaultMaxClientAnswers
 	}
+	s.large.wait = largeAnswerWait
 	s.polls, s.stopPolls = context.WithCancel(context.Background())
 	workers := cfg.ApplyWorkers
 	if workers <= 0 {
