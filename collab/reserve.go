@@ -136,10 +136,10 @@ func stepHeld(size int64) int64 { return 2*size + stepMem }
 // order, in parts of at most maxBytes of steps (a larger step alone; 0
 // means stepChunkBytes), each part reserved in the budget (for what)
 // while fn runs and released after; with keep, the parts are reserved in
-// keep instead, which they stay in (for a caller that keeps the steps). fn returns whether to go on. From a store.StepSizer the
-// sizes are known before the steps are read, so no part is read that
-// does not fit; from another store a part of stepChunkSteps steps is
-// reserved once read. It fails as store.Steps does (its error not
+// keep instead, and stay there (for a caller that keeps the steps). fn
+// returns whether to go on. From a store.StepSizer the sizes are known
+// before the steps are read, so no part is read that does not fit; from
+// another store a part of stepChunkSteps steps is reserved once read. It fails as store.Steps does (its error not
 // wrapped when it is store.ErrCompacted, else a store failure), with fn's
 // error, with ErrOverloaded when a part does not fit, and when the store
 // returns other steps than asked.
