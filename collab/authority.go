@@ -249,10 +249,14 @@ type Authority struct {
 
 	mu      sync.Mutex
 	docs    map[string]*document
-	memUsed int64                 // the documents' memory estimates added up (memory.go)
+	memUsed int64                 // the documents' memory estimates added up (memory.go), and reserved
 	uses    map[string]clientUses // the documents in use by each client (shares.go)
 	closed  bool
 	bg      sync.WaitGroup // background snapshots, added under mu while !closed
+
+	// reserved is the memory that reads hold outside the documents
+	// (Reservation, reserve.go), guarded by mu.
+	reserved int64
 
 	done        chan struct{} // closed by Close
 	janitorDone chan struct{}

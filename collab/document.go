@@ -249,10 +249,15 @@ func (a *Authority) open(ctx context.Context, id, user string) (st docState, sna
 // loadState rebuilds the document id from the store: its latest snapshot
 // with the steps after it replayed, the last History steps for Events,
 // and the comments of the meta blob. It also returns the snapshot's
-// version.
+// version. What it reads is reserved in the memory budget while it reads
+// (an error matching ErrOverloaded when that does not fit), and released
+// when it returns: the caller accounts the state it returns.
 func (a *Authority) loadState(ctx context.Context, id string) (docState, int64, error) {
+	r := a.Reserve(fmt.Sprintf("%q (loading it)", id))
+	defer r.Release()
 	for try := 0; ; try++ {
-		st, snapVer, err := a.loadOnce(ctx, id)
+		r.Resize(0)
+		st, snapVer, err := a.loadOnce(ctx, id, r)
 		// A snapshot by another server may prune steps between Load and
 		// Steps: load again.
 		if errors.Is(err, store.ErrCompacted) && try < 3 {
@@ -262,7 +267,7 @@ func (a *Authority) loadState(ctx context.Context, id string) (docState, int64, 
 	}
 }
 
-func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, error) {
+func (a *Authority) loadOnce(ctx context.Context, id string, r *Reservation) (docState, int64, error) {
 	var st docState
 	head, err := a.store.Load(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -279,9 +284,15 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 		// Its nodes would take more than its JSON.
 		return st, 0, fmt.Errorf("collab: load %q: snapshot at version %d: %w", id, head.Snapshot.Version, a.docMemoryError(int64(len(head.Snapshot.Doc))))
 	}
+	if err := r.Resize(2*int64(len(head.Snapshot.Doc)) + int64(len(head.Meta))); err != nil {
+		return st, 0, err
+	}
 	node, err := schema.NodeFromJSON(head.Snapshot.Doc)
 	if err != nil {
 		return st, 0, fmt.Errorf("collab: load %q: snapshot at version %d: %w", id, head.Snapshot.Version, err)
+	}
+	if err := r.Resize(node.MemSize() + int64(len(head.Meta))); err != nil {
+		return st, 0, err
 	}
 	comments, err := decodeMeta(head.Meta)
 	if err != nil {
@@ -295,12 +306,19 @@ func (a *Authority) loadOnce(ctx context.Context, id string) (docState, int64, e
 	// kept, for Events.
 	histFrom := max(head.Oldest, head.Version-int64(a.cfg.History))
 	from := min(head.Snapshot.Version, histFrom, head.MetaVersion)
+	// They are read in parts, reserved as they are kept; a document
+	// whose steps alone are over MaxDocMemory is refused before all are
+	// read.
 	var steps []store.Step
-	if from < head.Version {
-		steps, err = a.store.Steps(ctx, id, from, head.Version)
-		if err != nil {
-			return st, 0, storeFailed(err, "collab: load %q: steps after %d", id, from)
+	err = a.readSteps(ctx, id, from, head.Version, 0, r.what, r, func(part []store.Step) (bool, error) {
+		if limit, held := a.maxDocMemory(), r.Size(); limit > 0 && held > limit {
+			return false, fmt.Errorf("collab: load %q: steps after %d: %w", id, from, a.docMemoryError(held))
 		}
+		steps = append(steps, part...)
+		return true, nil
+	})
+	if err != nil {
+		return st, 0, err
 	}
 	if int64(len(steps)) != head.Version-from {
 		return st, 0, fmt.Errorf("collab: load %q: the store returned %d steps after version %d, want %d", id, len(steps), from, head.Version-from)

@@ -21,7 +21,21 @@ import (
 // one ahead of the document's, ErrHistoryGone for a version whose steps
 // are pruned, and ErrNotFound for an unknown document (it never creates
 // one). A loaded document at version is answered from memory.
+//
+// The memory it holds while it reads (the snapshot, the steps, the
+// document rebuilt) is reserved in the memory budget; it fails with an
+// error matching ErrOverloaded when that does not fit.
 func (a *Authority) DocAt(ctx context.Context, id string, version int64) (*model.Node, error) {
+	r := a.Reserve(fmt.Sprintf("%q at version %d", id, version))
+	defer r.Release()
+	return a.DocAtReserved(ctx, id, version, r)
+}
+
+// DocAtReserved is DocAt with the memory of the document it rebuilds
+// from the store held in r when it returns, for a caller that goes on
+// using it (an answer being written): the caller releases r when done. A
+// document answered from memory adds nothing to r.
+func (a *Authority) DocAtReserved(ctx context.Context, id string, version int64, r *Reservation) (*model.Node, error) {
 	if a.isClosed() {
 		return nil, ErrClosed
 	}
@@ -40,8 +54,10 @@ func (a *Authority) DocAt(ctx context.Context, id string, version int64) (*model
 			return st.node, nil
 		}
 	}
+	base := r.Size()
 	for try := 0; ; try++ {
-		node, err := a.docAt(ctx, id, version)
+		r.Resize(base)
+		node, err := a.docAt(ctx, id, version, r)
 		// A snapshot by another writer may prune steps between the reads.
 		if errors.Is(err, store.ErrCompacted) && try < 3 {
 			continue
@@ -53,9 +69,10 @@ func (a *Authority) DocAt(ctx context.Context, id string, version int64) (*model
 	}
 }
 
-// docAt is DocAt from the store; its error matches store.ErrCompacted
-// when steps were pruned while it read them.
-func (a *Authority) docAt(ctx context.Context, id string, version int64) (*model.Node, error) {
+// docAt is DocAt from the store, growing r by the memory it holds; its
+// error matches store.ErrCompacted when steps were pruned while it read
+// them.
+func (a *Authority) docAt(ctx context.Context, id string, version int64, r *Reservation) (*model.Node, error) {
 	head, schema, err := a.head(ctx, id)
 	if err != nil {
 		return nil, err
@@ -76,25 +93,31 @@ func (a *Authority) docAt(ctx context.Context, id string, version int64) (*model
 	if limit := a.maxDocMemory(); limit > 0 && int64(len(snap.Doc)) > limit {
 		return nil, fmt.Errorf("collab: %q: snapshot at version %d: %w", id, snap.Version, a.docMemoryError(int64(len(snap.Doc))))
 	}
+	// The snapshot and the nodes made of it (about as many bytes again).
+	base := r.Size()
+	if err := r.Resize(base + 2*int64(len(snap.Doc))); err != nil {
+		return nil, err
+	}
 	node, err := schema.NodeFromJSON(snap.Doc)
 	if err != nil {
 		return nil, fmt.Errorf("collab: %q: snapshot at version %d: %w", id, snap.Version, err)
 	}
+	snap.Doc = nil
+	if err := r.Resize(base + node.MemSize()); err != nil {
+		return nil, err
+	}
 	if snap.Version == version {
 		return node, nil
 	}
-	steps, err := a.store.Steps(ctx, id, snap.Version, version)
-	if errors.Is(err, store.ErrCompacted) {
-		return nil, err
-	}
+	err = a.readSteps(ctx, id, snap.Version, version, 0, r.what, nil, func(steps []store.Step) (bool, error) {
+		var err error
+		if node, err = a.replaySteps(node, steps, make([]StepRecord, len(steps))); err != nil {
+			return false, fmt.Errorf("collab: %q at version %d: %w", id, version, err)
+		}
+		return true, r.Resize(base + node.MemSize())
+	})
 	if err != nil {
-		return nil, storeFailed(err, "collab: steps of %q after %d", id, snap.Version)
-	}
-	if int64(len(steps)) != version-snap.Version {
-		return nil, fmt.Errorf("collab: %q: the store returned %d steps after version %d, want %d", id, len(steps), snap.Version, version-snap.Version)
-	}
-	if node, err = a.replaySteps(node, steps, make([]StepRecord, len(steps))); err != nil {
-		return nil, fmt.Errorf("collab: %q at version %d: %w", id, version, err)
+		return nil, err
 	}
 	return node, nil
 }
@@ -125,19 +148,29 @@ type StepPage struct {
 	Version, Oldest int64
 }
 
-// StepLog returns at most limit steps of the document id after version
-// from, as the store keeps them; a negative from means the oldest kept
+// StepLog returns the steps of the document id after version from, as the
+// store keeps them: at most limit, and no more than maxBytes of them
+// (their JSON, client ids and authors; 0 means 4 MiB) besides the first,
+// which is there however large; a negative from means the oldest kept
 // (StepPage.Oldest: 0 unless steps were pruned or the document was
-// created again after a Delete). It fails with ErrInvalidVersion for a
-// from ahead of the document's version, ErrHistoryGone when the steps
-// after from are pruned, ErrNotFound for an unknown document, and
-// ErrInvalidRequest for a limit below 1.
-func (a *Authority) StepLog(ctx context.Context, id string, from int64, limit int) (StepPage, error) {
+// created again after a Delete). The memory of the steps returned is held
+// in r, which the caller releases once done with them (nil: it is
+// released when StepLog returns). The store is read in parts, each
+// reserved in the memory budget before it is read (with a
+// store.StepSizer). It fails with ErrInvalidVersion for a from ahead of
+// the document's, ErrHistoryGone when the steps after from are pruned,
+// ErrNotFound for an unknown document, ErrInvalidRequest for a limit
+// below 1, and an error matching ErrOverloaded when the steps do not fit
+// in the memory budget.
+func (a *Authority) StepLog(ctx context.Context, id string, from int64, limit int, maxBytes int64, r *Reservation) (StepPage, error) {
 	if a.isClosed() {
 		return StepPage{}, ErrClosed
 	}
 	if limit < 1 {
 		return StepPage{}, invalidf("limit %d is not positive", limit)
+	}
+	if maxBytes <= 0 {
+		maxBytes = stepChunkBytes
 	}
 	head, _, err := a.head(ctx, id)
 	if err != nil {
@@ -152,19 +185,41 @@ func (a *Authority) StepLog(ctx context.Context, id string, from int64, limit in
 	if from < head.Oldest {
 		return StepPage{}, fmt.Errorf("collab: steps of %q after %d (oldest kept %d): %w", id, from, head.Oldest, ErrHistoryGone)
 	}
-	to := min(head.Version, from+int64(limit))
-	steps, err := a.store.Steps(ctx, id, from, to)
+	what := fmt.Sprintf("the steps of %q after %d", id, from)
+	if r == nil {
+		r = a.Reserve(what)
+		defer r.Release()
+	}
+	base := r.Size()
+	steps := []store.Step{}
+	bytes := int64(0)
+	err = a.readSteps(ctx, id, from, min(head.Version, from+int64(limit)), maxBytes, what, nil, func(part []store.Step) (bool, error) {
+		for _, s := range part {
+			n := stepSize(s)
+			if len(steps) > 0 && bytes+n > maxBytes {
+				return false, nil
+			}
+			if err := r.Grow(n + stepMem); err != nil {
+				return false, err
+			}
+			steps = append(steps, s)
+			bytes += n
+		}
+		return true, nil
+	})
 	if errors.Is(err, store.ErrCompacted) {
-		return StepPage{}, fmt.Errorf("collab: steps of %q after %d: %w", id, from, ErrHistoryGone)
+		err = fmt.Errorf("collab: steps of %q after %d: %w", id, from, ErrHistoryGone)
 	}
 	if err != nil {
-		return StepPage{}, storeFailed(err, "collab: steps of %q after %d", id, from)
-	}
-	if steps == nil {
-		steps = []store.Step{}
+		r.Resize(base)
+		return StepPage{}, err
 	}
 	return StepPage{Steps: steps, Version: head.Version, Oldest: head.Oldest}, nil
 }
+
+// stepSize returns the bytes of a stored step: its JSON, client id and
+// author (as store.StepSizer counts them).
+func stepSize(s store.Step) int64 { return int64(len(s.JSON) + len(s.ClientID) + len(s.Author)) }
 
 // MaxCheckpointName is the longest checkpoint name, in bytes.
 const MaxCheckpointName = 256
@@ -424,31 +479,41 @@ func (a *Authority) authors(ctx context.Context, id string) (Authorship, error) 
 	if err != nil {
 		return Authorship{}, err
 	}
-	doc, err := a.DocAt(ctx, id, head.Version)
+	r := a.Reserve(fmt.Sprintf("the authors of %q", id))
+	defer r.Release()
+	doc, err := a.DocAtReserved(ctx, id, head.Version, r)
 	if err != nil {
 		return Authorship{}, err
 	}
-	steps, err := a.store.Steps(ctx, id, head.Oldest, head.Version)
-	if errors.Is(err, store.ErrCompacted) {
-		return Authorship{}, err
+	// Of each step, its map and who made it; the steps are read in parts.
+	type made struct {
+		version  int64
+		author   string
+		clientID ClientID
 	}
-	if err != nil {
-		return Authorship{}, storeFailed(err, "collab: steps of %q after %d", id, head.Oldest)
-	}
-	if int64(len(steps)) != head.Version-head.Oldest {
-		return Authorship{}, fmt.Errorf("collab: %q: the store returned %d steps after version %d, want %d", id, len(steps), head.Oldest, head.Version-head.Oldest)
-	}
-	maps := make([]*transform.StepMap, len(steps))
+	var maps []*transform.StepMap
+	var steps []made
 	size := doc.Content.Size() // the size at Oldest, once the steps' changes are taken back
-	for i, s := range steps {
-		step, err := transform.StepFromJSON(schema, s.JSON)
-		if err != nil {
-			return Authorship{}, fmt.Errorf("collab: %q: step %d: %w", id, s.Version, err)
+	err = a.readSteps(ctx, id, head.Oldest, head.Version, 0, r.what, nil, func(part []store.Step) (bool, error) {
+		held := int64(0)
+		for _, s := range part {
+			step, err := transform.StepFromJSON(schema, s.JSON)
+			if err != nil {
+				return false, fmt.Errorf("collab: %q: step %d: %w", id, s.Version, err)
+			}
+			m := step.GetMap()
+			m.ForEach(func(oldStart, oldEnd, newStart, newEnd int) {
+				size -= (newEnd - newStart) - (oldEnd - oldStart)
+				held += 32
+			})
+			maps = append(maps, m)
+			steps = append(steps, made{s.Version, s.Author, s.ClientID})
+			held += stepMem + int64(len(s.Author)+len(s.ClientID))
 		}
-		maps[i] = step.GetMap()
-		maps[i].ForEach(func(oldStart, oldEnd, newStart, newEnd int) {
-			size -= (newEnd - newStart) - (oldEnd - oldStart)
-		})
+		return true, r.Grow(held)
+	})
+	if err != nil {
+		return Authorship{}, err
 	}
 	var spans []span
 	if size > 0 {
@@ -467,7 +532,7 @@ func (a *Authority) authors(ctx context.Context, id string) (Authorship, error) 
 		r := AuthorRange{From: sp.from, To: sp.to, Version: head.Oldest}
 		if sp.step >= 0 {
 			s := steps[sp.step]
-			r.Version, r.Author, r.ClientID = s.Version, s.Author, s.ClientID
+			r.Version, r.Author, r.ClientID = s.version, s.author, s.clientID
 		}
 		au.Ranges = append(au.Ranges, r)
 	}

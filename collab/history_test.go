@@ -109,7 +109,7 @@ func TestDocAtPruned(t *testing.T) {
 	if got := docJSON(t, a, "d", 4); got != paragraph("abcd") {
 		t.Errorf("DocAt(4), the checkpoint: %s", got)
 	}
-	if _, err := a.StepLog(ctx, "d", 5, 10); !errors.Is(err, collab.ErrHistoryGone) {
+	if _, err := a.StepLog(ctx, "d", 5, 10, 0, nil); !errors.Is(err, collab.ErrHistoryGone) {
 		t.Errorf("StepLog(5): %v, want ErrHistoryGone", err)
 	}
 	if _, err := a.Restore(ctx, "d", "", 4, "ann"); err != nil {
@@ -124,7 +124,7 @@ func TestStepLog(t *testing.T) {
 	ctx := context.Background()
 	a := newAuthority(t, nil, collab.Config{})
 	typeText(t, a, "d", "abcde")
-	page, err := a.StepLog(ctx, "d", 1, 3)
+	page, err := a.StepLog(ctx, "d", 1, 3, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,23 +138,23 @@ func TestStepLog(t *testing.T) {
 			t.Errorf("step %d = {%d %s %s %q %v}", i, s.Version, s.JSON, s.ClientID, s.Author, s.Time)
 		}
 	}
-	if page, err := a.StepLog(ctx, "d", 5, 3); err != nil || len(page.Steps) != 0 || page.Steps == nil {
+	if page, err := a.StepLog(ctx, "d", 5, 3, 0, nil); err != nil || len(page.Steps) != 0 || page.Steps == nil {
 		t.Errorf("StepLog(5) = %+v, %v; want an empty page", page, err)
 	}
-	if page, err := a.StepLog(ctx, "d", 3, 100); err != nil || len(page.Steps) != 2 {
+	if page, err := a.StepLog(ctx, "d", 3, 100, 0, nil); err != nil || len(page.Steps) != 2 {
 		t.Errorf("StepLog(3, 100) = %d steps, %v; want 2", len(page.Steps), err)
 	}
-	if _, err := a.StepLog(ctx, "d", 6, 3); !errors.Is(err, collab.ErrInvalidVersion) {
+	if _, err := a.StepLog(ctx, "d", 6, 3, 0, nil); !errors.Is(err, collab.ErrInvalidVersion) {
 		t.Errorf("StepLog(6): %v, want ErrInvalidVersion", err)
 	}
 	// A negative from is the oldest kept version.
-	if page, err := a.StepLog(ctx, "d", -1, 3); err != nil || len(page.Steps) != 3 || page.Steps[0].Version != 1 {
+	if page, err := a.StepLog(ctx, "d", -1, 3, 0, nil); err != nil || len(page.Steps) != 3 || page.Steps[0].Version != 1 {
 		t.Errorf("StepLog(-1, 3) = %+v, %v; want steps 1 to 3", page, err)
 	}
-	if _, err := a.StepLog(ctx, "d", 0, 0); !errors.Is(err, collab.ErrInvalidRequest) {
+	if _, err := a.StepLog(ctx, "d", 0, 0, 0, nil); !errors.Is(err, collab.ErrInvalidRequest) {
 		t.Errorf("StepLog with limit 0: %v, want ErrInvalidRequest", err)
 	}
-	if _, err := a.StepLog(ctx, "nothing", 0, 3); !errors.Is(err, collab.ErrNotFound) {
+	if _, err := a.StepLog(ctx, "nothing", 0, 3, 0, nil); !errors.Is(err, collab.ErrNotFound) {
 		t.Errorf("StepLog of an unknown document: %v, want ErrNotFound", err)
 	}
 }
@@ -236,7 +236,7 @@ func TestRestore(t *testing.T) {
 	if got := string(mustGet(t, a, "d").DocJSON); got != want {
 		t.Errorf("after Restore(5): %s, want %s", got, want)
 	}
-	page, err := a.StepLog(ctx, "d", 12, 10)
+	page, err := a.StepLog(ctx, "d", 12, 10, 0, nil)
 	if err != nil || len(page.Steps) != 1 {
 		t.Fatalf("StepLog(12) = %+v, %v", page, err)
 	}

@@ -117,6 +117,13 @@ func (s *Server) trustedProxy(ip netip.Addr) bool {
 // the documents that the request's principal may read.
 func (s *Server) listDocs(x *exchange, r *http.Request, _ string) {
 	docs, err := s.collab.List(r.Context())
+	if err == nil {
+		size := int64(2)
+		for _, d := range docs {
+			size += int64(len(d.ID)) + 96
+		}
+		err = s.holdAnswer(x, r, size)
+	}
 	if err != nil {
 		s.fail(x, err)
 		return
@@ -167,6 +174,9 @@ func (s *Server) getDoc(x *exchange, r *http.Request, id string) {
 		return
 	}
 	st, err := s.collab.Get(r.Context(), id, s.client(r, x.principal))
+	if err == nil {
+		err = s.holdAnswer(x, r, stateSize(st))
+	}
 	if err != nil {
 		s.fail(x, err)
 		return
@@ -236,6 +246,9 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 			s.write(x, http.StatusOK, emptyObject)
 			return
 		}
+	}
+	if err == nil {
+		err = s.holdAnswer(x, r, eventsSize(ev))
 	}
 	if err != nil {
 		s.fail(x, err)

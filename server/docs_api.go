@@ -170,7 +170,10 @@ func (s *Server) getDocAt(x *exchange, r *http.Request, id string) {
 		s.fail(x, err)
 		return
 	}
-	doc, err := s.collab.DocAt(r.Context(), id, version)
+	doc, err := s.collab.DocAtReserved(r.Context(), id, version, s.answerMemory(x))
+	if err == nil {
+		err = s.holdAnswer(x, r, int64(doc.JSONSize())+64)
+	}
 	if err != nil {
 		s.fail(x, err)
 		return
@@ -186,7 +189,8 @@ func (s *Server) getDocAt(x *exchange, r *http.Request, id string) {
 // getSteps answers GET /docs/{id}/steps?from=V&limit=K: {"steps":
 // [{"version", "step", "clientID", "author", "time"}, …], "version",
 // "oldest", "next"?}, "next" being the from of the next page when there
-// are more steps.
+// are more steps. A page has at most K steps (Config.MaxStepsPage) and
+// stops at Config.MaxStepsPageBytes of them, after its first.
 func (s *Server) getSteps(x *exchange, r *http.Request, id string) {
 	q := r.URL.RawQuery
 	var from, limit int64 = -1, DefaultStepsLimit // from the oldest kept step
@@ -203,7 +207,14 @@ func (s *Server) getSteps(x *exchange, r *http.Request, id string) {
 		s.fail(x, err)
 		return
 	}
-	page, err := s.collab.StepLog(r.Context(), id, from, int(min(limit, int64(s.stepsPage))))
+	page, err := s.collab.StepLog(r.Context(), id, from, int(min(limit, int64(s.stepsPage))), s.stepsPageBytes, s.answerMemory(x))
+	if err == nil {
+		size := int64(128)
+		for _, st := range page.Steps {
+			size += int64(len(st.JSON)+len(st.ClientID)+2*len(st.Author)) + 128
+		}
+		err = s.holdAnswer(x, r, size)
+	}
 	if err != nil {
 		s.fail(x, err)
 		return
@@ -367,6 +378,13 @@ func (s *Server) restoreDoc(x *exchange, r *http.Request, id string) {
 // older than the kept steps.
 func (s *Server) getAuthors(x *exchange, r *http.Request, id string) {
 	au, err := s.collab.Authors(r.Context(), id)
+	if err == nil {
+		size := int64(128)
+		for _, rg := range au.Ranges {
+			size += int64(2*len(rg.Author)+2*len(rg.ClientID)) + 128
+		}
+		err = s.holdAnswer(x, r, size)
+	}
 	if err != nil {
 		s.fail(x, err)
 		return

@@ -30,7 +30,16 @@ func (s *Server) exportDoc(x *exchange, r *http.Request, id string) {
 		s.fail(x, &httpError{http.StatusBadRequest, err.Error()})
 		return
 	}
-	doc, err := s.exportSource(r.Context(), r, id)
+	doc, err := s.exportSource(r.Context(), r, id, s.answerMemory(x))
+	if err == nil {
+		// The text is at most about as long as the JSON, and the HTML of
+		// nodes and marks can be longer; it is written from a copy.
+		size := 2 * int64(doc.JSONSize())
+		if format == export.FormatHTML {
+			size *= 2
+		}
+		err = s.holdAnswer(x, r, size)
+	}
 	if err != nil {
 		s.fail(x, err)
 		return
@@ -57,14 +66,14 @@ func (s *Server) exportDoc(x *exchange, r *http.Request, id string) {
 // current version, or with &version=N the document at N as GET
 // /docs/{id}?version=N reads it (400 for a version the document never
 // had, 410 for one whose steps are pruned); collab.ErrNotFound when it
-// does not exist.
-func (s *Server) exportSource(ctx context.Context, r *http.Request, id string) (*model.Node, error) {
+// does not exist. A past version's document is held in mem.
+func (s *Server) exportSource(ctx context.Context, r *http.Request, id string, mem *collab.Reservation) (*model.Node, error) {
 	if _, ok := queryValue(r.URL.RawQuery, "version"); ok {
 		version, err := queryVersion(r.URL.RawQuery, "version")
 		if err != nil {
 			return nil, err
 		}
-		return s.collab.DocAt(ctx, id, version)
+		return s.collab.DocAtReserved(ctx, id, version, mem)
 	}
 	ok, err := s.collab.Exists(ctx, id)
 	if err == nil && !ok {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/model"
 )
 
@@ -30,6 +31,11 @@ type exchange struct {
 	// reserved is the bytes of the body budget (Config.MaxBodyMemory)
 	// that the request holds, released when it ends.
 	reserved int64
+	// mem is the memory budget that the request holds for its answer
+	// (answers.go), and largeClient the client whose large answer it is
+	// counted as ("" when it is not one).
+	mem         *collab.Reservation
+	largeClient string
 
 	principal Principal // as the policy authenticated the request
 

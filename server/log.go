@@ -29,6 +29,7 @@ func (s *Server) logged(next http.Handler) http.Handler {
 			s.active.Add(-1)
 			s.bodies.release(x.reserved)
 			x.reserved = 0
+			s.releaseAnswer(x)
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)

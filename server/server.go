@@ -76,6 +76,23 @@ type Config struct {
 	// /docs/{id}/steps (0 means DefaultMaxStepsPage); a larger ?limit is
 	// taken as it.
 	MaxStepsPage int
+	// MaxStepsPageBytes bounds the bytes of the steps of one page of GET
+	// /docs/{id}/steps (their JSON, client ids and authors; 0 means
+	// DefaultMaxStepsPageBytes): a page stops before the step that would
+	// take it over, and its "next" continues, but it always has its first
+	// step.
+	MaxStepsPageBytes int64
+	// MaxClientAnswers is the most answers of LargeAnswer bytes or more
+	// that the server builds or writes for one client (its principal,
+	// else its address) at once (0 means DefaultMaxClientAnswers); one
+	// more waits up to 2 seconds for one of them to be written, then is
+	// answered 429 with Retry-After (a WebSocket's welcome or snapshot
+	// waits for nothing). Every answer of the collab
+	// and documents APIs is reserved in the authority's memory budget
+	// (collab.Config.MaxMemory) until it is written, and answered 503
+	// when it does not fit; this keeps one client that does not read its
+	// answers from holding all of the budget.
+	MaxClientAnswers int
 	// TrustProxy takes the client's address, which the user counts and
 	// the limits of clients without a principal go by, from
 	// X-Forwarded-For instead of the connection, when the connection
@@ -278,6 +295,13 @@ type Server struct {
 	pages   http.Handler   // Config.Web, admitted as ActionPage
 	handler http.Handler   // the middleware around mux
 
+	// stepsPageBytes and maxClientAnswers are Config.MaxStepsPageBytes
+	// and Config.MaxClientAnswers; large counts the large answers
+	// (answers.go).
+	stepsPageBytes   int64
+	maxClientAnswers int
+	large            largeAnswers
+
 	// Header values, shared by all answers (never modified).
 	jsonType []string
 }
@@ -346,6 +370,15 @@ func New(cfg Config) (*Server, error) {
 	if s.stepsPage <= 0 {
 		s.stepsPage = DefaultMaxStepsPage
 	}
+	s.stepsPageBytes = cfg.MaxStepsPageBytes
+	if s.stepsPageBytes <= 0 {
+		s.stepsPageBytes = DefaultMaxStepsPageBytes
+	}
+	s.maxClientAnswers = cfg.MaxClientAnswers
+	if s.maxClientAnswers <= 0 {
+		s.maxClientAnswers = DefaultMaxClientAnswers
+	}
+	s.large.wait = largeAnswerWait
 	s.polls, s.stopPolls = context.WithCancel(context.Background())
 	workers := cfg.ApplyWorkers
 	if workers <= 0 {

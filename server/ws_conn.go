@@ -68,6 +68,9 @@ type wsConn struct {
 	closeReason string
 	done        bool // nothing more is sent
 	pinger      *time.Timer
+	// held is what a welcome or snapshot in the queue holds until it is
+	// written (answers.go).
+	held *wsHeld
 }
 
 // wsAck is the answer to an accepted submission, waiting for the push of
@@ -101,15 +104,32 @@ func (c *wsConn) flushAcksLocked() {
 // closed with 4008: it resyncs by reconnecting.
 //
 // It reports false when c takes no more messages (it is being closed).
-func (c *wsConn) send(msg []byte) bool {
+func (c *wsConn) send(msg []byte) bool { return c.sendHeld(msg, nil) }
+
+// sendHeld is send of a message that holds held (holdWelcome) until it is
+// written, or, when it is not queued, released at once.
+func (c *wsConn) sendHeld(msg []byte, held *wsHeld) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	queued := false
+	defer func() {
+		if held == nil {
+			return
+		}
+		if queued && c.held == nil {
+			c.held = held
+		} else {
+			c.s.releaseHeld(held)
+		}
+	}()
 	if c.done || c.closeCode != 0 {
 		return false
 	}
 	if len(c.queue) >= c.s.ws.maxQueue() || len(c.queue) > 0 && c.queued+len(msg) > wsQueueBytes {
 		clear(c.queue)
 		c.queue, c.queued = nil, 0
+		c.s.releaseHeld(c.held)
+		c.held = nil
 		c.closeCode, c.closeReason = wsCloseTooSlow, "too slow: resync"
 		c.startWriter()
 		if c.s.obs != nil {
@@ -120,6 +140,7 @@ func (c *wsConn) send(msg []byte) bool {
 	c.queue = append(c.queue, msg)
 	c.queued += len(msg)
 	c.startWriter()
+	queued = true
 	return true
 }
 
@@ -166,10 +187,16 @@ func (c *wsConn) write() {
 		}
 	}()
 	lingered := false
+	var held *wsHeld // of a message in the batch being written
+	defer func() { c.s.releaseHeld(held) }()
 	for {
 		c.mu.Lock()
 		batch := c.queue
 		c.queue, c.queued = nil, 0
+		if len(batch) > 0 && c.held != nil {
+			c.s.releaseHeld(held)
+			held, c.held = c.held, nil
+		}
 		if len(batch) == 0 {
 			code, reason := c.closeCode, c.closeReason
 			switch {
@@ -219,6 +246,8 @@ func (c *wsConn) write() {
 			batch[i] = nil
 		}
 		clear(batch)
+		c.s.releaseHeld(held)
+		held = nil
 		if cap(batch) <= 16 {
 			// Keep a small queue for the next messages.
 			c.mu.Lock()
@@ -264,6 +293,8 @@ func (c *wsConn) abort() {
 	c.done = true
 	clear(c.queue)
 	c.queue, c.queued = nil, 0
+	c.s.releaseHeld(c.held)
+	c.held = nil
 	if c.pinger != nil {
 		c.pinger.Stop()
 	}

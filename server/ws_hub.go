@@ -538,11 +538,16 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 			}
 		}
 		if msg != nil {
+			held, err := h.s.holdWelcome(c, len(msg))
+			if err != nil {
+				c.fail(err)
+				return
+			}
 			c.version, c.commentVersion = h.version, h.commentVersion
 			c.idx = len(h.conns)
 			h.conns = append(h.conns, c)
 			c.joined = true
-			c.send(msg)
+			c.sendHeld(msg, held)
 			h.markChanged(c) // the others learn its name and color
 			return
 		}

@@ -327,6 +327,18 @@ type Scanner interface {
 	Scan(ctx context.Context, id string, fn func(head Head, older []Snapshot, steps iter.Seq2[Step, error]) error) error
 }
 
+// StepSizer is implemented by stores that can tell the sizes of steps
+// without reading them, so that a reader of a long step log reads it in
+// parts of bounded size, each of which it can reserve memory for before
+// reading it (collab's reads of the step log).
+type StepSizer interface {
+	// StepSizes returns the sizes in bytes of the steps with from <
+	// Version ≤ to, in order: of each, its JSON, client id and author
+	// together. It fails as Steps does (ErrCompacted, ErrNotFound), and
+	// returns what exists when asked beyond the latest version.
+	StepSizes(ctx context.Context, id string, from, to int64) ([]int64, error)
+}
+
 // MaxBroadcast is the longest message, its topic included, that every
 // Broadcaster takes.
 const MaxBroadcast = 7000

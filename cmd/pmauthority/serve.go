@@ -202,6 +202,8 @@ type serveFlags struct {
 	maxClientDocuments              int   // 0: collab's default
 	maxClientMemory                 int64 // 0: collab's default
 	maxCheckpoints, maxStepsPage    int
+	maxStepsPageBytes               int64
+	maxClientAnswers                int
 	timeouts                        server.Timeouts
 	workers                         int
 	maxMemory, maxBodyMemory        int64 // 0: the defaults (planMemory)
@@ -270,6 +272,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Var(&maxDocStorage, "max-doc-storage", "most bytes (a `size`) one document holds in the store: its steps, snapshots, checkpoints (one copy per version) and comments; a change or checkpoint beyond it: 507 (delete the document to free them)")
 	fs.Var(&maxClientStorage, "max-client-storage", "most bytes (a `size`) one client (its principal, else its address) adds to the store per day (as many at once), with steps, comments and checkpoints; beyond it: 507 with Retry-After")
 	fs.IntVar(&f.maxStepsPage, "max-steps-page", server.DefaultMaxStepsPage, "most steps of one page of GET /docs/{id}/steps (a larger ?limit is taken as it)")
+	maxStepsPageBytes := sizeFlag(server.DefaultMaxStepsPageBytes)
+	fs.Var(&maxStepsPageBytes, "max-steps-page-bytes", "most bytes of steps (a `size`) in one page of GET /docs/{id}/steps: a page stops before the step that would take it over (its \"next\" continues), but always has its first step")
+	fs.IntVar(&f.maxClientAnswers, "max-client-answers", server.DefaultMaxClientAnswers, "most answers of 1 MiB or more being built or written for one client (its principal, else its address) at once; 429 above. Every answer is reserved in the memory budget of the documents until written (503 when it does not fit)")
 	fs.DurationVar(&tmo.ReadHeader, "read-header-timeout", tmo.ReadHeader, "time allowed to read a request's header")
 	fs.DurationVar(&tmo.Read, "read-timeout", tmo.Read, "time allowed to read a whole request, body included")
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
@@ -330,6 +335,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	}
 	f.maxCommentBytes = int64(maxComments)
 	f.maxDocStorage, f.maxClientStorage = int64(maxDocStorage), int64(maxClientStorage)
+	f.maxStepsPageBytes = int64(maxStepsPageBytes)
+	if f.maxStepsPageBytes <= 0 || f.maxClientAnswers <= 0 {
+		return nil, errors.New("--max-steps-page-bytes and --max-client-answers must be positive")
+	}
 	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
 		"max-comment-bytes": f.maxCommentBytes, "max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes,
 		"max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes),
@@ -457,6 +466,7 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 	}
 	c.server.TrustedProxies = f.trustedProxies
 	c.server.MaxHTTPConns, c.server.MaxHTTPConnsPerAddress = f.maxHTTPConns, f.maxAddrConns
+	c.server.MaxStepsPageBytes, c.server.MaxClientAnswers = f.maxStepsPageBytes, f.maxClientAnswers
 	if f.webPages {
 		c.server.Web = web.Handler()
 	}

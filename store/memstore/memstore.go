@@ -221,6 +221,29 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 	return out, nil
 }
 
+// StepSizes implements store.StepSizer.
+func (s *Store) StepSizes(ctx context.Context, id string, from, to int64) ([]int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: step sizes of %q: %w", id, err)
+	}
+	from = max(from, 0)
+	to = min(to, d.version)
+	if to <= from {
+		return nil, nil
+	}
+	if from < d.oldest {
+		return nil, fmt.Errorf("store: step sizes of %q after %d (oldest %d): %w", id, from, d.oldest, store.ErrCompacted)
+	}
+	out := make([]int64, 0, to-from)
+	for _, st := range d.steps[from-d.oldest : to-d.oldest] {
+		out = append(out, int64(len(st.JSON)+len(st.ClientID)+len(st.Author)))
+	}
+	return out, nil
+}
+
 // MetaEntries implements store.Store.
 func (s *Store) MetaEntries(ctx context.Context, id string, from, to int64) ([]store.MetaEntry, error) {
 	s.mu.RLock()

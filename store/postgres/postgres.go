@@ -440,6 +440,59 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 	return out, nil
 }
 
+// StepSizes implements store.StepSizer, reading like Steps.
+func (s *Store) StepSizes(ctx context.Context, id string, from, to int64) ([]int64, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("store: step sizes of %q: %w", id, err)
+	}
+	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	from = max(from, 0)
+	rows, err := s.pool.Query(ctx, `
+		SELECT d.version, d.oldest, s.version,
+			coalesce(octet_length(s.json), 0) + coalesce(octet_length(s.client_id), 0) + coalesce(octet_length(s.author), 0)
+		FROM pma_docs AS d
+		LEFT JOIN pma_steps AS s ON s.doc_id = d.id AND s.version > $2 AND s.version <= $3 AND $2 >= d.oldest
+		WHERE d.id = $1
+		ORDER BY s.version`, []byte(id), from, to)
+	if err != nil {
+		return nil, fmt.Errorf("store: step sizes of %q: %w", id, dbErr(ctx, err))
+	}
+	defer rows.Close()
+	var (
+		out            []int64
+		found          bool
+		latest, oldest int64
+		version, size  *int64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&latest, &oldest, &version, &size); err != nil {
+			return nil, fmt.Errorf("store: step sizes of %q: %w", id, dbErr(ctx, err))
+		}
+		found = true
+		if version != nil {
+			if *version != from+int64(len(out))+1 {
+				return nil, fmt.Errorf("store: step sizes of %q: step %d is missing", id, from+int64(len(out))+1)
+			}
+			out = append(out, *size)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: step sizes of %q: %w", id, dbErr(ctx, err))
+	}
+	if !found {
+		return nil, fmt.Errorf("store: step sizes of %q: %w", id, store.ErrNotFound)
+	}
+	if min(to, latest) <= from {
+		return nil, nil
+	}
+	if from < oldest {
+		return nil, fmt.Errorf("store: step sizes of %q after %d (oldest %d): %w", id, from, oldest, store.ErrCompacted)
+	}
+	return out, nil
+}
+
 // MetaEntries implements store.Store, reading like Steps.
 func (s *Store) MetaEntries(ctx context.Context, id string, from, to int64) ([]store.MetaEntry, error) {
 	if err := s.begin(ctx); err != nil {

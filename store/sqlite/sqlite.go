@@ -331,6 +331,80 @@ func (s *Store) steps(ctx context.Context, id string, from, to int64) ([]store.S
 	return steps, nil
 }
 
+// StepSizes implements store.StepSizer, reading like Steps.
+func (s *Store) StepSizes(ctx context.Context, id string, from, to int64) ([]int64, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	sizes, err := s.stepSizes(ctx, id, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("store: step sizes of %q after %d: %w", id, from, s.readErr(err))
+	}
+	return sizes, nil
+}
+
+func (s *Store) stepSizes(ctx context.Context, id string, from, to int64) ([]int64, error) {
+	s.readers.RLock()
+	defer s.readers.RUnlock()
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var version, oldest int64
+	err = tx.QueryRowContext(ctx, "SELECT version, oldest FROM docs WHERE id = ?", id).Scan(&version, &oldest)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	from, to = max(from, 0), min(to, version)
+	if to <= from {
+		return nil, nil
+	}
+	if from < oldest {
+		return nil, fmt.Errorf("oldest kept is %d: %w", oldest, store.ErrCompacted)
+	}
+	sizes := make([]int64, 0, to-from)
+	for _, q := range []string{
+		"SELECT version, coalesce(length(json), 0) + coalesce(length(client_id), 0) + coalesce(length(CAST(author AS BLOB)), 0) FROM steps WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
+		"SELECT version, coalesce(length(json), 0) + coalesce(length(client_id), 0) + coalesce(length(CAST(author AS BLOB)), 0) FROM log WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
+	} {
+		next := from + int64(len(sizes))
+		if next == to {
+			break
+		}
+		rows, err := tx.QueryContext(ctx, q, id, next, to)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var v int64
+			var n sql.NullInt64
+			if err := rows.Scan(&v, &n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if v != next+1 {
+				rows.Close()
+				return nil, fmt.Errorf("step %d is missing", next+1)
+			}
+			sizes = append(sizes, n.Int64)
+			next++
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(sizes)) != to-from {
+		return nil, fmt.Errorf("steps %d to %d are missing", from+int64(len(sizes))+1, to)
+	}
+	return sizes, nil
+}
+
 // appendSteps appends to steps those that query q returns for the
 // document id after from up to to, checking that their versions follow
 // on.

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,38 +32,40 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		fn   func(t *testing.T, s store.Store)
 		swap bool // needs a store.MetaSwapper
 		scan bool // needs a store.Scanner
+		size bool // needs a store.StepSizer
 	}{
-		{"CreateLoad", testCreateLoad, false, false},
-		{"CreateExists", testCreateExists, false, false},
-		{"Append", testAppend, false, false},
-		{"AppendConflict", testAppendConflict, false, false},
-		{"AppendEmpty", testAppendEmpty, false, false},
-		{"AppendMany", testAppendMany, false, false},
-		{"Bytes", testBytes, false, false},
-		{"Steps", testSteps, false, false},
-		{"Snapshot", testSnapshot, false, false},
-		{"SnapshotRange", testSnapshotRange, false, false},
-		{"Prune", testPrune, false, false},
-		{"SnapshotAt", testSnapshotAt, false, false},
-		{"PruneAtSnapshot", testPruneAtSnapshot, false, false},
-		{"Checkpoints", testCheckpoints, false, false},
-		{"CheckpointsShare", testCheckpointsShare, false, false},
-		{"Size", testSize, false, false},
-		{"NotFound", testNotFound, false, false},
-		{"Delete", testDelete, false, false},
-		{"Recreate", testRecreate, false, false},
-		{"List", testList, false, false},
-		{"Aliasing", testAliasing, false, false},
-		{"Canceled", testCanceled, false, false},
-		{"ConcurrentDocs", testConcurrentDocs, false, false},
-		{"ConcurrentOneDoc", testConcurrentOneDoc, false, false},
-		{"MetaEntries", testMetaEntries, false, false},
-		{"MetaBase", testMetaBase, false, false},
-		{"MetaBaseOlder", testMetaBaseOlder, false, false},
-		{"MetaSeq", testMetaSeq, true, false},
-		{"AppendIf", testAppendIf, true, false},
-		{"AppendIfConcurrent", testAppendIfConcurrent, true, false},
-		{"Scan", testScan, false, true},
+		{"CreateLoad", testCreateLoad, false, false, false},
+		{"CreateExists", testCreateExists, false, false, false},
+		{"Append", testAppend, false, false, false},
+		{"AppendConflict", testAppendConflict, false, false, false},
+		{"AppendEmpty", testAppendEmpty, false, false, false},
+		{"AppendMany", testAppendMany, false, false, false},
+		{"Bytes", testBytes, false, false, false},
+		{"Steps", testSteps, false, false, false},
+		{"Snapshot", testSnapshot, false, false, false},
+		{"SnapshotRange", testSnapshotRange, false, false, false},
+		{"Prune", testPrune, false, false, false},
+		{"SnapshotAt", testSnapshotAt, false, false, false},
+		{"PruneAtSnapshot", testPruneAtSnapshot, false, false, false},
+		{"Checkpoints", testCheckpoints, false, false, false},
+		{"CheckpointsShare", testCheckpointsShare, false, false, false},
+		{"Size", testSize, false, false, false},
+		{"NotFound", testNotFound, false, false, false},
+		{"Delete", testDelete, false, false, false},
+		{"Recreate", testRecreate, false, false, false},
+		{"List", testList, false, false, false},
+		{"Aliasing", testAliasing, false, false, false},
+		{"Canceled", testCanceled, false, false, false},
+		{"ConcurrentDocs", testConcurrentDocs, false, false, false},
+		{"ConcurrentOneDoc", testConcurrentOneDoc, false, false, false},
+		{"MetaEntries", testMetaEntries, false, false, false},
+		{"MetaBase", testMetaBase, false, false, false},
+		{"MetaBaseOlder", testMetaBaseOlder, false, false, false},
+		{"MetaSeq", testMetaSeq, true, false, false},
+		{"AppendIf", testAppendIf, true, false, false},
+		{"AppendIfConcurrent", testAppendIfConcurrent, true, false, false},
+		{"Scan", testScan, false, true, false},
+		{"StepSizes", testStepSizes, false, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,6 +83,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 			if _, ok := s.(store.Scanner); tt.scan && !ok {
 				t.Skip("the store is not a store.Scanner")
+			}
+			if _, ok := s.(store.StepSizer); tt.size && !ok {
+				t.Skip("the store is not a store.StepSizer")
 			}
 			tt.fn(t, s)
 		})
@@ -436,6 +442,43 @@ func testSteps(t *testing.T, s store.Store) {
 	}
 	for _, tt := range tests {
 		sameSteps(t, fmt.Sprintf("Steps(%d, %d)", tt.from, tt.to), getSteps(t, s, "a", tt.from, tt.to), tt.want)
+	}
+}
+
+// testStepSizes checks that StepSizes tells the sizes of the steps that
+// Steps returns, over the same ranges, and fails alike.
+func testStepSizes(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	sizer := s.(store.StepSizer)
+	all := mkDoc(t, s, "a", 10)
+	more := mkSteps("more", 5)
+	more[0].JSON = bytes.Repeat([]byte("x"), 100_000) // a large one
+	if err := s.Append(ctx, "a", 10, more, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range more {
+		more[i].Version = int64(11 + i)
+	}
+	all = append(all, more...)
+	for _, r := range [][2]int64{{0, 15}, {3, 12}, {10, 11}, {14, 100}, {5, 5}, {7, 3}, {15, 20}, {-1, 2}} {
+		got, err := sizer.StepSizes(ctx, "a", r[0], r[1])
+		if err != nil {
+			t.Fatalf("StepSizes(%d, %d): %v", r[0], r[1], err)
+		}
+		var want []int64
+		for _, st := range all[min(max(r[0], 0), 15):min(max(r[1], r[0], 0), 15)] {
+			want = append(want, int64(len(st.JSON)+len(st.ClientID)+len(st.Author)))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("StepSizes(%d, %d) = %v, want %v", r[0], r[1], got, want)
+		}
+	}
+	snapPruning(t, s, "a", 12, 3, 12)
+	if _, err := sizer.StepSizes(ctx, "a", 5, 15); !errors.Is(err, store.ErrCompacted) {
+		t.Errorf("StepSizes of pruned steps: %v, want ErrCompacted", err)
+	}
+	if _, err := sizer.StepSizes(ctx, "nope", 0, 5); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("StepSizes of an unknown document: %v, want ErrNotFound", err)
 	}
 }
 
