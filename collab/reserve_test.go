@@ -107,7 +107,8 @@ func hugeSteps(t *testing.T, id string, n, size int) *partStore {
 	for i := range n {
 		step := fmt.Sprintf(`{"stepType":"replace","from":1,"to":%d,"slice":{"content":[{"type":"text","text":"%s"}]}}`,
 			1+min(i, 1)*size, strings.Repeat(string(rune('a'+i%26)), size))
-		mustSubmit(t, a, id, collab.Submission{Version: int64(i), Steps: [][]byte{[]byte(step)}, ClientID: collab.ClientID("7"), Author: fmt.Sprintf("author-%d", i)})
+		// One client id per author: client ids belong to their principal.
+		mustSubmit(t, a, id, collab.Submission{Version: int64(i), Steps: [][]byte{[]byte(step)}, ClientID: collab.ClientID(fmt.Sprint(i + 1)), Author: fmt.Sprintf("author-%d", i)})
 	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
