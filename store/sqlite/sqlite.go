@@ -289,9 +289,20 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 }
 
 func (s *Store) steps(ctx context.Context, id string, from, to int64) ([]store.Step, error) {
+	return readLog(ctx, s, id, from, to, "json, client_id, author, time", func(rows *sql.Rows) (int64, store.Step, error) {
+		st, err := scanStep(rows)
+		return st.Version, st, err
+	})
+}
+
+// readLog reads a row of each of the document id's versions after from
+// up to to (at most its version), of the steps table and then of the log
+// (the steps not yet folded), in one read transaction: the columns cols
+// after the version, read by scan, which returns the row's version.
+func readLog[T any](ctx context.Context, s *Store, id string, from, to int64, cols string, scan func(*sql.Rows) (int64, T, error)) ([]T, error) {
 	s.readers.RLock()
 	defer s.readers.RUnlock()
-	// A transaction, so that both queries see the same state.
+	// A transaction, so that the queries see the same state.
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -312,23 +323,38 @@ func (s *Store) steps(ctx context.Context, id string, from, to int64) ([]store.S
 	if from < oldest {
 		return nil, fmt.Errorf("oldest kept is %d: %w", oldest, store.ErrCompacted)
 	}
-	// The steps not yet folded are in the log, after those in steps.
-	steps := make([]store.Step, 0, to-from)
-	for _, q := range []string{
-		"SELECT version, json, client_id, author, time FROM steps WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
-		"SELECT version, json, client_id, author, time FROM log WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
-	} {
-		if int64(len(steps)) == to-from {
+	out := make([]T, 0, to-from)
+	for _, table := range []string{"steps", "log"} {
+		next := from + int64(len(out))
+		if next == to {
 			break
 		}
-		if steps, err = appendSteps(ctx, steps, tx, q, id, from+int64(len(steps)), to); err != nil {
+		rows, err := tx.QueryContext(ctx, "SELECT version, "+cols+" FROM "+table+" WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version", id, next, to)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			v, x, err := scan(rows)
+			if err == nil && v != next+1 {
+				err = fmt.Errorf("step %d is missing", next+1)
+			}
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, x)
+			next++
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
 			return nil, err
 		}
 	}
-	if int64(len(steps)) != to-from {
-		return nil, fmt.Errorf("steps %d to %d are missing", from+int64(len(steps))+1, to)
+	if int64(len(out)) != to-from {
+		return nil, fmt.Errorf("steps %d to %d are missing", from+int64(len(out))+1, to)
 	}
-	return steps, nil
+	return out, nil
 }
 
 // StepSizes implements store.StepSizer, reading like Steps.
@@ -344,88 +370,13 @@ func (s *Store) StepSizes(ctx context.Context, id string, from, to int64) ([]int
 }
 
 func (s *Store) stepSizes(ctx context.Context, id string, from, to int64) ([]int64, error) {
-	s.readers.RLock()
-	defer s.readers.RUnlock()
-	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	var version, oldest int64
-	err = tx.QueryRowContext(ctx, "SELECT version, oldest FROM docs WHERE id = ?", id).Scan(&version, &oldest)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	from, to = max(from, 0), min(to, version)
-	if to <= from {
-		return nil, nil
-	}
-	if from < oldest {
-		return nil, fmt.Errorf("oldest kept is %d: %w", oldest, store.ErrCompacted)
-	}
-	sizes := make([]int64, 0, to-from)
-	for _, q := range []string{
-		"SELECT version, coalesce(length(json), 0) + coalesce(length(client_id), 0) + coalesce(length(CAST(author AS BLOB)), 0) FROM steps WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
-		"SELECT version, coalesce(length(json), 0) + coalesce(length(client_id), 0) + coalesce(length(CAST(author AS BLOB)), 0) FROM log WHERE doc_id = ? AND version > ? AND version <= ? ORDER BY version",
-	} {
-		next := from + int64(len(sizes))
-		if next == to {
-			break
-		}
-		rows, err := tx.QueryContext(ctx, q, id, next, to)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
+	return readLog(ctx, s, id, from, to, "coalesce(length(json), 0) + coalesce(length(client_id), 0) + coalesce(length(CAST(author AS BLOB)), 0)",
+		func(rows *sql.Rows) (int64, int64, error) {
 			var v int64
 			var n sql.NullInt64
-			if err := rows.Scan(&v, &n); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if v != next+1 {
-				rows.Close()
-				return nil, fmt.Errorf("step %d is missing", next+1)
-			}
-			sizes = append(sizes, n.Int64)
-			next++
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	if int64(len(sizes)) != to-from {
-		return nil, fmt.Errorf("steps %d to %d are missing", from+int64(len(sizes))+1, to)
-	}
-	return sizes, nil
-}
-
-// appendSteps appends to steps those that query q returns for the
-// document id after from up to to, checking that their versions follow
-// on.
-func appendSteps(ctx context.Context, steps []store.Step, tx *sql.Tx, q, id string, from, to int64) ([]store.Step, error) {
-	rows, err := tx.QueryContext(ctx, q, id, from, to)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		st, err := scanStep(rows)
-		if err != nil {
-			return nil, err
-		}
-		if st.Version != from+1 {
-			return nil, fmt.Errorf("step %d is missing", from+1)
-		}
-		steps = append(steps, st)
-		from++
-	}
-	return steps, rows.Err()
+			err := rows.Scan(&v, &n)
+			return v, n.Int64, err
+		})
 }
 
 // scanStep reads a step from a row of version, json, client_id, author
