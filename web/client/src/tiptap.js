@@ -75,6 +75,10 @@ export class TiptapCollabClient extends CollabClient {
     let editor = this.editor
     if (state !== editor.state) return state.apply(tr) // not the editor's: nothing to dispatch to
     tr.setMeta(clientKey, true)
+    // Tiptap's TrailingNode would append a paragraph after remote steps
+    // in every editor at once (each a local change, so several of them):
+    // it waits for a local change.
+    tr.setMeta("skipTrailingNode", true)
     this.dispatching++
     try {
       editor.view.dispatch(tr)
