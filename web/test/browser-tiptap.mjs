@@ -110,6 +110,25 @@ async function main() {
     await tia.waitForFunction(() => window.example.editor.getText() == "Back again")
     log("undo is per editor")
 
+    // Both type at once: the steps that lose the race are rebased
+    // (receiveTransaction through Tiptap's dispatch) and sent again.
+    await tia.locator(".tiptap").click()
+    await tia.keyboard.press("ControlOrMeta+Home")
+    await tom.locator(".tiptap").click()
+    await tom.keyboard.press("ControlOrMeta+End")
+    await Promise.all([tia.keyboard.type("<tia>", { delay: 15 }), tom.keyboard.type("<tom>", { delay: 15 })])
+    await converge(id, tia, tom)
+    check(await text(tia) == "<tia>Back again<tom>", `concurrent typing: ${JSON.stringify(await text(tia))}`)
+
+    // A resync (a snapshot into an editor that has a document) keeps the
+    // document and the editing.
+    await tia.evaluate(() => window.example.client.restart("test"))
+    await synced(tia)
+    await tia.keyboard.type("!", { delay: 5 })
+    await converge(id, tia, tom)
+    check(await text(tom) == "<tia>!Back again<tom>", `after Tia's resync: ${JSON.stringify(await text(tom))}`)
+    log("concurrent typing and a resync")
+
     // Each sees the other's caret.
     await tia.locator(".tiptap").click()
     await tom.locator(".tiptap").click()
