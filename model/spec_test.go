@@ -211,6 +211,8 @@ func FuzzSchemaSpec(f *testing.F) {
 	f.Add([]byte(`{"nodes": [["doc", {"content": "(a | b){2,} c?"}], ["a", {"group": "g"}], ["b", {"content": "a*", "marks": "_"}],
 		["c", {"content": "text*", "marks": "m"}], ["text", {}]], "marks": [["m", {"group": "x y"}]], "topNode": "doc"}`))
 	f.Add([]byte(`{"nodes": {"doc": {"content": "(x?){1}*"}, "x": {}, "text": {}}}`))
+	f.Add([]byte(`{"topNode": "doc", "nodes": {"content": ["p", {"content": "inline*", "group": "block"}, "doc", {"content": "block+"},
+		"text", {"group": "inline"}]}, "marks": {"content": ["bold", {}, "link", {"attrs": {"href": {"default": null}}}]}}`))
 	f.Add([]byte(`{"nodes": {"doc": {"content": "l"}, "l": {"content": "l"}, "text": {}}}`))
 	f.Add([]byte(`{"nodes": {"doc": {"content": "p{2,5} (h | p)*"}, "p": {"attrs": {"1": {"default": [1]}}}, "h": {"linebreakReplacement": true, "inline": true}, "text": {}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -34,3 +34,22 @@ func TestClientTiptapTypes(t *testing.T) {
 		t.Fatalf("tsc -p %s: %v\n%s", dir, err, out)
 	}
 }
+
+// TestExportSchema runs the unit tests of exportSchema
+// (test/tiptap-schema.test.mjs, on prosemirror-model schemas).
+func TestExportSchema(t *testing.T) {
+	_, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join("node_modules", "prosemirror-model"))
+	}
+	if err != nil {
+		if os.Getenv("PMA_REQUIRE_BROWSER") == "1" {
+			t.Fatalf("%v (npm ci in web/) and PMA_REQUIRE_BROWSER=1", err)
+		}
+		t.Skipf("%v (npm ci in web/); set PMA_REQUIRE_BROWSER=1 to fail instead", err)
+	}
+	out, err := exec.Command("node", "--test", "test/tiptap-schema.test.mjs").CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test test/tiptap-schema.test.mjs: %v\n%s", err, out)
+	}
+}
