@@ -127,7 +127,15 @@ async function main() {
     await tia.keyboard.type("!", { delay: 5 })
     await converge(id, tia, tom)
     check(await text(tom) == "<tia>!Back again<tom>", `after Tia's resync: ${JSON.stringify(await text(tom))}`)
-    log("concurrent typing and a resync")
+    // An unmounted editor (Tiptap keeps its state) follows too, and
+    // shows the document when mounted again.
+    await tom.evaluate(() => window.example.editor.unmount())
+    await tia.keyboard.type("?", { delay: 5 })
+    await tom.waitForFunction(() => window.example.editor.state.doc.textContent == "<tia>!?Back again<tom>")
+    await tom.evaluate(() => window.example.editor.mount(document.querySelector("#editor")))
+    await tom.locator(".tiptap", { hasText: "<tia>!?Back again<tom>" }).waitFor()
+    await converge(id, tia, tom)
+    log("concurrent typing, a resync, an unmounted editor")
 
     // Each sees the other's caret.
     await tia.locator(".tiptap").click()

@@ -47,8 +47,9 @@ export class TiptapCollabClient extends CollabClient {
       ...options,
       schema: editor.schema,
       plugins: [],
-      // domObserver is internal to prosemirror-view (as in createEditor).
-      flush: () => editor.view.domObserver?.flush(),
+      // domObserver is internal to prosemirror-view (as in createEditor);
+      // an unmounted editor has no view (editor.view is a stand-in).
+      flush: () => { if (!editor.isDestroyed) editor.view.domObserver?.flush() },
     })
     this.editor = editor
     this.collabPlugin = collabPlugin
