@@ -8,7 +8,9 @@
 // Tia and Tom edit one document in two Tiptap editors: the text and the
 // marks converge with the server's document; Tiptap's update event fires
 // for the other's steps; undo takes back only the editor's own changes;
-// each sees the other's caret. The page's exportSchema() is schema.json.
+// each sees the other's caret; an unmounted editor follows, a resync keeps
+// the editing, and a document whose content the schema does not allow
+// loads. The page's exportSchema() is schema.json.
 // Then a document of the "basic" schema: Tiptap's bold is refused by the
 // server, and the page shows the server's message (not just "offline");
 // and a document Tiptap cannot read says so.
@@ -148,9 +150,24 @@ async function main() {
     check(errors.length == 0, "page errors:\n" + errors.join("\n"))
     log("remote carets shown")
 
+    // A document whose top node's content the schema does not allow (the
+    // server takes it unless --strict): loaded as it is, and editable.
+    let emptyID = newID("tiptap-empty")
+    let res = await fetch(`${args.url}/docs`, { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ id: emptyID, doc: { type: "doc" } }) })
+    check(res.status == 201, `POST /docs with an empty doc: ${res.status}`)
+    await open(tom, emptyID, "Tom")
+    check(await docJSON(tom) == `{"type":"doc"}`, `the empty document: ${await docJSON(tom)}`)
+    await tom.evaluate(() => window.example.editor.commands.insertContent({ type: "paragraph", content: [{ type: "text", text: "filled" }] }))
+    await converge(emptyID, tom)
+    check(await text(tom) == "filled", `the empty document filled: ${JSON.stringify(await text(tom))}`)
+    errors = [...tia.errors, ...tom.errors]
+    check(errors.length == 0, "page errors:\n" + errors.join("\n"))
+    log("a document the schema does not allow loads")
+
     // A document of another schema: the server's refusal is shown.
     let basicID = newID("tiptap-basic")
-    let res = await fetch(`${args.url}/docs`, { method: "POST", headers: { "Content-Type": "application/json" },
+    res = await fetch(`${args.url}/docs`, { method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ id: basicID, schema: "basic" }) })
     check(res.status == 201, `POST /docs with the basic schema: ${res.status}`)
     let other = (await newUser(browser, "Ola")).page
