@@ -23,7 +23,13 @@ import (
 // ("0", "10") come first in ascending order, as for...in visits them. The
 // same holds for the "attrs" of a node or mark. Both may also be arrays of
 // [name, spec] pairs, which keep the order given; a name may not repeat
-// there.
+// there. And both may be given as JavaScript serializes an OrderedMap,
+// which is what JSON.stringify(editor.schema.spec) writes (prosemirror-model
+// keeps them as OrderedMaps in Schema.spec, Tiptap's editor.schema too):
+// {"content": [name, spec, name, spec, …]}, an object with the one key
+// "content" holding an array, in the order given; a name may not repeat
+// there either. (A node or mark named "content" has an object as its
+// spec, never an array, so the two forms do not overlap.)
 //
 // Node spec keys: content, marks, group, whitespace (strings); inline,
 // atom, selectable, draggable, code, definingAsContext,
@@ -112,13 +118,21 @@ func LoadSchema(data []byte) (*Schema, error) {
 	return s, nil
 }
 
-// specEntries returns the named specs of "nodes" or "marks": an object, or
-// an array of [name, spec] pairs.
+// specEntries returns the named specs of "nodes" or "marks": an object,
+// an array of [name, spec] pairs, or the JSON of an OrderedMap.
 func specEntries(what string, v any) (JSONObject, error) {
 	switch x := v.(type) {
 	case nil:
 		return nil, nil
 	case JSONObject:
+		if content, ok := orderedMapContent(x); ok {
+			return orderedMapEntries(what, content)
+		}
+		for _, p := range x {
+			if _, isArray := p.Value.([]any); isArray && p.Key == "content" {
+				return nil, fmt.Errorf("schema spec: %q has a \"content\" array beside other keys: an OrderedMap's JSON ({\"content\": [name, spec, …]}) has no other key, and a node or mark spec must be an object", what)
+			}
+		}
 		return x, nil
 	case []any:
 		out := make(JSONObject, 0, len(x))
@@ -140,7 +154,41 @@ func specEntries(what string, v any) (JSONObject, error) {
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("schema spec: %q must be an object or an array of [name, spec] pairs, got %s", what, jsonKind(v))
+	return nil, fmt.Errorf("schema spec: %q must be an object, an OrderedMap's JSON ({\"content\": [name, spec, …]}) or an array of [name, spec] pairs, got %s", what, jsonKind(v))
+}
+
+// orderedMapContent returns the array of {"content": [...]}, the JSON of
+// an OrderedMap (JSON.stringify(schema.spec) writes "nodes" and "marks"
+// so). An object with other keys, or whose "content" is not an array, is
+// the object form (a node or mark spec is never an array).
+func orderedMapContent(obj JSONObject) ([]any, bool) {
+	if len(obj) != 1 || obj[0].Key != "content" {
+		return nil, false
+	}
+	content, ok := obj[0].Value.([]any)
+	return content, ok
+}
+
+// orderedMapEntries returns the entries of an OrderedMap's content array:
+// name, spec, name, spec, … in order. A name may not repeat.
+func orderedMapEntries(what string, content []any) (JSONObject, error) {
+	if len(content)%2 != 0 {
+		return nil, fmt.Errorf("schema spec: %q is an OrderedMap ({\"content\": [name, spec, …]}) whose content has an odd length (%d): every name needs its spec", what, len(content))
+	}
+	out := make(JSONObject, 0, len(content)/2)
+	seen := make(map[string]bool, len(content)/2)
+	for i := 0; i < len(content); i += 2 {
+		name, ok := content[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("schema spec: %s.content[%d]: a name must be a string, got %s (an OrderedMap's content alternates names and specs)", what, i, jsonKind(content[i]))
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("schema spec: %s.content[%d]: duplicate name %q", what, i, name)
+		}
+		seen[name] = true
+		out = append(out, JSONProp{Key: name, Value: content[i+1]})
+	}
+	return out, nil
 }
 
 // specReader reads the keys of one node or mark spec.

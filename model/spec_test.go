@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -52,6 +53,45 @@ func TestParseSchemaSpecOrder(t *testing.T) {
 	}
 	if a := s.NodeType("b").Attrs; a[0].Name != "1" || a[1].Name != "z" || a[1].Validate != nil {
 		t.Error("attribute order")
+	}
+}
+
+// TestParseSchemaSpecOrderedMap reads "nodes" and "marks" as JavaScript
+// serializes the OrderedMaps of Schema.spec: {"content": [name, spec, …]},
+// in the order given (array-index names are not moved first, unlike in an
+// object). Before the form was read, "content" was taken for a node name
+// and the load failed ("the spec of node "content" must be an object, got
+// array").
+func TestParseSchemaSpecOrderedMap(t *testing.T) {
+	s, err := LoadSchema([]byte(`{"topNode": "doc",
+		"nodes": {"content": ["paragraph", {"content": "inline*", "group": "block"}, "doc", {"content": "block+"},
+			"2", {"group": "block", "attrs": {"b": {"default": 1}, "1": {"default": null}}}, "text", {"group": "inline"}]},
+		"marks": {"content": ["link", {"attrs": {"href": {"default": null}}, "inclusive": true}, "bold", {}, "0", {"excludes": "_"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes, marks []string
+	for _, n := range s.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	for _, m := range s.Marks {
+		marks = append(marks, m.Name+"="+strconv.Itoa(m.Rank))
+	}
+	if got := strings.Join(nodes, " "); got != "paragraph doc 2 text" {
+		t.Errorf("nodes %s", got)
+	}
+	if got := strings.Join(marks, " "); got != "link=0 bold=1 0=2" {
+		t.Errorf("marks %s", got)
+	}
+	// Attributes are objects: JS property order.
+	if a := s.NodeType("2").Attrs; a[0].Name != "1" || a[1].Name != "b" {
+		t.Errorf("attribute order %s %s", a[0].Name, a[1].Name)
+	}
+	if s.TopNodeType.Name != "doc" || s.NodeType("doc").ContentMatch.String() != "0  2->1, paragraph->1\n1* 2->1, paragraph->1" {
+		t.Errorf("doc content %q", s.NodeType("doc").ContentMatch.String())
+	}
+	if !s.MarkType("0").Excludes(s.MarkType("bold")) || !s.MarkType("link").Inclusive() {
+		t.Error("mark specs")
 	}
 }
 
@@ -116,8 +156,8 @@ func TestParseSchemaSpecErrors(t *testing.T) {
 		{`{} {}`, "schema spec: *"},
 		{`{"nodes": {"doc": {}, "text": {}, "deep": {"x": ` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}}}`, "schema spec: *"},
 		{`[]`, "schema spec: expected an object, got array"},
-		{`{"nodes": "doc"}`, `schema spec: "nodes" must be an object or an array of [name, spec] pairs, got string`},
-		{`{"marks": 1}`, `schema spec: "marks" must be an object or an array of [name, spec] pairs, got number`},
+		{`{"nodes": "doc"}`, `schema spec: "nodes" must be an object, an OrderedMap's JSON ({"content": [name, spec, …]}) or an array of [name, spec] pairs, got string`},
+		{`{"marks": 1}`, `schema spec: "marks" must be an object, an OrderedMap's JSON ({"content": [name, spec, …]}) or an array of [name, spec] pairs, got number`},
 		{`{"nodes": [["doc"]]}`, "schema spec: nodes[0] must be a [name, spec] pair"},
 		{`{"nodes": [["doc", {}], [1, {}]]}`, "schema spec: nodes[1]: the name must be a string, got number"},
 		{`{"nodes": [["doc", {}], ["doc", {}]]}`, `schema spec: nodes[1]: duplicate name "doc"`},
@@ -140,6 +180,15 @@ func TestParseSchemaSpecErrors(t *testing.T) {
 		{`{"nodes": {"doc": {"content": 5, "content": "text*"}, "text": {}}}`, ""},
 		{`{"nodes": {"doc": {"content": "text*", "content": 5}, "text": {}}}`, `schema spec: node "doc": "content" must be a string, got number`},
 		{`{"nodes": {"doc": {}, "text": {}}, "marks": null, "topNode": null}`, ""},
+		// The JSON of an OrderedMap, as JSON.stringify(schema.spec) writes it.
+		{`{"nodes": {"content": ["doc", {}, "text"]}}`, `schema spec: "nodes" is an OrderedMap ({"content": [name, spec, …]}) whose content has an odd length (3): every name needs its spec`},
+		{`{"nodes": {"content": ["doc", {}, 5, {}]}}`, `schema spec: nodes.content[2]: a name must be a string, got number (an OrderedMap's content alternates names and specs)`},
+		{`{"marks": {"content": [{}, "em"]}}`, `schema spec: marks.content[0]: a name must be a string, got object (an OrderedMap's content alternates names and specs)`},
+		{`{"nodes": {"content": ["doc", {}, "text", {}, "doc", {}]}}`, `schema spec: nodes.content[4]: duplicate name "doc"`},
+		{`{"nodes": {"content": ["doc", [], "text", {}]}}`, `schema spec: the spec of node "doc" must be an object, got array`},
+		{`{"nodes": {"content": ["doc", {}], "text": {}}}`, `schema spec: "nodes" has a "content" array beside other keys: an OrderedMap's JSON ({"content": [name, spec, …]}) has no other key, and a node or mark spec must be an object`},
+		{`{"nodes": {"content": ["doc", {}], "content": {}}}`, ""},
+		{`{"nodes": {"content": ["doc", {}, "text", {}]}, "marks": {"content": []}}`, ""},
 	}
 	for _, c := range cases {
 		_, err := ParseSchemaSpec([]byte(c.spec))
@@ -162,6 +211,8 @@ func FuzzSchemaSpec(f *testing.F) {
 	f.Add([]byte(`{"nodes": [["doc", {"content": "(a | b){2,} c?"}], ["a", {"group": "g"}], ["b", {"content": "a*", "marks": "_"}],
 		["c", {"content": "text*", "marks": "m"}], ["text", {}]], "marks": [["m", {"group": "x y"}]], "topNode": "doc"}`))
 	f.Add([]byte(`{"nodes": {"doc": {"content": "(x?){1}*"}, "x": {}, "text": {}}}`))
+	f.Add([]byte(`{"topNode": "doc", "nodes": {"content": ["p", {"content": "inline*", "group": "block"}, "doc", {"content": "block+"},
+		"text", {"group": "inline"}]}, "marks": {"content": ["bold", {}, "link", {"attrs": {"href": {"default": null}}}]}}`))
 	f.Add([]byte(`{"nodes": {"doc": {"content": "l"}, "l": {"content": "l"}, "text": {}}}`))
 	f.Add([]byte(`{"nodes": {"doc": {"content": "p{2,5} (h | p)*"}, "p": {"attrs": {"1": {"default": [1]}}}, "h": {"linebreakReplacement": true, "inline": true}, "text": {}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -133,13 +133,14 @@ func runBrowser(t *testing.T, node, script, url, sub string) {
 
 // TestTiptapExample builds client/example-tiptap (Tiptap from npm, in that
 // directory's node_modules: npm ci there) and runs test/browser-tiptap.mjs
-// against a pmauthority that serves the built example at /tiptap-example/.
-// Skipped as TestBrowser is, and without the example's node_modules
-// unless PMA_REQUIRE_BROWSER=1.
+// against a pmauthority that serves the built example at /tiptap-example/,
+// with the example's schema.json (Tiptap StarterKit's) as its default
+// schema beside the built-ins. Skipped as TestBrowser is, and without the
+// example's node_modules unless PMA_REQUIRE_BROWSER=1.
 func TestTiptapExample(t *testing.T) {
 	node := needBrowser(t)
 	example := filepath.Join("client", "example-tiptap")
-	if _, err := os.Stat(filepath.Join(example, "node_modules", "@tiptap", "core")); err != nil {
+	if _, err := os.Stat(filepath.Join(example, "node_modules", "@tiptap", "starter-kit")); err != nil {
 		if os.Getenv("PMA_REQUIRE_BROWSER") == "1" {
 			t.Fatalf("%s/node_modules missing (npm ci there) and PMA_REQUIRE_BROWSER=1", example)
 		}
@@ -149,9 +150,31 @@ func TestTiptapExample(t *testing.T) {
 	if out, err := exec.Command(node, filepath.Join(example, "build.mjs"), "--outdir", built).CombinedOutput(); err != nil {
 		t.Fatalf("build.mjs: %v\n%s", err, out)
 	}
+	spec, err := os.ReadFile(filepath.Join(example, "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiptap, err := model.LoadSchema(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]*model.Schema{"tiptap": tiptap}
+	reg, err := schemas.NewRegistry(named, "tiptap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := collab.New(collab.Config{Store: memstore.New(), Schemas: reg.Lookup, DefaultSchema: "tiptap", AutoCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer auth.Close()
+	srv, err := server.New(server.Config{Collab: auth, Schemas: named, DefaultSchema: "tiptap", Web: web.Handler(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/tiptap-example/", http.StripPrefix("/tiptap-example/", http.FileServer(http.Dir(built))))
-	mux.Handle("/", newServer(t))
+	mux.Handle("/", srv)
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
 	runBrowser(t, node, "test/browser-tiptap.mjs", ts.URL, "tiptap")

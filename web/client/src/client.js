@@ -432,7 +432,7 @@ export class CollabClient {
     this.tokenRequests.clear()
     for (let req of requests) req.resolve(false)
     if (this.state && presenceKey.getState(this.state).peers.size) {
-      this.state = this.state.apply(this.state.tr.setMeta(presenceKey, { reset: true }))
+      this.state = this.commit(this.state, this.state.tr.setMeta(presenceKey, { reset: true }))
       this.onState(this.state, false)
     }
     this.peersChanged()
@@ -510,7 +510,7 @@ export class CollabClient {
       config.selection = TextSelection.between(doc.resolve(Math.min(old.selection.anchor, size)),
         doc.resolve(Math.min(old.selection.head, size)))
     }
-    this.state = EditorState.create(config)
+    this.state = this.createState(config, msg)
     this.maps = []
     this.mapsFrom = msg.version
     this.resync = false
@@ -596,7 +596,7 @@ export class CollabClient {
         this.maps.splice(0, drop)
         this.mapsFrom += drop
       }
-      state = state.apply(guardNodeSelection(state, tr))
+      state = this.commit(state, guardNodeSelection(state, tr))
     }
     let events = msg.comment || []
     let commentVersion = msg.commentVersion
@@ -605,7 +605,7 @@ export class CollabClient {
       // over the local changes it does not have yet.
       let local = events.map(e => e.type != "create" ? e
         : { ...e, from: this.toLocal(state, e.from, 1), to: this.toLocal(state, e.to, -1) })
-      state = state.apply(state.tr.setMeta(commentsKey, { type: "receive", events: local, version: commentVersion }))
+      state = this.commit(state, state.tr.setMeta(commentsKey, { type: "receive", events: local, version: commentVersion }))
     }
     if (typeof msg.users == "number") this.users = msg.users
     this.state = state
@@ -665,8 +665,23 @@ export class CollabClient {
   }
 
   dispatchInternal(tr) {
-    this.state = this.state.apply(tr)
+    this.state = this.commit(this.state, tr)
     this.onState(this.state, false)
+  }
+
+  // commit applies tr, a transaction of the client's own (received
+  // steps, presence, comment events), to state, the current state, and
+  // returns the new state. A client that does not own the state (the
+  // Tiptap extension's, tiptap.js) dispatches tr to its editor instead.
+  commit(state, tr) {
+    return state.apply(tr)
+  }
+
+  // createState returns the state of a snapshot: config is for
+  // EditorState.create (the Tiptap extension's client, which is also
+  // given the snapshot message, loads it into its editor instead).
+  createState(config) {
+    return EditorState.create(config)
   }
 
   afterChange() {
