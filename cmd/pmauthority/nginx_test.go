@@ -307,7 +307,8 @@ http {
 			t.Fatal(err)
 		}
 	}
-	// next returns the next message that is not presence.
+	// next returns the next message that is neither presence nor the
+	// push of a user count alone (no steps, no comment events).
 	next := func() map[string]any {
 		t.Helper()
 		for {
@@ -319,7 +320,9 @@ http {
 			if err := json.Unmarshal(data, &m); err != nil {
 				t.Fatalf("%s: %v", data, err)
 			}
-			if m["type"] != "presence" {
+			steps, _ := m["steps"].([]any)
+			comment, _ := m["comment"].([]any)
+			if m["type"] != "presence" && !(m["type"] == "steps" && len(steps) == 0 && len(comment) == 0) {
 				return m
 			}
 		}
