@@ -392,11 +392,11 @@ func TestServeHelp(t *testing.T) {
 
 // TestServeAllowedHost: on its loopback --addr the server answers only
 // loopback names by default (DNS rebinding), and with --allowed-host only
-// those hosts; others get 421.
+// those hosts; others get 421, but for the probes, which answer any Host.
 func TestServeAllowedHost(t *testing.T) {
 	status := func(addr, host string) int {
 		t.Helper()
-		r, _ := http.NewRequest("GET", "http://"+addr+"/healthz", nil)
+		r, _ := http.NewRequest("GET", "http://"+addr+"/v1/schemas", nil)
 		r.Host = host
 		resp, err := http.DefaultClient.Do(r)
 		if err != nil {
@@ -416,6 +416,16 @@ func TestServeAllowedHost(t *testing.T) {
 		for host, want := range tc.hosts {
 			if got := status(addr, host); got != want {
 				t.Errorf("%v: Host %s: %d, want %d", tc.args, host, got, want)
+			}
+			r, _ := http.NewRequest("GET", "http://"+addr+"/healthz", nil)
+			r.Host = host
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("%v: /healthz for Host %s: %d, want 200 (the probes answer any Host)", tc.args, host, resp.StatusCode)
 			}
 		}
 		if code := stop(); code != 0 {
