@@ -57,6 +57,7 @@ type document struct {
 	usersDirty    bool          // users came or went since usersWake was last closed
 	usersWoken    time.Time     // when usersWake was last closed
 	listeners     int           // Events calls of users waiting now
+	watchers      int           // WatchUsers calls waiting now
 	usersTimer    stopper       // nil when not armed
 	usersTimerAt  time.Time     // when usersTimer is due, by Config.Now
 	usersTimerSeq uint64        // counts the arming of usersTimer

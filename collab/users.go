@@ -1,6 +1,10 @@
 package collab
 
-import "time"
+import (
+	"context"
+	"fmt"
+	"time"
+)
 
 // The users of a document are the client addresses (or other names) that
 // the server passes with each request, counted while seen within
@@ -68,6 +72,60 @@ func (a *Authority) Waiting(id string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.listeners
+}
+
+// WatchUsers returns the number of users of the document id once it
+// differs from base (at once when it does already), or after the
+// document's next change (steps or comments): for a relay that pushes the
+// count to clients of its own, such as the server's WebSocket hub, and is
+// no user itself (its pushes of changes carry a count, perhaps another
+// than base). Changes of the count wake it as they wake the waiting
+// Events calls of users, at most every 250 milliseconds. When ctx is done
+// first it returns ctx's error.
+func (a *Authority) WatchUsers(ctx context.Context, id string, base int) (int, error) {
+	d, err := a.acquire(ctx, id, "")
+	if err != nil {
+		return 0, err
+	}
+	defer a.release(d, "")
+	d.mu.Lock()
+	for {
+		if d.deleted {
+			d.mu.Unlock()
+			return 0, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+		}
+		now := a.now()
+		if n := d.userCount(now, a.cfg.UsersWindow); n != base {
+			d.mu.Unlock()
+			return n, nil
+		}
+		usersWake, wake := d.usersWake, d.wake
+		d.watchers++
+		d.scheduleUsers(now)
+		d.mu.Unlock()
+		select {
+		case <-usersWake:
+		case <-wake:
+		case <-ctx.Done():
+		case <-a.done:
+		}
+		d.mu.Lock()
+		d.watchers--
+		now = a.now()
+		d.scheduleUsers(now)
+		switch {
+		case chanClosed(wake) && !d.deleted:
+			n := d.userCount(now, a.cfg.UsersWindow)
+			d.mu.Unlock()
+			return n, nil
+		case !chanClosed(usersWake) && !chanClosed(wake):
+			d.mu.Unlock()
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			return 0, ErrClosed
+		}
+	}
 }
 
 // seen records a request of user (none when user is empty). It is called
@@ -150,7 +208,7 @@ func (d *document) userCount(now time.Time, window time.Duration) int {
 // so an idle document (which is unloaded) has none. It is called with mu
 // held whenever users or waiters change.
 func (d *document) scheduleUsers(now time.Time) {
-	if d.listeners == 0 || d.deleted || chanClosed(d.auth.done) {
+	if d.listeners == 0 && d.watchers == 0 || d.deleted || chanClosed(d.auth.done) {
 		// Nobody to wake: a waiter starts from the count it finds.
 		d.usersDirty = false
 		d.stopUsersTimer()

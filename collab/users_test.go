@@ -381,3 +381,94 @@ func TestUsersRealTimer(t *testing.T) {
 		t.Fatalf("%d users timers after Close", n)
 	}
 }
+
+// TestWatchUsers checks WatchUsers: at once when the count differs from
+// the base; else woken by a new user, by the expiry of one (with the
+// users timer it arms, as a waiting user would), and by a change of the
+// document; ctx's error when ctx is done.
+func TestWatchUsers(t *testing.T) {
+	ctx := context.Background()
+	clk, ft := newClock(), &fakeTimers{}
+	a := newAuthority(t, nil, collab.Config{Now: clk.Now, UsersWindow: time.Minute, IdleUnload: time.Hour})
+	a.SetTimerFunc(ft.AfterFunc)
+	get(t, a, "u1")
+	if n, err := a.WatchUsers(ctx, "d", 0); n != 1 || err != nil {
+		t.Fatalf("WatchUsers(0) = %d, %v; want 1 at once", n, err)
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	watch := func(ctx context.Context, base int) <-chan result {
+		out := make(chan result, 1)
+		go func() {
+			n, err := a.WatchUsers(ctx, "d", base)
+			out <- result{n, err}
+		}()
+		return out
+	}
+	wait := func(what string, ch <-chan result, want int) {
+		t.Helper()
+		select {
+		case r := <-ch:
+			if r.n != want || r.err != nil {
+				t.Fatalf("%s: %d, %v; want %d", what, r.n, r.err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: WatchUsers did not return", what)
+		}
+	}
+	waitArmed := func() {
+		t.Helper()
+		for i := 0; ft.Armed() == 0; i++ {
+			if i == 500 {
+				t.Fatal("WatchUsers armed no users timer")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	ch := watch(ctx, 1)
+	waitArmed() // the expiry of u1
+	get(t, a, "u2")
+	clk.Advance(time.Second) // past the wake-up delay
+	ft.Fire()
+	wait("a new user", ch, 2)
+
+	ch = watch(ctx, 2)
+	waitArmed()
+	clk.Advance(time.Minute)
+	ft.Fire()
+	wait("both expired", ch, 0)
+
+	// (No user can expire: no timer to tell when it waits. Steps until
+	// it returns.)
+	ch = watch(ctx, 0)
+	for v := int64(0); ; v++ {
+		mustSubmit(t, a, "d", collab.Submission{Version: v, Steps: steps(insert(1, "x")), ClientID: collab.ClientID("1")})
+		select {
+		case r := <-ch:
+			if r.n != 0 || r.err != nil {
+				t.Fatalf("a change of the document: %d, %v; want 0", r.n, r.err)
+			}
+		case <-time.After(10 * time.Millisecond):
+			if v < 500 {
+				continue
+			}
+			t.Fatal("a change of the document: WatchUsers did not return")
+		}
+		break
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	ch = watch(cctx, 0)
+	cancel()
+	select {
+	case r := <-ch:
+		if !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("canceled: %d, %v", r.n, r.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("WatchUsers did not return after its ctx was done")
+	}
+}

@@ -232,6 +232,7 @@ type wsHub struct {
 	err            error // why the hub failed
 	version        int64
 	commentVersion int64
+	users          int // the user count last pushed (watchUsers)
 	// maps are the step maps of the versions after mapsFrom, up to
 	// version; sizes[i] is the document's size at version mapsFrom+i.
 	maps     []*transform.StepMap
@@ -285,9 +286,35 @@ func (h *wsHub) start(ctx context.Context, user string) error {
 	h.mapsFrom = st.Version
 	h.sizes = append(h.sizes[:0], st.Doc.Content.Size())
 	h.started = true
+	h.users = st.Users
 	h.askPeersLocked()
 	go h.run()
+	go h.watchUsers()
 	return nil
+}
+
+// watchUsers pushes the user count to the hub's connections when it
+// changes between pushes of steps (someone came or went), as a push
+// without steps, until the hub stops or fails.
+func (h *wsHub) watchUsers() {
+	for {
+		h.mu.Lock()
+		base := h.users
+		h.mu.Unlock()
+		n, err := h.s.collab.WatchUsers(h.ctx, h.id, base)
+		if err != nil {
+			return // the hub stopped, or run reports the failure
+		}
+		h.mu.Lock()
+		if h.err == nil && !h.stopped && n != h.users {
+			h.publishLocked(collab.Events{Version: h.version, CommentVersion: h.commentVersion, Users: n})
+		}
+		failed := h.err != nil
+		h.mu.Unlock()
+		if failed {
+			return
+		}
+	}
 }
 
 // run waits for each publish of the document and pushes it, until the hub
@@ -410,9 +437,10 @@ func (h *wsHub) publishLocked(ev collab.Events) {
 	}
 	h.mapSteps(ev.Steps)
 	var msg []byte
-	if len(ev.Steps) > 0 || len(ev.Comment) > 0 {
+	if len(ev.Steps) > 0 || len(ev.Comment) > 0 || ev.Users != h.users {
 		h.scratch = ev.AppendJSON(h.scratch[:0])
 		msg = appendStepsPush(make([]byte, 0, len(h.scratch)+16), h.scratch)
+		h.users = ev.Users
 	}
 	h.version, h.commentVersion = ev.Version, ev.CommentVersion
 	var gone []*wsConn

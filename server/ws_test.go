@@ -96,6 +96,11 @@ type wsClient struct {
 	t        testing.TB
 	c        *websocket.Conn
 	clientID string // of the hello
+	// users is the count of the last push of a user count alone (a
+	// steps push without steps or comment events), which read skips
+	// unless keepUsers.
+	users     int
+	keepUsers bool
 }
 
 // dial connects to document id; a slow client gets a small receive
@@ -138,23 +143,30 @@ func (c *wsClient) send(msg string) {
 	}
 }
 
-// read returns the next message, or the error that ended the connection.
+// read returns the next message, or the error that ended the connection,
+// skipping the pushes of a user count alone (unless keepUsers).
 func (c *wsClient) read(timeout time.Duration) (wsMsg, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	typ, data, err := c.c.Read(ctx)
-	if err != nil {
-		return wsMsg{}, err
+	for {
+		typ, data, err := c.c.Read(ctx)
+		if err != nil {
+			return wsMsg{}, err
+		}
+		var m wsMsg
+		if typ != websocket.MessageText {
+			return m, fmt.Errorf("message of type %v", typ)
+		}
+		if err := json.Unmarshal(data, &m); err != nil {
+			return m, fmt.Errorf("%v: %s", err, data)
+		}
+		m.raw = string(data)
+		if !c.keepUsers && m.Type == "steps" && len(m.Steps) == 0 && len(m.Comment) == 0 {
+			c.users = m.Users
+			continue
+		}
+		return m, nil
 	}
-	var m wsMsg
-	if typ != websocket.MessageText {
-		return m, fmt.Errorf("message of type %v", typ)
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("%v: %s", err, data)
-	}
-	m.raw = string(data)
-	return m, nil
 }
 
 // next returns the next message, which must be of type typ.
@@ -1150,4 +1162,35 @@ func (e *wsEnv) joinedPair(t *testing.T, version int) (a, b *wsClient) {
 	b.hello(version, `"b"`)
 	b.next("welcome")
 	return a, b
+}
+
+// TestWSUsersPush checks that a user count that changes between pushes
+// of steps (a new user, here a long-poll client at another address) is
+// pushed to the WebSocket clients as a push without steps, so that
+// editors show the count GET /docs shows.
+func TestWSUsersPush(t *testing.T) {
+	e := newWS(t, Config{TrustProxy: true}, collab.Config{}, nil)
+	a := e.dial(t, "d", false)
+	a.keepUsers = true
+	a.hello(0, "1")
+	if m := a.next("welcome"); m.Users != 1 {
+		t.Fatalf("welcome %s, want users 1", m.raw)
+	}
+	req, err := http.NewRequest("GET", e.ts.URL+"/docs/d", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Forwarded-For", "198.51.100.7")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	m := a.nextSkipping("steps")
+	if m.Users != 2 || len(m.Steps) != 0 || len(m.Comment) != 0 || m.Version != 0 {
+		t.Fatalf("push %s, want users 2 without steps at version 0", m.raw)
+	}
+	if body := e.mustGet(t, "/docs"); !strings.Contains(body, `"id":"d","users":2,`) {
+		t.Errorf("GET /docs: %s, want users 2", body)
+	}
 }

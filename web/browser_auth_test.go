@@ -21,8 +21,9 @@ import (
 
 // TestBrowserAuth runs test/browser-auth.mjs against a pmauthority with
 // an auth.Policy: a page opened with a read token (#token=…) is
-// read-only, one with an edit token edits, and tokens are replaced in band
-// (the script mints its own with the secret). Skipped as TestBrowser is.
+// read-only, one with an edit token edits, each page shows its token's
+// name, pages and the list page count users alike, and tokens are
+// replaced in band (the script mints its own with the secret). Skipped as TestBrowser is.
 func TestBrowserAuth(t *testing.T) {
 	node := needBrowser(t)
 	secret := []byte("a secret for the browser test, 32 bytes or more")
@@ -51,7 +52,10 @@ func TestBrowserAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	mint := func(sub, role string) string {
-		tok, err := auth.Mint(secret, auth.NewClaims(sub, sub, auth.Grants{{Pattern: "d", Role: map[string]auth.Role{
+		// The pages show the token's name (else its sub: sam's, minted
+		// by the script, has none).
+		name := map[string]string{"rita": "Rita Reader", "ed": "Ed Editor", "ada": "Ada Admin"}[sub]
+		tok, err := auth.Mint(secret, auth.NewClaims(sub, name, auth.Grants{{Pattern: "d", Role: map[string]auth.Role{
 			"read": auth.RoleRead, "edit": auth.RoleEdit, "admin": auth.RoleAdmin}[role]}}, time.Now(), time.Hour))
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@
 //	pmauthority restore --from FILE --data DIR         put a backup in place
 //	pmauthority verify [--data DIR | --store postgres] check every stored document
 //	pmauthority version                                the version, commit and build date
+//	pmauthority healthcheck [--url URL]                exit 0 when a server's /healthz answers 200
 package main
 
 import (
@@ -28,6 +29,7 @@ commands:
   restore copy a backup into --data as its store
   verify  check every stored document: its snapshot, its steps, its comments
   version print the version, the commit and the build date
+  healthcheck  exit 0 when a server's /healthz answers 200, else 1 (for containers)
 
 Run "pmauthority <command> -h" for the flags of a command.
 `
@@ -56,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runRestore(args[1:], stdout, stderr)
 	case "verify":
 		return runVerify(args[1:], stdout, stderr)
+	case "healthcheck":
+		return runHealthcheck(args[1:], stdout, stderr)
 	case "version", "--version":
 		return runVersion(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":

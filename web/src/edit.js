@@ -20,7 +20,7 @@ import { CommentsPanel } from "./panel.js"
 import { safeColor, peerName } from "../client/src/presence.js"
 import { loadIdentity, saveIdentity, isColor, pickColor } from "./identity.js"
 import { validDocID } from "./docid.js"
-import { loadToken, roleOf, mayEdit, mayComment } from "./token.js"
+import { loadToken, roleOf, mayEdit, mayComment, nameOf } from "./token.js"
 import { h } from "../client/src/dom.js"
 
 const $ = id => document.getElementById(id)
@@ -87,9 +87,10 @@ function showPeers({ users, peers }) {
   let key = users + "|" + peers.map(p => `${p.clientID}:${p.name}:${p.color}`).join("|")
   if (key == shownPeers) return
   shownPeers = key
-  // The server counts users by address; every open editor announces
-  // itself with presence, so the larger number is the better one.
-  let n = users ? Math.max(users, peers.length + 1) : 0
+  // The server's count, the one the list page shows: with a token its
+  // sub, else its address, is one user however many tabs it has open
+  // (the peers list shows every tab).
+  let n = users || 0
   $("users").textContent = n ? `${n} user${n == 1 ? "" : "s"}` : ""
   let list = $("peers")
   list.replaceChildren(...peers.map(p =>
@@ -139,10 +140,19 @@ function start() {
 
   let identity = loadIdentity()
   let nameInput = $("name"), colorInput = $("color")
+  // With a token, others see the name it gives (the server ignores the
+  // one in hello): show that one, not to be changed here.
+  let tokenName = token ? nameOf(token) : "", ownName = identity.name
+  if (tokenName) {
+    identity.name = tokenName
+    nameInput.readOnly = true
+    nameInput.title = "The name your token gives; others see this one"
+  }
   nameInput.value = identity.name
   colorInput.value = identity.color
   let applyIdentity = () => {
-    saveIdentity(identity.name, identity.color, identity.chosen)
+    // A token's name is not kept as the default name of new tabs.
+    saveIdentity(tokenName ? ownName : identity.name, identity.color, identity.chosen)
     client.setIdentity(identity.name, identity.color)
   }
 
@@ -205,7 +215,7 @@ function start() {
       applyIdentity()
     }, 600)
   }
-  nameInput.addEventListener("input", identityChanged)
+  if (!tokenName) nameInput.addEventListener("input", identityChanged)
   colorInput.addEventListener("input", () => {
     if (!isColor(colorInput.value)) return
     identity.color = colorInput.value

@@ -21,18 +21,33 @@ export function loadToken() {
 
 const ranks = { read: 1, comment: 2, edit: 3, admin: 4 }
 
+// claims returns the claims of token ({} when it is not a JWT). The
+// page does not check the signature: the server does.
+function claims(token) {
+  try {
+    let payload = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")
+    let c = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(payload), c => c.charCodeAt(0))))
+    return c && typeof c == "object" ? c : {}
+  } catch {
+    return {}
+  }
+}
+
+// nameOf returns the name others see for the holder of token, as the
+// server takes it (docs/auth.md): its "name" claim, else its "sub", cut
+// to 64 characters ("" when it has neither).
+export function nameOf(token) {
+  let c = claims(token)
+  let name = typeof c.name == "string" && c.name ? c.name : typeof c.sub == "string" ? c.sub : ""
+  return name.slice(0, 64)
+}
+
 // roleOf returns the role that the "docs" claim of token gives on the
 // document id ("" for none), as the server computes it: the highest role
 // of the patterns that match (an exact id, or a prefix ending in *). It
 // is for what the page shows; the server decides what is allowed.
 export function roleOf(token, id) {
-  let docs
-  try {
-    let payload = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")
-    docs = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(payload), c => c.charCodeAt(0)))).docs
-  } catch {
-    return ""
-  }
+  let docs = claims(token).docs
   let best = ""
   for (let [pattern, role] of Object.entries(docs || {})) {
     let matches = pattern.endsWith("*") ? id.startsWith(pattern.slice(0, -1)) : pattern == id

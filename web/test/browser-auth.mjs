@@ -2,6 +2,8 @@
 // running pmauthority with auth: a page opened with a read token in its
 // fragment is visibly read-only (a badge, not editable) and sends no
 // steps; a page with an edit token edits, and the server has its text.
+// Each page shows its token's name, read-only, and the other sees it;
+// the editors show the user count the list page does.
 // The editor's comment shows on the read-only page without a delete
 // button, and the read-only page cannot start one (comments need the
 // comment role). Both pages drop the token from the address bar.
@@ -87,6 +89,26 @@ try {
 
   let editor = await openEditor(browser, args.edit)
   check(await editor.page.$("#role") == null, "a badge on the edit page")
+
+  // Identity from the token: each page shows its token's name (not to be
+  // changed there), and the other sees it by that name.
+  for (let [page, name] of [[reader.page, "Rita Reader"], [editor.page, "Ed Editor"]]) {
+    check(await page.inputValue("#name") == name, `the name field says ${await page.inputValue("#name")}, want ${name}`)
+    check(await page.locator("#name").evaluate(el => el.readOnly), `the name field of ${name} can be edited`)
+  }
+  await reader.page.locator("#peers .peer", { hasText: "Ed Editor" }).waitFor()
+  await editor.page.locator("#peers .peer", { hasText: "Rita Reader" }).waitFor()
+  // One user count, the server's, on the editors and the list page (a
+  // user is a sub: rita, ed, and ada who read the document above).
+  let list = await (await browser.newContext()).newPage()
+  await list.goto(args.url + "/#token=" + encodeURIComponent(args.admin))
+  let count = await list.locator("#docs li", { has: list.locator("a", { hasText: /^d$/ }) }).locator(".count").textContent()
+  let users = parseInt(count)
+  check(count == `${users} editing now` && users >= 2, "the list page says " + JSON.stringify(count))
+  for (let page of [reader.page, editor.page]) {
+    await page.locator("#users", { hasText: new RegExp(`^${users} users$`) }).waitFor()
+  }
+  await list.context().close()
   await editor.page.click(".ProseMirror")
   await editor.page.keyboard.type("edited")
   await editor.page.waitForFunction(() => window.pma.client.synced)

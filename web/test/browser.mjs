@@ -6,7 +6,8 @@
 //   1. Alice opens the list page and creates the document with the form;
 //      Bob opens the list page, finds the document in it and opens it.
 //   2. Both see each other: the other's name in the peers list and the
-//      other's cursor decoration (.pma-cursor, named by data-name) in the editor.
+//      other's cursor decoration (.pma-cursor, named by data-name) in the editor;
+//      the editors and the list page show the same user count.
 //   3. They type at the same time in different paragraphs, split
 //      paragraphs (Enter) and apply bold (Mod-b), then wait until both are
 //      synced; both editors hold the same document, equal to the one the
@@ -156,7 +157,15 @@ async function main() {
     await b.locator("#peers .peer", { hasText: "Alice Test" }).waitFor()
     await seesCursorOf(a, "Bob Test")
     await seesCursorOf(b, "Alice Test")
-    for (let p of [a, b]) await p.locator("#users", { hasText: "2 users" }).waitFor()
+    // One user count, the server's, on the editors and the list page:
+    // without a token a user is an address, and both are at 127.0.0.1
+    // (the peers lists show each of them).
+    for (let p of [a, b]) await p.locator("#users", { hasText: /^1 user$/ }).waitFor()
+    let list = await alice.context.newPage()
+    await list.goto(args.url + "/")
+    let count = await list.locator("#docs li", { has: list.locator("a", { hasText: id }) }).locator(".count").textContent()
+    check(count == "1 editing now", `the list page says ${JSON.stringify(count)}, the editors "1 user"`)
+    await list.close()
     log("both online and seeing each other")
 
     // 3. Concurrent typing in different paragraphs, splits and bold.
