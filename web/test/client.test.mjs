@@ -750,6 +750,95 @@ test("token: expiry (401, then close 4401) reconnects with the function's fresh 
   assert.equal(hello.token, "t2")
 })
 
+test("token: a refused hello (401 or 403, then 1008) stops retrying until setToken", async () => {
+  for (let status of [401, 403]) {
+    let failures = [], statuses = [], notices = []
+    let before = FakeSocket.all.length
+    let client = new CollabClient({
+      url: "ws://test/docs/x/ws", schema, clientID: 7, token: "bad",
+      onAuthenticationFailed: f => failures.push(f), onStatus: s => statuses.push(s), onNotice: n => notices.push(n),
+    })
+    clients.push(client)
+    let { ws, hello } = await nextSocket(before)
+    assert.equal(hello.token, "bad")
+    ws.push({ type: "error", status, message: "invalid token" })
+    ws.drop(1008, "")
+    assert.deepEqual(failures, [{ status, reason: "invalid token" }])
+    assert.deepEqual(statuses.at(-1), { status: "offline", detail: "authentication failed: invalid token", retryIn: 0 })
+    assert.equal(client.retryTimer, null, "no attempt is scheduled")
+    assert.deepEqual(notices, [])
+    // Neither online nor a visible tab retries it.
+    windowEvents.dispatchEvent(new Event("online"))
+    globalThis.document.dispatchEvent(new Event("visibilitychange"))
+    await sleep(20)
+    assert.equal(FakeSocket.all.length, before + 1, "a retry without a new token")
+    // A new token connects at once.
+    assert.equal(await client.setToken("good"), false, "nothing went in band")
+    let next = await nextSocket(before + 1)
+    assert.equal(next.hello.token, "good")
+    next.ws.push({ type: "snapshot", doc: docJSON("hello"), version: 5, comments: [], commentVersion: 0, users: 1, presence: [] })
+    assert.ok(client.synced)
+  }
+})
+
+test("token: a string token that expires (4401) stops; a function's is asked again", async () => {
+  let failures = []
+  let { ws, client } = await start({}, { token: "t", onAuthenticationFailed: f => failures.push(f) })
+  ws.push({ type: "error", status: 401, message: "token expired" })
+  ws.drop(4401, "token expired")
+  assert.deepEqual(failures, [{ status: 401, reason: "token expired" }])
+  assert.equal(client.retryTimer, null)
+})
+
+test("onSynced after the snapshot and when the last change is confirmed; onUnsyncedChanges", async () => {
+  let synced = 0, unsynced = []
+  let { client, ws } = await start({}, { onSynced: () => synced++, onUnsyncedChanges: n => unsynced.push(n) })
+  assert.equal(synced, 1, "after the snapshot")
+  assert.equal(client.hasUnsyncedChanges, false)
+  insert(client, 6, "!")
+  insert(client, 7, "?")
+  assert.equal(client.hasUnsyncedChanges, true)
+  assert.deepEqual(unsynced, [1, 2])
+  let sub = ws.take("steps")
+  ws.push({ type: "steps", version: 6, steps: sub.steps, clientIDs: [7], commentVersion: 0, comment: [], users: 1 })
+  ws.push({ type: "ack", id: sub.id, version: 6, commentVersion: 0 })
+  assert.equal(synced, 1, "not while the second step is unconfirmed")
+  let second = ws.take("steps")
+  ws.push({ type: "steps", version: 7, steps: second.steps, clientIDs: [7], commentVersion: 0, comment: [], users: 1 })
+  ws.push({ type: "ack", id: second.id, version: 7, commentVersion: 0 })
+  assert.equal(synced, 2, "the last change confirmed")
+  assert.deepEqual(unsynced, [1, 2, 1, 0])
+  assert.equal(client.hasUnsyncedChanges, false)
+  // A reconnection's welcome syncs it again.
+  ws.drop(1006)
+  let next = await nextSocket(FakeSocket.all.indexOf(ws) + 1)
+  next.ws.push({ type: "welcome", version: 7, commentVersion: 0, steps: [], clientIDs: [], comment: [], users: 1, presence: [] })
+  assert.equal(synced, 3)
+})
+
+test("beforeunload warns while there are unsaved changes, unless warnOnUnload is false", async () => {
+  let unload = () => {
+    let e = new Event("beforeunload", { cancelable: true })
+    windowEvents.dispatchEvent(e)
+    return e.defaultPrevented
+  }
+  let { client, ws } = await start()
+  assert.equal(unload(), false, "nothing unsaved")
+  insert(client, 6, "!")
+  assert.equal(unload(), true, "an unconfirmed step")
+  let sub = ws.take("steps")
+  ws.push({ type: "steps", version: 6, steps: sub.steps, clientIDs: [7], commentVersion: 0, comment: [], users: 1 })
+  ws.push({ type: "ack", id: sub.id, version: 6, commentVersion: 0 })
+  assert.equal(unload(), false, "confirmed")
+  insert(client, 6, "!")
+  client.close()
+  assert.equal(unload(), false, "closed")
+
+  let quiet = await start({}, { warnOnUnload: false })
+  insert(quiet.client, 6, "!")
+  assert.equal(unload(), false, "warnOnUnload: false")
+})
+
 test("document names are ids as typed, as the server accepts them", () => {
   for (let id of ["My notes", "Café crème", "😀 plans", "team-a/notes", "a..b", "é".repeat(256)])
     assert.ok(validDocID(id), id)

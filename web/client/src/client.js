@@ -89,6 +89,17 @@ function randomClientID() {
 //   onPeers({users, peers})  users is the server's count, peers the other
 //             clients that announced themselves ({clientID, name, color})
 //   onNotice(text)  something the user should know (a refused change)
+//   onSynced()  the server has every local change and the connection is
+//             up: after the welcome or snapshot, and again each time the
+//             last unconfirmed change is confirmed (synced turns true)
+//   onUnsyncedChanges(n)  the number of local changes the server does
+//             not have yet (unsaved) changed
+//   onAuthenticationFailed({status, reason})  the server refused the
+//             token (error 401 or 403 to the hello, then close 1008; or a
+//             string token expired, 4401): the client stops retrying
+//             until setToken or reconnectNow
+//   warnOnUnload  false turns off the beforeunload warning the client
+//             adds while there are unsaved changes (default true)
 //   flush()   called before a server message changes the state, to
 //             dispatch what the view has not read from the DOM yet (a
 //             native cursor motion such as End is read on the next
@@ -111,6 +122,10 @@ export class CollabClient {
     this.onStatus = options.onStatus || noop
     this.onPeers = options.onPeers || noop
     this.onNotice = options.onNotice || noop
+    this.onSynced = options.onSynced || noop
+    this.onUnsyncedChanges = options.onUnsyncedChanges || noop
+    this.onAuthenticationFailed = options.onAuthenticationFailed || noop
+    this.warnOnUnload = options.warnOnUnload ?? true
     this.flush = options.flush || noop
     this.token = options.token ?? null
     this.clientID = options.clientID ?? randomClientID()
@@ -143,6 +158,24 @@ export class CollabClient {
     this.lastPresence = ""
     this.lastPresenceAt = 0
 
+    // What onSynced and onUnsyncedChanges last reported, and whether the
+    // beforeunload warning is on.
+    this.wasSynced = false
+    this.lastUnsaved = 0
+    this.warning = false
+    // The beforeunload listener, added while there are unsaved changes:
+    // the browser asks before the tab closes or navigates away.
+    this.unloadWarning = e => {
+      e.preventDefault()
+      // Older browsers (Chrome before 119) ask only when returnValue is
+      // set; an Event that is not a BeforeUnloadEvent has it read-only.
+      try { e.returnValue = true } catch { /* not a BeforeUnloadEvent */ }
+    }
+    // authError: the hello's error 401 or 403, before the close 1008;
+    // authFailed: the client stopped after it, until setToken.
+    this.authError = null
+    this.authFailed = false
+
     this.closed = false
     // gone: the server closed with 4404 (the document was deleted, or
     // does not exist); the client waits for reconnectNow.
@@ -152,7 +185,7 @@ export class CollabClient {
     // at once instead of waiting out the back-off.
     this.wake = () => {
       if (globalThis.document?.visibilityState == "hidden") return
-      if (!this.closed && !this.gone && !this.welcomed && !this.connecting) this.reconnectNow()
+      if (!this.closed && !this.gone && !this.authFailed && !this.welcomed && !this.connecting) this.reconnectNow()
     }
     // Gone offline: a connection that still answers a ping is kept (a
     // server on this machine), a silent one is given up at once rather
@@ -187,11 +220,39 @@ export class CollabClient {
     return (sendable ? sendable.steps.length : 0) + commentsKey.getState(this.state).unsentEvents().length
   }
 
+  // hasUnsyncedChanges tells whether there are local changes the server
+  // does not have yet (unsaved > 0).
+  get hasUnsyncedChanges() {
+    return this.unsaved > 0
+  }
+
   // synced tells whether the server has every local change (steps and
   // comments) and the connection is up.
   get synced() {
     return this.welcomed && !this.inFlight && !!this.state && !sendableSteps(this.state) &&
       commentsKey.getState(this.state).unsentEvents().length == 0
+  }
+
+  // changed reports what a change of state or connection did to synced
+  // and unsaved: onSynced when synced turns true, onUnsyncedChanges when
+  // unsaved changes, and the beforeunload warning on while unsaved.
+  changed() {
+    let unsaved = this.unsaved
+    let warn = unsaved > 0 && this.warnOnUnload && !this.closed
+    if (warn != this.warning) {
+      this.warning = warn
+      if (warn) globalThis.addEventListener?.("beforeunload", this.unloadWarning)
+      else globalThis.removeEventListener?.("beforeunload", this.unloadWarning)
+    }
+    if (unsaved != this.lastUnsaved) {
+      this.lastUnsaved = unsaved
+      this.onUnsyncedChanges(unsaved)
+    }
+    let synced = this.synced
+    if (synced != this.wasSynced) {
+      this.wasSynced = synced
+      if (synced) this.onSynced()
+    }
   }
 
   // dispatch applies a local transaction.
@@ -201,6 +262,7 @@ export class CollabClient {
     this.onState(this.state, false)
     if (tr.docChanged || tr.getMeta(commentsKey)) this.trySend()
     if (tr.docChanged || tr.selectionSet) this.schedulePresence()
+    this.changed()
   }
 
   // setIdentity changes the name and colour shown to the others; they
@@ -214,9 +276,15 @@ export class CollabClient {
 
   // setToken replaces the token option: the next connection's hello
   // carries it, and an open connection is sent it in band at once
-  // (refreshToken). It returns refreshToken's promise.
+  // (refreshToken). It returns refreshToken's promise. After an
+  // authentication failure it connects again, with the new token (the
+  // promise then resolves to false: nothing went in band).
   setToken(token) {
     this.token = token ?? null
+    if (this.authFailed) {
+      this.reconnectNow()
+      return Promise.resolve(false)
+    }
     return this.refreshToken()
   }
 
@@ -291,6 +359,7 @@ export class CollabClient {
   reconnectNow() {
     if (this.closed) return
     this.gone = false
+    this.authFailed = false
     this.drop()
     this.connect()
   }
@@ -302,6 +371,7 @@ export class CollabClient {
     globalThis.removeEventListener?.("offline", this.probe)
     globalThis.document?.removeEventListener?.("visibilitychange", this.wake)
     this.drop()
+    this.changed() // the warning off
   }
 
   // drop closes the connection without scheduling a new one.
@@ -329,6 +399,7 @@ export class CollabClient {
     }
     this.ws = ws
     this.reached = false
+    this.authError = null
     ws.onopen = async () => {
       if (ws !== this.ws) return
       this.reached = true
@@ -384,6 +455,20 @@ export class CollabClient {
       this.status("offline", reason || "document deleted")
       return
     }
+    // The hello's token was refused (error 401 or 403, then 1008), or a
+    // string token expired (4401: sending it again would be refused):
+    // retrying with the same token cannot succeed, so the client waits
+    // for a new one (setToken). A token function's token that expired is
+    // asked for again instead, by reconnecting.
+    let auth = code == 1008 ? this.authError : null
+    if (code == 4401 && typeof this.token != "function") auth = { status: 401, message: reason || "token expired" }
+    if (auth) {
+      this.authFailed = true
+      this.lost()
+      this.status("offline", "authentication failed: " + auth.message)
+      this.onAuthenticationFailed({ status: auth.status, reason: auth.message })
+      return
+    }
     // 4400: our version is ahead of the server's; 1009: our message is
     // too big to ever be accepted. Both: start over from its document.
     if (code == 4400 || code == 1009) this.resync = true
@@ -436,6 +521,7 @@ export class CollabClient {
       this.onState(this.state, false)
     }
     this.peersChanged()
+    this.changed()
   }
 
   // restart reconnects asking for a snapshot, which replaces the local
@@ -629,11 +715,18 @@ export class CollabClient {
     if (sent.events.length)
       this.dispatchInternal(this.state.tr.setMeta(commentsKey, { type: "sent", events: sent.events }))
     this.trySend()
+    this.changed()
   }
 
   refused(msg) {
     let text = `${msg.message || "error"} (${msg.status || "?"})`
     if (msg.id != null && this.tokenAnswered(msg.id, false, text)) return
+    // Refused before the welcome: the policy refused the hello's token
+    // (or its client id), and the close 1008 follows.
+    if (msg.id == null && (msg.status == 401 || msg.status == 403) && !this.welcomed) {
+      this.authError = { status: msg.status, message: msg.message || "refused" }
+      return
+    }
     // A 401 without id on a welcomed connection: its token expired, and
     // the close (4401) that follows says so in the status.
     if (msg.id == null && msg.status == 401 && this.welcomed) return
@@ -672,6 +765,7 @@ export class CollabClient {
   afterChange() {
     this.trySend()
     this.schedulePresence()
+    this.changed()
   }
 
   // trySend submits the unconfirmed steps and unsent comment events,
