@@ -18,6 +18,8 @@ export interface Peer {
   clientID: number | string
   name: string | null
   color: string | null
+  /** Its own presence fields (its hello's data), or null. */
+  data: Record<string, unknown> | null
 }
 
 /**
@@ -45,6 +47,11 @@ export interface CollabClientOptions {
   name?: string
   /** Shown to the others: #rrggbb. */
   color?: string
+  /**
+   * More presence fields shown to the others (Peer.data): a JSON object of at most the server's
+   * --max-presence-data (512 bytes of JSON by default), sent in hello.
+   */
+  data?: Record<string, unknown> | null
   /** The credential sent in hello (docs/auth.md). */
   token?: TokenSource
   /** The prosemirror-collab client id (default: random below 2^32). */
@@ -96,6 +103,8 @@ export class CollabClient {
   dispatch(tr: Transaction): void
   /** Changes the name and colour shown to the others (reconnects). */
   setIdentity(name: string, color: string): void
+  /** Changes the presence fields shown to the others (reconnects). */
+  setPresenceData(data: Record<string, unknown> | null): void
   /**
    * Replaces the token: the next hello carries it, and an open connection is sent it in band at once
    * (refreshToken's promise). After an authentication failure it connects again (the promise then

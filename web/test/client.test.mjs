@@ -332,7 +332,7 @@ test("presence: sent at the confirmed version, others' mapped into the local doc
   let peer = presenceKey.getState(client.state).peers.get("99")
   assert.deepEqual([peer.anchor, peer.head], [4, 7])
   assert.equal(client.state.doc.textBetween(peer.anchor, peer.head), "hel")
-  assert.deepEqual(peers.at(-1).peers, [{ clientID: 99, name: "Bob", color: "#00ff00" }])
+  assert.deepEqual(peers.at(-1).peers, [{ clientID: 99, name: "Bob", color: "#00ff00", data: null }])
   let decos = presenceKey.getState(client.state).decos.find()
   assert.equal(decos.length, 2, "a selection range and a caret")
 
@@ -427,6 +427,21 @@ test("setIdentity reconnects with the new name and colour, at the current versio
   assert.equal(ws.closedWith, 1000)
   let { hello } = await nextSocket(before)
   assert.deepEqual(hello, { type: "hello", version: 5, commentVersion: 0, clientID: 7, name: "New Name", color: "#abcdef" })
+})
+
+test("presence data: sent in hello, given with the peers; setPresenceData reconnects", async () => {
+  let { client, ws, hello, peers } = await start({
+    presence: [{ clientID: 9, name: "Bea", color: "#d0342c", data: { role: "reviewer" }, anchor: null, head: null }, { clientID: 8, name: "Cy", color: null, anchor: null, head: null }],
+  }, { data: { avatar: "/me.png" } })
+  assert.deepEqual(hello.data, { avatar: "/me.png" })
+  assert.deepEqual(peers.at(-1).peers.map(p => p.data), [{ role: "reviewer" }, null])
+  client.setPresenceData({ avatar: "/me.png" })
+  assert.equal(ws.closedWith, null, "the same data does not reconnect")
+  client.setPresenceData({ avatar: "/new.png" })
+  assert.equal(ws.closedWith, 1000)
+  let next = await nextSocket(FakeSocket.all.indexOf(ws) + 1)
+  assert.deepEqual(next.hello.data, { avatar: "/new.png" })
+  assert.equal(next.hello.version, 5)
 })
 
 test("a long name is cut to 64 UTF-16 units without splitting an emoji", async () => {

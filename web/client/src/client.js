@@ -83,11 +83,15 @@ function randomClientID() {
 //   plugins   the editor plugins (menu, keymaps, history …); the client
 //             adds collab, comments and presence
 //   name, color  shown to the other clients
+//   data      more presence fields shown to the other clients: a JSON
+//             object, at most the server's --max-presence-data (512 bytes
+//             of JSON by default), sent in hello
 //   onState(state, replaced)  a new editor state (replaced: from a snapshot)
 //   onStatus({status, detail, retryIn})  status is "connecting",
 //             "online" or "offline"; detail says why when there is a reason
 //   onPeers({users, peers})  users is the server's count, peers the other
-//             clients that announced themselves ({clientID, name, color})
+//             clients that announced themselves ({clientID, name, color,
+//             data})
 //   onNotice(text)  something the user should know (a refused change)
 //   onSynced()  the server has every local change and the connection is
 //             up: after the welcome or snapshot, and again each time the
@@ -118,6 +122,7 @@ export class CollabClient {
     this.plugins = options.plugins || []
     this.name = options.name || ""
     this.color = options.color || ""
+    this.data = options.data ?? null
     this.onState = options.onState || noop
     this.onStatus = options.onStatus || noop
     this.onPeers = options.onPeers || noop
@@ -274,6 +279,15 @@ export class CollabClient {
     if (this.ws || this.retryTimer) this.reconnectNow()
   }
 
+  // setPresenceData replaces the data option (the presence fields shown
+  // to the others); it travels in hello, so the client reconnects.
+  setPresenceData(data) {
+    data = data ?? null
+    if (JSON.stringify(data) == JSON.stringify(this.data)) return
+    this.data = data
+    if (this.ws || this.retryTimer) this.reconnectNow()
+  }
+
   // setToken replaces the token option: the next connection's hello
   // carries it, and an open connection is sent it in band at once
   // (refreshToken). It returns refreshToken's promise. After an
@@ -418,6 +432,7 @@ export class CollabClient {
       if (typeof token == "string" && token) hello.token = token
       this.sentToken = hello.token || ""
       if (/^#[0-9a-fA-F]{6}$/.test(this.color)) hello.color = this.color
+      if (this.data != null) hello.data = this.data
       if (this.state && !this.resync) {
         hello.version = getVersion(this.state)
         hello.commentVersion = commentsKey.getState(this.state).version
@@ -844,7 +859,7 @@ export class CollabClient {
     let set = []
     for (let c of clients) {
       if (c.clientID == this.clientID) continue
-      let peer = { clientID: c.clientID, name: c.name, color: c.color, anchor: null, head: null }
+      let peer = { clientID: c.clientID, name: c.name, color: c.color, data: c.data ?? null, anchor: null, head: null }
       if (Number.isInteger(c.anchor) && Number.isInteger(c.head) && version >= this.mapsFrom) {
         let anchor = c.anchor, head = c.head
         for (let i = version - this.mapsFrom; i < this.maps.length; i++) {
@@ -864,7 +879,7 @@ export class CollabClient {
     let peers = []
     if (this.state) {
       for (let p of presenceKey.getState(this.state).peers.values())
-        peers.push({ clientID: p.clientID, name: p.name, color: p.color })
+        peers.push({ clientID: p.clientID, name: p.name, color: p.color, data: p.data ?? null })
     }
     this.onPeers({ users: this.welcomed ? this.users : 0, peers })
   }

@@ -34,6 +34,10 @@ const ok: boolean = client.synced
 const taken: Promise<boolean> = client.setToken("other")
 client.refreshToken().then((accepted: boolean) => console.log(accepted, taken))
 client.setIdentity("Ada", "#000000")
+client.setPresenceData({ avatar: "/ada.png" })
+new CollabClient({ url: "ws://x", schema, data: { role: "reviewer" }, onPeers: ({ peers }) => console.log(peers[0]?.data?.role) })
+// @ts-expect-error: data is an object
+new CollabClient({ url: "ws://x", schema, data: "reviewer" })
 
 const editor = createEditor(document.body, { url: "ws://x/docs/y/ws", schema, viewProps: { editable: () => true } })
 const v: EditorView | null = editor.view
