@@ -77,6 +77,11 @@ export interface CollabClientOptions {
   onAuthenticationFailed?(failure: AuthenticationFailure): void
   /** false: no beforeunload warning while there are unsaved changes (default true). */
   warnOnUnload?: boolean
+  /**
+   * A name (e.g. the document id) under which the unconfirmed changes are kept in IndexedDB while
+   * there are any: a new client with the same name (after a reload) takes them up and sends them.
+   */
+  persist?: string
   /** Dispatch what the view has not read from the DOM yet, before a server message changes the state. */
   flush?(): void
   /** The WebSocket class (default globalThis.WebSocket; in node, e.g. the ws package's). */

@@ -10,7 +10,10 @@
 //   - onSynced after the first snapshot and again when a local change is
 //     confirmed; hasUnsyncedChanges and onUnsyncedChanges while it is not;
 //   - the beforeunload warning: closing the tab with an unsaved change
-//     (the server unreachable) asks first, and does not once it is saved.
+//     (the server unreachable) asks first, and does not once it is saved;
+//   - persist: a change made while the server is unreachable is kept in
+//     IndexedDB, and the page reloaded takes it up and sends it; once
+//     saved it is not taken up again.
 //
 // Usage: node test/browser-client.mjs --url http://127.0.0.1:8080 --secret S
 //        [--out DIR] [--chromium PATH]
@@ -40,14 +43,20 @@ function mint(sub, docs, secret = args.secret) {
 const doc = "client-" + Date.now().toString(36)
 const good = mint("tess", { [doc]: "edit" })
 
-async function open(browser, token) {
+async function open(browser, token, query = "") {
   let context = await browser.newContext({ viewport: { width: 900, height: 500 } })
   let page = await context.newPage()
   page.setDefaultTimeout(20000)
   page.errors = []
   page.on("pageerror", e => page.errors.push(e.message))
-  await page.goto(`${args.url}/client-test/index.html?doc=${encodeURIComponent(doc)}#token=${encodeURIComponent(token)}`)
+  await page.goto(`${args.url}/client-test/index.html?doc=${encodeURIComponent(doc)}${query}#token=${encodeURIComponent(token)}`)
   return { context, page }
+}
+
+async function serverDoc() {
+  let res = await fetch(`${args.url}/docs/${encodeURIComponent(doc)}`, { headers: { Authorization: "Bearer " + good } })
+  check(res.ok, "GET the document: " + res.status)
+  return JSON.stringify((await res.json()).doc)
 }
 
 const events = page => page.evaluate(() => ({ ...window.events, sockets: window.sockets.length }))
@@ -125,6 +134,40 @@ try {
   check(page.errors.length == 0, "page errors: " + page.errors.join("; "))
   await context.close()
   console.log("browser-client: beforeunload ok")
+
+  // persist: kept in IndexedDB while the server is unreachable, taken up
+  // and sent after a reload.
+  ;({ context, page } = await open(browser, good, "&persist=" + encodeURIComponent(doc) + "&warn=0"))
+  await page.waitForFunction(() => window.client.synced)
+  await page.evaluate(() => { window.blockSockets = true; window.client.reconnectNow() })
+  await page.waitForFunction(() => !window.client.welcomed)
+  await page.evaluate(() => {
+    let c = window.client
+    c.dispatch(c.state.tr.insertText("kept offline ", 1))
+    window.createComment("a note kept offline", { from: 1, to: 5 })(c.state, tr => c.dispatch(tr))
+  })
+  await page.waitForFunction(() => window.client.saved)
+  await page.evaluate(() => window.client.saving)
+  check(!(await serverDoc()).includes("kept offline"), "the server has the offline change")
+  await page.reload()
+  await page.waitForFunction(() => window.client?.synced && !window.client.saved)
+  e = await events(page)
+  check(e.notices.includes("Restored 1 unsaved change from this browser"), "notices: " + JSON.stringify(e.notices))
+  let text = await page.evaluate(() => window.client.state.doc.textContent)
+  check(text.split("kept offline").length == 2, "the page's text: " + text)
+  check((await serverDoc()).split("kept offline").length == 2, "the server lacks the restored change, or has it twice: " + await serverDoc())
+  res = await fetch(`${args.url}/docs/${encodeURIComponent(doc)}`, { headers: { Authorization: "Bearer " + good } })
+  let comments = (await res.json()).comments
+  check(comments.length == 1 && comments[0].text == "a note kept offline" && comments[0].from == 1 && comments[0].to == 5, "the server's comments: " + JSON.stringify(comments))
+  // Saved: a reload takes nothing up.
+  await page.reload()
+  await page.waitForFunction(() => window.client?.synced)
+  e = await events(page)
+  check(e.notices.length == 0, "notices after a reload of a saved page: " + JSON.stringify(e.notices))
+  check((await serverDoc()).split("kept offline").length == 2, "the change is there twice: " + await serverDoc())
+  check(page.errors.length == 0, "page errors: " + page.errors.join("; "))
+  await context.close()
+  console.log("browser-client: persist ok")
   console.log("browser-client: ok")
 } finally {
   await browser.close()

@@ -12,6 +12,7 @@ import { Step } from "prosemirror-transform"
 import { collab, receiveTransaction, sendableSteps, getVersion } from "prosemirror-collab"
 import { commentsKey, commentsPlugin } from "./comments.js"
 import { presenceKey, presencePlugin } from "./presence.js"
+import { UnsavedStore } from "./persist.js"
 
 const minBackoff = 500 // ms, the first reconnection delay (before jitter)
 const maxBackoff = 10000 // while the server cannot be reached
@@ -24,6 +25,7 @@ const deadAfter = 45000 // ms without a message before the connection is given u
 const offlineProbe = 4000 // ms for an answer to the ping sent when the browser goes offline
 const refreshLead = 60000 // ms before a token's exp when a token function is asked for a fresh one
 const maxTimer = 2 ** 30 // ms, below setTimeout's limit (2^31 − 1)
+const saveEvery = 200 // ms between two writes of the unconfirmed changes to IndexedDB
 
 function noop() {}
 
@@ -104,6 +106,10 @@ function randomClientID() {
 //             until setToken or reconnectNow
 //   warnOnUnload  false turns off the beforeunload warning the client
 //             adds while there are unsaved changes (default true)
+//   persist   a name (e.g. the document id) under which the unconfirmed
+//             changes are kept in IndexedDB while there are any: a new
+//             client of that name takes them up (its first state is the
+//             saved one) and sends them once connected. Default none
 //   flush()   called before a server message changes the state, to
 //             dispatch what the view has not read from the DOM yet (a
 //             native cursor motion such as End is read on the next
@@ -181,6 +187,22 @@ export class CollabClient {
     this.authError = null
     this.authFailed = false
 
+    // persist: the IndexedDB store of the unconfirmed changes (null
+    // without the option or without IndexedDB). confirmedDoc is the
+    // document at the confirmed version, which a saved record needs.
+    this.persist = options.persist && UnsavedStore.available() ? new UnsavedStore(String(options.persist), globalThis.indexedDB) : null
+    this.confirmedDoc = null
+    this.saveTimer = null
+    this.saved = false // a record of this client id is in the store
+    this.saving = null // the last write (a promise), for tests
+    this.restoring = false // restore is reading the store: connect waits
+    this.saveNow = () => {
+      if (this.saveTimer) {
+        clearTimeout(this.saveTimer)
+        this.save()
+      }
+    }
+
     this.closed = false
     // gone: the server closed with 4404 (the document was deleted, or
     // does not exist); the client waits for reconnectNow.
@@ -190,7 +212,7 @@ export class CollabClient {
     // at once instead of waiting out the back-off.
     this.wake = () => {
       if (globalThis.document?.visibilityState == "hidden") return
-      if (!this.closed && !this.gone && !this.authFailed && !this.welcomed && !this.connecting) this.reconnectNow()
+      if (!this.closed && !this.gone && !this.authFailed && !this.restoring && !this.welcomed && !this.connecting) this.reconnectNow()
     }
     // Gone offline: a connection that still answers a ping is kept (a
     // server on this machine), a silent one is given up at once rather
@@ -208,7 +230,100 @@ export class CollabClient {
     globalThis.addEventListener?.("online", this.wake)
     globalThis.addEventListener?.("offline", this.probe)
     globalThis.document?.addEventListener?.("visibilitychange", this.wake)
-    this.connect()
+    if (this.persist) {
+      // A page being hidden or closed writes at once what waits.
+      globalThis.addEventListener?.("pagehide", this.saveNow)
+      globalThis.document?.addEventListener?.("visibilitychange", this.saveNow)
+      this.restoring = true
+      this.restore().then(() => {
+        this.restoring = false
+        if (!this.closed) this.connect()
+      })
+    } else {
+      this.connect()
+    }
+  }
+
+  // restore takes up the unconfirmed changes another client of the
+  // persist name saved (claim), as the first state: the saved document
+  // at its version with the saved steps applied on top and the comment
+  // events queued again. Its client id becomes this client's, so that
+  // steps the server took before the page went are recognised as ours.
+  async restore() {
+    let record
+    try {
+      record = await this.persist.claim()
+    } catch (e) {
+      this.onNotice("Could not read the unsaved changes kept in this browser: " + String(e?.message || e))
+      return
+    }
+    if (!record || this.closed || this.state) return
+    try {
+      let doc = this.schema.nodeFromJSON(record.doc)
+      let state = EditorState.create({
+        doc,
+        plugins: this.plugins.concat(collab({ version: record.version, clientID: record.clientID }), commentsPlugin(), presencePlugin()),
+        comments: { version: record.commentVersion, comments: record.comments },
+      })
+      let tr = state.tr
+      for (let json of record.steps) {
+        let result = tr.maybeStep(Step.fromJSON(this.schema, json))
+        if (result.failed) throw new Error(result.failed)
+      }
+      state = state.apply(tr)
+      // The comment events, in the document after the steps, queued
+      // again as the commands queue them.
+      for (let e of record.events)
+        state = state.apply(state.tr.setMeta(commentsKey, e.type == "create" ? { ...e, type: "add" } : e))
+      this.clientID = record.clientID
+      this.confirmedDoc = doc
+      this.maps = []
+      this.mapsFrom = record.version
+      this.state = state
+    } catch (e) {
+      this.onNotice("The unsaved changes kept in this browser do not fit this document: " + String(e?.message || e))
+      return
+    }
+    this.onState(this.state, true)
+    this.onNotice(`Restored ${record.steps.length} unsaved change${record.steps.length == 1 ? "" : "s"} from this browser`)
+    this.changed()
+  }
+
+  // scheduleSave writes the unconfirmed changes to IndexedDB soon, or
+  // deletes the record once there are none.
+  scheduleSave() {
+    if (!this.persist || !this.state || !this.confirmedDoc) return
+    if (this.saveTimer) return
+    this.saveTimer = setTimeout(() => this.save(), saveEvery)
+  }
+
+  // save writes the record of this client's unconfirmed changes, or
+  // deletes it when there are none left.
+  save() {
+    clearTimeout(this.saveTimer)
+    this.saveTimer = null
+    let state = this.state
+    if (!state || !this.confirmedDoc) return
+    let sendable = sendableSteps(state)
+    let cs = commentsKey.getState(state)
+    let events = cs.unsentEvents()
+    let write
+    if (!sendable && !events.length) {
+      if (!this.saved) return
+      this.saved = false
+      write = this.persist.delete(this.clientID)
+    } else {
+      let created = new Set(events.filter(e => e.type == "create").map(e => e.id))
+      let comments = cs.all().filter(c => !created.has(c.id)).map(c => ({
+        id: c.id, text: c.text, from: this.toConfirmed(state, c.from), to: this.toConfirmed(state, c.to),
+      })).filter(c => c.from < c.to)
+      this.saved = true
+      write = this.persist.put(this.clientID, {
+        version: getVersion(state), doc: this.confirmedDoc.toJSON(), steps: sendable ? sendable.steps.map(s => s.toJSON()) : [],
+        commentVersion: cs.version, comments, events, savedAt: Date.now(),
+      })
+    }
+    this.saving = write.catch(e => this.onNotice("Could not keep the unsaved changes in this browser: " + String(e?.message || e)))
   }
 
   // connecting tells whether an attempt is under way (the socket is
@@ -253,6 +368,7 @@ export class CollabClient {
       this.lastUnsaved = unsaved
       this.onUnsyncedChanges(unsaved)
     }
+    if (this.persist && (unsaved > 0 || this.saved)) this.scheduleSave()
     let synced = this.synced
     if (synced != this.wasSynced) {
       this.wasSynced = synced
@@ -371,7 +487,7 @@ export class CollabClient {
   // reconnectNow drops the connection, or the wait for the next attempt,
   // and connects at once (e.g. when the browser comes back online).
   reconnectNow() {
-    if (this.closed) return
+    if (this.closed || this.restoring) return // it connects once restored
     this.gone = false
     this.authFailed = false
     this.drop()
@@ -384,6 +500,11 @@ export class CollabClient {
     globalThis.removeEventListener?.("online", this.wake)
     globalThis.removeEventListener?.("offline", this.probe)
     globalThis.document?.removeEventListener?.("visibilitychange", this.wake)
+    if (this.persist) {
+      globalThis.removeEventListener?.("pagehide", this.saveNow)
+      globalThis.document?.removeEventListener?.("visibilitychange", this.saveNow)
+      this.saveNow()
+    }
     this.drop()
     this.changed() // the warning off
   }
@@ -605,6 +726,8 @@ export class CollabClient {
       comments: { version: msg.commentVersion || 0, comments: msg.comments || [] },
     }
     let old = this.state
+    let lost = old ? sendableSteps(old)?.steps.length || 0 : 0
+    if (lost) this.onNotice(`${lost} unsaved change${lost == 1 ? " was" : "s were"} lost: the server sent the whole document`)
     if (old) {
       // Keep the cursor near where it was.
       let size = doc.content.size
@@ -612,6 +735,7 @@ export class CollabClient {
         doc.resolve(Math.min(old.selection.head, size)))
     }
     this.state = EditorState.create(config)
+    this.confirmedDoc = doc
     this.maps = []
     this.mapsFrom = msg.version
     this.resync = false
@@ -692,6 +816,14 @@ export class CollabClient {
         return false
       }
       for (let step of steps) this.maps.push(step.getMap())
+      // The server's steps apply to the document at our confirmed
+      // version, ours among them: the next confirmed document.
+      let confirmed = this.confirmedDoc
+      for (let step of steps) {
+        let result = confirmed && step.apply(confirmed)
+        confirmed = result && !result.failed ? result.doc : null
+      }
+      this.confirmedDoc = confirmed
       if (this.maps.length > keptMaps) {
         let drop = this.maps.length - keptMaps
         this.maps.splice(0, drop)

@@ -119,7 +119,7 @@ try {
   let packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", tmp], pkgDir))[0]
   let files = packed.files.map(f => f.path).sort()
   console.log("[package]", packed.filename, packed.size, "bytes:", files.join(" "))
-  for (let want of ["package.json", "README.md", "LICENSE", "index.d.ts", "src/index.js", "src/client.js", "src/comments.js", "src/presence.js", "src/dom.js"])
+  for (let want of ["package.json", "README.md", "LICENSE", "index.d.ts", "src/index.js", "src/client.js", "src/comments.js", "src/presence.js", "src/dom.js", "src/persist.js"])
     if (!files.includes(want)) throw new Error(`the tarball lacks ${want}`)
   if (files.some(f => f.startsWith("test/") || f.includes("node_modules") || f.startsWith("example-")))
     throw new Error("the tarball holds more than the package: " + files.join(" "))

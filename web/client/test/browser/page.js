@@ -1,14 +1,15 @@
 // The page of web/test/browser-client.mjs: pmauthority-client's
-// createEditor on the document ?doc=ID with the token of #token=…,
+// createEditor on the document ?doc=ID with the token of #token=… (and
+// ?persist=NAME for the persist option, ?warn=0 for warnOnUnload: false),
 // recording in window.events what the client reports (onSynced,
-// onUnsyncedChanges, onAuthenticationFailed, onStatus) and, in
+// onUnsyncedChanges, onAuthenticationFailed, onStatus, onNotice) and, in
 // window.sockets, every WebSocket it opens. While window.blockSockets is
 // set, new sockets go to a closed port (the server cannot be reached).
 
-import { createEditor } from "../../src/index.js"
+import { createEditor, createComment } from "../../src/index.js"
 import { schema } from "../../../src/schema.js"
 
-let events = { synced: 0, unsynced: [], authFailed: [], statuses: [] }
+let events = { synced: 0, unsynced: [], authFailed: [], statuses: [], notices: [] }
 let sockets = []
 window.events = events
 window.sockets = sockets
@@ -28,6 +29,8 @@ url.protocol = url.protocol == "https:" ? "wss:" : "ws:"
 
 let { client } = createEditor(document.getElementById("editor"), {
   url: url.href, schema, token, name: "tester", WebSocket: CountingSocket,
+  persist: params.get("persist") || undefined, warnOnUnload: params.get("warn") != "0",
+  onNotice: n => events.notices.push(n),
   onSynced: () => events.synced++,
   onUnsyncedChanges: n => events.unsynced.push(n),
   onAuthenticationFailed: f => events.authFailed.push(f),
@@ -37,3 +40,4 @@ let { client } = createEditor(document.getElementById("editor"), {
   },
 })
 window.client = client
+window.createComment = createComment

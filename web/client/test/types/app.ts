@@ -26,6 +26,7 @@ const client: CollabClient = new CollabClient({
   onUnsyncedChanges(unsaved: number) { console.log(unsaved) },
   onAuthenticationFailed({ status, reason }: AuthenticationFailure) { console.log(status, reason) },
   warnOnUnload: false,
+  persist: "x",
   flush: () => {},
 })
 const n: number = client.unsaved
