@@ -553,7 +553,8 @@ export class CollabClient {
       if (typeof token == "string" && token) hello.token = token
       this.sentToken = hello.token || ""
       if (/^#[0-9a-fA-F]{6}$/.test(this.color)) hello.color = this.color
-      if (this.data != null) hello.data = this.data
+      // The server takes an object only (and refuses the hello otherwise).
+      if (this.data && typeof this.data == "object" && !Array.isArray(this.data)) hello.data = this.data
       if (this.state && !this.resync) {
         hello.version = getVersion(this.state)
         hello.commentVersion = commentsKey.getState(this.state).version
@@ -817,13 +818,16 @@ export class CollabClient {
       }
       for (let step of steps) this.maps.push(step.getMap())
       // The server's steps apply to the document at our confirmed
-      // version, ours among them: the next confirmed document.
-      let confirmed = this.confirmedDoc
-      for (let step of steps) {
-        let result = confirmed && step.apply(confirmed)
-        confirmed = result && !result.failed ? result.doc : null
+      // version, ours among them: the next confirmed document (which a
+      // record of the persist option holds).
+      if (this.persist) {
+        let confirmed = this.confirmedDoc
+        for (let step of steps) {
+          let result = confirmed && step.apply(confirmed)
+          confirmed = result && !result.failed ? result.doc : null
+        }
+        this.confirmedDoc = confirmed
       }
-      this.confirmedDoc = confirmed
       if (this.maps.length > keptMaps) {
         let drop = this.maps.length - keptMaps
         this.maps.splice(0, drop)
