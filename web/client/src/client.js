@@ -196,6 +196,7 @@ export class CollabClient {
     this.saved = false // a record of this client id is in the store
     this.saving = null // the last write (a promise), for tests
     this.restoring = false // restore is reading the store: connect waits
+    this.restored = false // the state came from the store, and no welcome or snapshot yet
     this.saveNow = () => {
       if (this.saveTimer) {
         clearTimeout(this.saveTimer)
@@ -276,6 +277,7 @@ export class CollabClient {
       for (let e of record.events)
         state = state.apply(state.tr.setMeta(commentsKey, e.type == "create" ? { ...e, type: "add" } : e))
       this.clientID = record.clientID
+      this.restored = true
       this.confirmedDoc = doc
       this.maps = []
       this.mapsFrom = record.version
@@ -727,8 +729,11 @@ export class CollabClient {
       comments: { version: msg.commentVersion || 0, comments: msg.comments || [] },
     }
     let old = this.state
-    let lost = old ? sendableSteps(old)?.steps.length || 0 : 0
-    if (lost) this.onNotice(`${lost} unsaved change${lost == 1 ? " was" : "s were"} lost: the server sent the whole document`)
+    // Changes taken up from the browser (restore) that the server cannot
+    // take any more (its history no longer reaches their version).
+    let lost = old && this.restored ? sendableSteps(old)?.steps.length || 0 : 0
+    if (lost) this.onNotice(`${lost} unsaved change${lost == 1 ? " was" : "s were"} kept in this browser but lost: the server sent the whole document`)
+    this.restored = false
     if (old) {
       // Keep the cursor near where it was.
       let size = doc.content.size
@@ -752,6 +757,7 @@ export class CollabClient {
       this.restart("the server answered with a welcome instead of a snapshot")
       return
     }
+    this.restored = false
     this.online(msg)
     if (!this.receive(msg)) return
     this.setPeers(msg.version, msg.presence || [], [], true)
