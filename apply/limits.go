@@ -17,6 +17,14 @@ const (
 	DefaultMaxSubmissions = 500
 )
 
+// DefaultMaxPresenceData is the default Limits.MaxPresenceData, and
+// MaxPresenceDataLimit its largest value: a presence entry must fit in
+// one message between nodes (store.MaxBroadcast).
+const (
+	DefaultMaxPresenceData = 512
+	MaxPresenceDataLimit   = 4096
+)
+
 // Limits bound the work one request may ask for. Every limit answers with
 // a clear error and changes nothing.
 type Limits struct {
@@ -60,6 +68,11 @@ type Limits struct {
 	// handled per second (as many in a burst); those beyond are
 	// coalesced: the latest is handled once the rate allows.
 	MaxPresence int
+	// MaxPresenceData is the largest "data" of a WebSocket hello, in
+	// bytes of its JSON: the client's own presence fields, sent to the
+	// others in its presence entries. At most MaxPresenceDataLimit (a
+	// larger value counts as that).
+	MaxPresenceData int
 	// MaxSubmissions is how many submissions (POST /docs/{id}/events,
 	// WebSocket steps) one client may make per second, on average (twice
 	// as many in a burst).
@@ -80,6 +93,8 @@ func DefaultLimits() Limits {
 		MaxWSMessages:  DefaultMaxWSMessages,
 		MaxPresence:    DefaultMaxPresence,
 		MaxSubmissions: DefaultMaxSubmissions,
+
+		MaxPresenceData: DefaultMaxPresenceData,
 	}
 }
 
@@ -117,6 +132,10 @@ func (l Limits) WithDefaults() Limits {
 	if l.MaxPresence <= 0 {
 		l.MaxPresence = d.MaxPresence
 	}
+	if l.MaxPresenceData <= 0 {
+		l.MaxPresenceData = d.MaxPresenceData
+	}
+	l.MaxPresenceData = min(l.MaxPresenceData, MaxPresenceDataLimit)
 	if l.MaxSubmissions <= 0 {
 		l.MaxSubmissions = d.MaxSubmissions
 	}

@@ -14,7 +14,7 @@ import (
 func TestLimitsWithDefaults(t *testing.T) {
 	d := DefaultLimits()
 	want := Limits{MaxBodyBytes: 8 << 20, MaxSteps: 1000, MaxDocSize: 10_000_000, MaxDocBytes: 4 << 20, MaxDepth: 512, MaxHeaderBytes: 64 << 10,
-		MaxConns: 10_000, MaxClientConns: 256, MaxWSMessages: 200, MaxPresence: 20, MaxSubmissions: 500}
+		MaxConns: 10_000, MaxClientConns: 256, MaxWSMessages: 200, MaxPresence: 20, MaxPresenceData: 512, MaxSubmissions: 500}
 	if d != want {
 		t.Errorf("DefaultLimits() = %+v, want %+v", d, want)
 	}
@@ -22,9 +22,12 @@ func TestLimitsWithDefaults(t *testing.T) {
 		t.Errorf("zero Limits with defaults = %+v", got)
 	}
 	set := Limits{MaxBodyBytes: 1, MaxSteps: 2, MaxDocSize: 3, MaxDocBytes: 11, MaxDepth: 4, MaxHeaderBytes: 5, MaxConns: 6, MaxClientConns: 7, MaxWSMessages: 8,
-		MaxPresence: 9, MaxSubmissions: 10}
+		MaxPresence: 9, MaxPresenceData: 12, MaxSubmissions: 10}
 	if got := set.WithDefaults(); got != set {
 		t.Errorf("WithDefaults changed set limits: %+v", got)
+	}
+	if got := (Limits{MaxPresenceData: MaxPresenceDataLimit + 1}).WithDefaults(); got.MaxPresenceData != MaxPresenceDataLimit {
+		t.Errorf("WithDefaults of a MaxPresenceData over its limit = %d", got.MaxPresenceData)
 	}
 	if got := (Limits{MaxSteps: -1, MaxDocSize: 7}).WithDefaults(); got.MaxSteps != DefaultMaxSteps || got.MaxDocSize != 7 {
 		t.Errorf("WithDefaults of a negative MaxSteps = %+v", got)

@@ -541,7 +541,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			"max_doc_size", l.MaxDocSize, "max_doc_bytes", bytesize.Size(l.MaxDocBytes), "max_depth", l.MaxDepth,
 			"max_header_bytes", bytesize.Size(l.MaxHeaderBytes),
 			"max_conns", l.MaxConns, "max_client_conns", l.MaxClientConns, "max_ws_messages", l.MaxWSMessages,
-			"max_presence", l.MaxPresence, "max_submissions", l.MaxSubmissions,
+			"max_presence", l.MaxPresence, "max_presence_data", l.MaxPresenceData, "max_submissions", l.MaxSubmissions,
 			"max_http_conns", maxConns, "max_http_conns_per_address", maxAddrConns),
 		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
 			"idle", t.Idle, "shutdown", t.Shutdown),

@@ -427,6 +427,11 @@ func (c *wsConn) hello(m *wsMessage) {
 		c.refuse("invalid hello: " + problem)
 		return
 	}
+	data, problem := appendPresenceData(nil, m.raw[wsKeyData], c.s.limits.MaxPresenceData)
+	if problem != "" {
+		c.refuse("invalid hello: " + problem)
+		return
+	}
 	token, problem := m.token()
 	if problem != "" {
 		c.refuse("invalid hello: " + problem)
@@ -451,6 +456,7 @@ func (c *wsConn) hello(m *wsMessage) {
 		// gives, not by the one its client chose.
 		ident, _ = appendIdent(ident[:0], id, principalName(p), m.raw[wsKeyColor])
 	}
+	ident = append(ident, data...)
 	if p.ID != "" && p.ID != c.user {
 		if err := c.s.moveConn(c.user, p.ID); err != nil {
 			c.fail(err)

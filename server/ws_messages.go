@@ -16,7 +16,7 @@ import (
 // bodies (decodeSubmission).
 
 // Keys of client messages, and the index of each in wsMessage.raw.
-var wsKeys = jsonscan.NewKeys("type", "id", "version", "commentVersion", "clientID", "name", "color", "anchor", "head", "token")
+var wsKeys = jsonscan.NewKeys("type", "id", "version", "commentVersion", "clientID", "name", "color", "anchor", "head", "token", "data")
 
 const (
 	wsKeyType = iota
@@ -29,6 +29,7 @@ const (
 	wsKeyAnchor
 	wsKeyHead
 	wsKeyToken
+	wsKeyData
 	wsKeyCount
 )
 
@@ -239,6 +240,23 @@ func appendColor(buf, raw []byte) ([]byte, string) {
 	if !ok {
 		return buf, `"color" must be "#rrggbb" (found ` + abbreviate(raw) + ")"
 	}
+	return append(buf, raw...), ""
+}
+
+// appendPresenceData appends ,"data":… to the start of a presence entry
+// for a hello's data: nothing when it is absent or null, else a JSON
+// object of at most max bytes (Limits.MaxPresenceData), copied as sent.
+func appendPresenceData(buf, raw []byte, max int) ([]byte, string) {
+	if raw == nil || string(raw) == "null" {
+		return buf, ""
+	}
+	if raw[0] != '{' {
+		return buf, `"data" must be an object (found ` + abbreviate(raw) + ")"
+	}
+	if len(raw) > max {
+		return buf, `"data" is ` + strconv.Itoa(len(raw)) + " bytes of JSON, more than " + strconv.Itoa(max) + " (--max-presence-data)"
+	}
+	buf = append(buf, `,"data":`...)
 	return append(buf, raw...), ""
 }
 

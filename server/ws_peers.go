@@ -17,7 +17,7 @@ import (
 // presence of its own connections to the hubs of the document on the
 // other nodes, on the topic "presence":
 //
-//	{"doc":"d","version":12,"clients":[{"clientID":…,"name":…,"color":…,"owner":…,"anchor":…,"head":…}],"left":[…]}
+//	{"doc":"d","version":12,"clients":[{"clientID":…,"name":…,"color":…,"data":…,"owner":…,"anchor":…,"head":…}],"left":[…]}
 //
 // with the entries of the connections whose presence changed and the
 // client ids that left since its last flush (so at most one message a
@@ -156,6 +156,7 @@ type peerClient struct {
 	ClientID json.RawMessage `json:"clientID"`
 	Name     json.RawMessage `json:"name"`
 	Color    json.RawMessage `json:"color"`
+	Data     json.RawMessage `json:"data"`
 	Owner    struct {
 		Author string `json:"author"`
 		User   string `json:"user"`
@@ -242,6 +243,9 @@ func (h *wsHub) takeLocked(node string, m *peerMessage, now time.Time) {
 			continue
 		}
 		ident, problem := appendIdent(make([]byte, 0, 64+len(id)), id, pc.Name, pc.Color)
+		if problem == "" {
+			ident, problem = appendPresenceData(ident, pc.Data, h.s.limits.MaxPresenceData)
+		}
 		if problem != "" {
 			continue
 		}

@@ -87,6 +87,7 @@ type wsClientEntry struct {
 	ClientID json.RawMessage `json:"clientID"`
 	Name     *string         `json:"name"`
 	Color    *string         `json:"color"`
+	Data     json.RawMessage `json:"data"`
 	Anchor   *int            `json:"anchor"`
 	Head     *int            `json:"head"`
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -27,30 +29,7 @@ import (
 func TestBrowserAuth(t *testing.T) {
 	node := needBrowser(t)
 	secret := []byte("a secret for the browser test, 32 bytes or more")
-	key, err := auth.SecretKey(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := auth.New(auth.Config{Keys: []auth.Key{key}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := collab.New(collab.Config{
-		Store: memstore.New(),
-		Schemas: func(name string) (*model.Schema, bool) {
-			sc, err := schemas.Get(name)
-			return sc, err == nil
-		},
-		AutoCreate: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	srv, err := server.New(server.Config{Collab: a, Web: web.Handler(), Policy: policy, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, a := newAuthServer(t, secret)
 	mint := func(sub, role string) string {
 		// The pages show the token's name (else its sub: sam's, minted
 		// by the script, has none).
@@ -92,5 +71,71 @@ func TestBrowserAuth(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatalf("test/browser-auth.mjs: %v", err)
+	}
+}
+
+// newAuthServer is a pmauthority with the demo pages over memstore whose
+// policy takes HS256 tokens signed with secret, and its authority, closed
+// when the test ends.
+func newAuthServer(t *testing.T, secret []byte) (*server.Server, *collab.Authority) {
+	t.Helper()
+	key, err := auth.SecretKey(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := auth.New(auth.Config{Keys: []auth.Key{key}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := collab.New(collab.Config{
+		Store: memstore.New(),
+		Schemas: func(name string) (*model.Schema, bool) {
+			sc, err := schemas.Get(name)
+			return sc, err == nil
+		},
+		AutoCreate: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	srv, err := server.New(server.Config{Collab: a, Web: web.Handler(), Policy: policy, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, a
+}
+
+// TestBrowserClient runs test/browser-client.mjs against a pmauthority
+// with an auth.Policy, on the page of client/test/browser (bundled here,
+// served at /client-test/): onAuthenticationFailed for a refused token
+// (401 and 403) with no retries until setToken gives a good one, onSynced,
+// hasUnsyncedChanges and onUnsyncedChanges, and the beforeunload warning
+// while a change is unsaved. Skipped as TestBrowser is.
+func TestBrowserClient(t *testing.T) {
+	node := needBrowser(t)
+	secret := "a secret for the browser test, 32 bytes or more"
+	srv, _ := newAuthServer(t, []byte(secret))
+	built := t.TempDir()
+	if out, err := exec.Command(node, filepath.Join("client", "test", "browser", "build.mjs"), "--outdir", built).CombinedOutput(); err != nil {
+		t.Fatalf("client/test/browser/build.mjs: %v\n%s", err, out)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/client-test/", http.StripPrefix("/client-test/", http.FileServer(http.Dir(built))))
+	mux.Handle("/", srv)
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(run, node, "test/browser-client.mjs", "--url", ts.URL, "--secret", secret,
+		"--out", filepath.Join(browserOut(), "client"), "--chromium", chromiumPath)
+	cmd.WaitDelay = 5 * time.Second
+	output, err := cmd.CombinedOutput()
+	t.Logf("test/browser-client.mjs:\n%s", output)
+	if errors.Is(run.Err(), context.DeadlineExceeded) {
+		t.Fatal("test/browser-client.mjs timed out")
+	}
+	if err != nil {
+		t.Fatalf("test/browser-client.mjs: %v", err)
 	}
 }

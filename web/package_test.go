@@ -13,10 +13,16 @@ import (
 
 // TestClientPackage runs client/test/package.mjs against a pmauthority
 // started here: it packs web/client with npm, installs the tarball into a
-// scratch app in a temporary directory (offline), bundles the app with
-// esbuild and runs it in node (collab, presence, comments, reconnection,
-// token). It is skipped without node, npm or web/node_modules, unless
-// PMA_REQUIRE_BROWSER=1 (CI), which makes those a failure.
+// scratch app in a temporary directory (its other packages pinned by
+// client/test/bundle/package-lock.json), bundles the app with esbuild and
+// with rollup, checks that each bundle has one copy of prosemirror-model
+// and runs both in node (collab, presence, comments, reconnection, token);
+// then it installs the package from its folder (a symlink, as npm install
+// ../web/client makes it) and checks that bundling fails without
+// preserveSymlinks and has one prosemirror-model with it, and with npm
+// install --install-links. It is skipped without node, npm or
+// client/test/bundle/node_modules, unless PMA_REQUIRE_BROWSER=1 (CI), which
+// makes those a failure.
 func TestClientPackage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -35,8 +41,8 @@ func TestClientPackage(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		missing("npm")
 	}
-	if _, err := os.Stat(filepath.Join("node_modules", "esbuild")); err != nil {
-		missing("web/node_modules (npm ci in web/)")
+	if _, err := os.Stat(filepath.Join("client", "test", "bundle", "node_modules", "rollup")); err != nil {
+		missing("web/client/test/bundle/node_modules (npm ci there)")
 	}
 	ts := httptest.NewServer(newServer(t))
 	defer ts.Close()

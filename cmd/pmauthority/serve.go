@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/metrics"
 	"github.com/pmauthority/pmauthority/model"
@@ -263,6 +264,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&lim.MaxClientConns, "max-client-conns", lim.MaxClientConns, "most WebSockets and waiting long polls at once from one client (its principal, else its address); 429 above")
 	fs.IntVar(&lim.MaxWSMessages, "max-ws-messages", lim.MaxWSMessages, "most messages per second from one WebSocket (twice as many in a burst); above: error 429 and close 4029")
 	fs.IntVar(&lim.MaxPresence, "max-presence", lim.MaxPresence, "most presence messages per second handled for one WebSocket; those above are coalesced (the latest is handled later)")
+	maxPresenceData := sizeFlag(lim.MaxPresenceData)
+	fs.Var(&maxPresenceData, "max-presence-data", "largest \"data\" (the client's own presence fields) of a WebSocket hello, `size` of its JSON, at most 4KiB; above: error 400 and close 1008")
 	fs.IntVar(&lim.MaxSubmissions, "max-submissions", lim.MaxSubmissions, "most submissions (POST events, WebSocket steps) per second from one client (twice as many in a burst); 429 above")
 	fs.IntVar(&f.maxDocuments, "max-documents", collab.DefaultMaxDocuments, "most documents in the store (counted at the first creation, then this server's creations and deletions); creating one more: 507")
 	fs.IntVar(&f.maxCreates, "max-creates", collab.DefaultMaxCreatesPerHour, "most documents one client creates per hour (as many at once), by using them or with POST /docs; 429 above")
@@ -329,6 +332,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	lim.MaxBodyBytes, lim.MaxHeaderBytes, lim.MaxDocBytes = int64(maxBody), int(maxHeader), int64(maxDocBytes)
+	if maxPresenceData > apply.MaxPresenceDataLimit {
+		return nil, fmt.Errorf("--max-presence-data is %d bytes: at most %d (a presence entry must fit in one message between nodes)", maxPresenceData, apply.MaxPresenceDataLimit)
+	}
+	lim.MaxPresenceData = int(maxPresenceData)
 	f.maxMemory, f.maxBodyMemory, f.maxClientMemory = int64(maxMemory), int64(maxBodyMemory), int64(maxClientMemory)
 	if f.maxClientDocuments < 0 {
 		return nil, errors.New("--max-client-documents must not be negative")
@@ -343,7 +350,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		"max-comment-bytes": f.maxCommentBytes, "max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes,
 		"max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes),
 		"max-conns": int64(lim.MaxConns), "max-client-conns": int64(lim.MaxClientConns), "max-ws-messages": int64(lim.MaxWSMessages),
-		"max-presence": int64(lim.MaxPresence), "max-submissions": int64(lim.MaxSubmissions),
+		"max-presence": int64(lim.MaxPresence), "max-presence-data": int64(lim.MaxPresenceData), "max-submissions": int64(lim.MaxSubmissions),
 		"max-documents": int64(f.maxDocuments), "max-creates": int64(f.maxCreates),
 		"max-checkpoints": int64(f.maxCheckpoints), "max-steps-page": int64(f.maxStepsPage),
 		"max-doc-storage": f.maxDocStorage, "max-client-storage": f.maxClientStorage} {

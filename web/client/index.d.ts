@@ -18,6 +18,8 @@ export interface Peer {
   clientID: number | string
   name: string | null
   color: string | null
+  /** Its own presence fields (its hello's data), or null. */
+  data: Record<string, unknown> | null
 }
 
 /**
@@ -25,6 +27,14 @@ export interface Peer {
  * JWT with an exp, again about a minute before that (the fresh token goes in band on the open connection).
  */
 export type TokenSource = string | null | (() => string | null | Promise<string | null>)
+
+/** Why the server refused the token, given to onAuthenticationFailed. */
+export interface AuthenticationFailure {
+  /** 401 (no valid token) or 403 (a valid token without a role on the document). */
+  status: number
+  /** The server's message ("invalid token", "token expired" …). */
+  reason: string
+}
 
 export interface CollabClientOptions {
   /** The WebSocket URL of the document: ws[s]://host/docs/{id}/ws (the id percent-encoded). */
@@ -37,6 +47,11 @@ export interface CollabClientOptions {
   name?: string
   /** Shown to the others: #rrggbb. */
   color?: string
+  /**
+   * More presence fields shown to the others (Peer.data): a JSON object of at most the server's
+   * --max-presence-data (512 bytes of JSON by default), sent in hello.
+   */
+  data?: Record<string, unknown> | null
   /** The credential sent in hello (docs/auth.md). */
   token?: TokenSource
   /** The prosemirror-collab client id (default: random below 2^32). */
@@ -48,6 +63,25 @@ export interface CollabClientOptions {
   onPeers?(info: { users: number; peers: Peer[] }): void
   /** Something the user should know (a refused change, a resync). */
   onNotice?(text: string): void
+  /**
+   * The server has every local change and the connection is up: after the welcome or snapshot, and
+   * again each time the last unconfirmed change is confirmed (synced turns true).
+   */
+  onSynced?(): void
+  /** The number of local changes the server does not have yet (unsaved) changed. */
+  onUnsyncedChanges?(unsaved: number): void
+  /**
+   * The server refused the token (error 401 or 403 to the hello, then close 1008; or a string token
+   * expired, close 4401). The client stops retrying until setToken (or reconnectNow).
+   */
+  onAuthenticationFailed?(failure: AuthenticationFailure): void
+  /** false: no beforeunload warning while there are unsaved changes (default true). */
+  warnOnUnload?: boolean
+  /**
+   * A name (e.g. the document id) under which the unconfirmed changes are kept in IndexedDB while
+   * there are any: a new client with the same name (after a reload) takes them up and sends them.
+   */
+  persist?: string
   /** Dispatch what the view has not read from the DOM yet, before a server message changes the state. */
   flush?(): void
   /** The WebSocket class (default globalThis.WebSocket; in node, e.g. the ws package's). */
@@ -66,13 +100,20 @@ export class CollabClient {
   readonly synced: boolean
   /** Local changes the server does not have yet (unconfirmed steps and comment events). */
   readonly unsaved: number
+  /** unsaved > 0. */
+  readonly hasUnsyncedChanges: boolean
+  /** The server refused the token: the client waits for setToken. */
+  readonly authFailed: boolean
   /** Applies a local transaction (the view's dispatchTransaction). */
   dispatch(tr: Transaction): void
   /** Changes the name and colour shown to the others (reconnects). */
   setIdentity(name: string, color: string): void
+  /** Changes the presence fields shown to the others (reconnects). */
+  setPresenceData(data: Record<string, unknown> | null): void
   /**
    * Replaces the token: the next hello carries it, and an open connection is sent it in band at once
-   * (refreshToken's promise).
+   * (refreshToken's promise). After an authentication failure it connects again (the promise then
+   * resolves to false).
    */
   setToken(token: TokenSource): Promise<boolean>
   /**

@@ -332,7 +332,7 @@ test("presence: sent at the confirmed version, others' mapped into the local doc
   let peer = presenceKey.getState(client.state).peers.get("99")
   assert.deepEqual([peer.anchor, peer.head], [4, 7])
   assert.equal(client.state.doc.textBetween(peer.anchor, peer.head), "hel")
-  assert.deepEqual(peers.at(-1).peers, [{ clientID: 99, name: "Bob", color: "#00ff00" }])
+  assert.deepEqual(peers.at(-1).peers, [{ clientID: 99, name: "Bob", color: "#00ff00", data: null }])
   let decos = presenceKey.getState(client.state).decos.find()
   assert.equal(decos.length, 2, "a selection range and a caret")
 
@@ -427,6 +427,21 @@ test("setIdentity reconnects with the new name and colour, at the current versio
   assert.equal(ws.closedWith, 1000)
   let { hello } = await nextSocket(before)
   assert.deepEqual(hello, { type: "hello", version: 5, commentVersion: 0, clientID: 7, name: "New Name", color: "#abcdef" })
+})
+
+test("presence data: sent in hello, given with the peers; setPresenceData reconnects", async () => {
+  let { client, ws, hello, peers } = await start({
+    presence: [{ clientID: 9, name: "Bea", color: "#d0342c", data: { role: "reviewer" }, anchor: null, head: null }, { clientID: 8, name: "Cy", color: null, anchor: null, head: null }],
+  }, { data: { avatar: "/me.png" } })
+  assert.deepEqual(hello.data, { avatar: "/me.png" })
+  assert.deepEqual(peers.at(-1).peers.map(p => p.data), [{ role: "reviewer" }, null])
+  client.setPresenceData({ avatar: "/me.png" })
+  assert.equal(ws.closedWith, null, "the same data does not reconnect")
+  client.setPresenceData({ avatar: "/new.png" })
+  assert.equal(ws.closedWith, 1000)
+  let next = await nextSocket(FakeSocket.all.indexOf(ws) + 1)
+  assert.deepEqual(next.hello.data, { avatar: "/new.png" })
+  assert.equal(next.hello.version, 5)
 })
 
 test("a long name is cut to 64 UTF-16 units without splitting an emoji", async () => {
@@ -748,6 +763,95 @@ test("token: expiry (401, then close 4401) reconnects with the function's fresh 
   assert.ok(offline.retryIn <= 500, "the server answered: a short back-off, not " + offline.retryIn)
   let { hello } = await nextSocket(FakeSocket.all.indexOf(ws) + 1)
   assert.equal(hello.token, "t2")
+})
+
+test("token: a refused hello (401 or 403, then 1008) stops retrying until setToken", async () => {
+  for (let status of [401, 403]) {
+    let failures = [], statuses = [], notices = []
+    let before = FakeSocket.all.length
+    let client = new CollabClient({
+      url: "ws://test/docs/x/ws", schema, clientID: 7, token: "bad",
+      onAuthenticationFailed: f => failures.push(f), onStatus: s => statuses.push(s), onNotice: n => notices.push(n),
+    })
+    clients.push(client)
+    let { ws, hello } = await nextSocket(before)
+    assert.equal(hello.token, "bad")
+    ws.push({ type: "error", status, message: "invalid token" })
+    ws.drop(1008, "")
+    assert.deepEqual(failures, [{ status, reason: "invalid token" }])
+    assert.deepEqual(statuses.at(-1), { status: "offline", detail: "authentication failed: invalid token", retryIn: 0 })
+    assert.equal(client.retryTimer, null, "no attempt is scheduled")
+    assert.deepEqual(notices, [])
+    // Neither online nor a visible tab retries it.
+    windowEvents.dispatchEvent(new Event("online"))
+    globalThis.document.dispatchEvent(new Event("visibilitychange"))
+    await sleep(20)
+    assert.equal(FakeSocket.all.length, before + 1, "a retry without a new token")
+    // A new token connects at once.
+    assert.equal(await client.setToken("good"), false, "nothing went in band")
+    let next = await nextSocket(before + 1)
+    assert.equal(next.hello.token, "good")
+    next.ws.push({ type: "snapshot", doc: docJSON("hello"), version: 5, comments: [], commentVersion: 0, users: 1, presence: [] })
+    assert.ok(client.synced)
+  }
+})
+
+test("token: a string token that expires (4401) stops; a function's is asked again", async () => {
+  let failures = []
+  let { ws, client } = await start({}, { token: "t", onAuthenticationFailed: f => failures.push(f) })
+  ws.push({ type: "error", status: 401, message: "token expired" })
+  ws.drop(4401, "token expired")
+  assert.deepEqual(failures, [{ status: 401, reason: "token expired" }])
+  assert.equal(client.retryTimer, null)
+})
+
+test("onSynced after the snapshot and when the last change is confirmed; onUnsyncedChanges", async () => {
+  let synced = 0, unsynced = []
+  let { client, ws } = await start({}, { onSynced: () => synced++, onUnsyncedChanges: n => unsynced.push(n) })
+  assert.equal(synced, 1, "after the snapshot")
+  assert.equal(client.hasUnsyncedChanges, false)
+  insert(client, 6, "!")
+  insert(client, 7, "?")
+  assert.equal(client.hasUnsyncedChanges, true)
+  assert.deepEqual(unsynced, [1, 2])
+  let sub = ws.take("steps")
+  ws.push({ type: "steps", version: 6, steps: sub.steps, clientIDs: [7], commentVersion: 0, comment: [], users: 1 })
+  ws.push({ type: "ack", id: sub.id, version: 6, commentVersion: 0 })
+  assert.equal(synced, 1, "not while the second step is unconfirmed")
+  let second = ws.take("steps")
+  ws.push({ type: "steps", version: 7, steps: second.steps, clientIDs: [7], commentVersion: 0, comment: [], users: 1 })
+  ws.push({ type: "ack", id: second.id, version: 7, commentVersion: 0 })
+  assert.equal(synced, 2, "the last change confirmed")
+  assert.deepEqual(unsynced, [1, 2, 1, 0])
+  assert.equal(client.hasUnsyncedChanges, false)
+  // A reconnection's welcome syncs it again.
+  ws.drop(1006)
+  let next = await nextSocket(FakeSocket.all.indexOf(ws) + 1)
+  next.ws.push({ type: "welcome", version: 7, commentVersion: 0, steps: [], clientIDs: [], comment: [], users: 1, presence: [] })
+  assert.equal(synced, 3)
+})
+
+test("beforeunload warns while there are unsaved changes, unless warnOnUnload is false", async () => {
+  let unload = () => {
+    let e = new Event("beforeunload", { cancelable: true })
+    windowEvents.dispatchEvent(e)
+    return e.defaultPrevented
+  }
+  let { client, ws } = await start()
+  assert.equal(unload(), false, "nothing unsaved")
+  insert(client, 6, "!")
+  assert.equal(unload(), true, "an unconfirmed step")
+  let sub = ws.take("steps")
+  ws.push({ type: "steps", version: 6, steps: sub.steps, clientIDs: [7], commentVersion: 0, comment: [], users: 1 })
+  ws.push({ type: "ack", id: sub.id, version: 6, commentVersion: 0 })
+  assert.equal(unload(), false, "confirmed")
+  insert(client, 6, "!")
+  client.close()
+  assert.equal(unload(), false, "closed")
+
+  let quiet = await start({}, { warnOnUnload: false })
+  insert(quiet.client, 6, "!")
+  assert.equal(unload(), false, "warnOnUnload: false")
 })
 
 test("document names are ids as typed, as the server accepts them", () => {

@@ -12,6 +12,7 @@ import { Step } from "prosemirror-transform"
 import { collab, receiveTransaction, sendableSteps, getVersion } from "prosemirror-collab"
 import { commentsKey, commentsPlugin } from "./comments.js"
 import { presenceKey, presencePlugin } from "./presence.js"
+import { UnsavedStore } from "./persist.js"
 
 const minBackoff = 500 // ms, the first reconnection delay (before jitter)
 const maxBackoff = 10000 // while the server cannot be reached
@@ -24,6 +25,7 @@ const deadAfter = 45000 // ms without a message before the connection is given u
 const offlineProbe = 4000 // ms for an answer to the ping sent when the browser goes offline
 const refreshLead = 60000 // ms before a token's exp when a token function is asked for a fresh one
 const maxTimer = 2 ** 30 // ms, below setTimeout's limit (2^31 − 1)
+const saveEvery = 200 // ms between two writes of the unconfirmed changes to IndexedDB
 
 function noop() {}
 
@@ -83,12 +85,31 @@ function randomClientID() {
 //   plugins   the editor plugins (menu, keymaps, history …); the client
 //             adds collab, comments and presence
 //   name, color  shown to the other clients
+//   data      more presence fields shown to the other clients: a JSON
+//             object, at most the server's --max-presence-data (512 bytes
+//             of JSON by default), sent in hello
 //   onState(state, replaced)  a new editor state (replaced: from a snapshot)
 //   onStatus({status, detail, retryIn})  status is "connecting",
 //             "online" or "offline"; detail says why when there is a reason
 //   onPeers({users, peers})  users is the server's count, peers the other
-//             clients that announced themselves ({clientID, name, color})
+//             clients that announced themselves ({clientID, name, color,
+//             data})
 //   onNotice(text)  something the user should know (a refused change)
+//   onSynced()  the server has every local change and the connection is
+//             up: after the welcome or snapshot, and again each time the
+//             last unconfirmed change is confirmed (synced turns true)
+//   onUnsyncedChanges(n)  the number of local changes the server does
+//             not have yet (unsaved) changed
+//   onAuthenticationFailed({status, reason})  the server refused the
+//             token (error 401 or 403 to the hello, then close 1008; or a
+//             string token expired, 4401): the client stops retrying
+//             until setToken or reconnectNow
+//   warnOnUnload  false turns off the beforeunload warning the client
+//             adds while there are unsaved changes (default true)
+//   persist   a name (e.g. the document id) under which the unconfirmed
+//             changes are kept in IndexedDB while there are any: a new
+//             client of that name takes them up (its first state is the
+//             saved one) and sends them once connected. Default none
 //   flush()   called before a server message changes the state, to
 //             dispatch what the view has not read from the DOM yet (a
 //             native cursor motion such as End is read on the next
@@ -107,10 +128,15 @@ export class CollabClient {
     this.plugins = options.plugins || []
     this.name = options.name || ""
     this.color = options.color || ""
+    this.data = options.data ?? null
     this.onState = options.onState || noop
     this.onStatus = options.onStatus || noop
     this.onPeers = options.onPeers || noop
     this.onNotice = options.onNotice || noop
+    this.onSynced = options.onSynced || noop
+    this.onUnsyncedChanges = options.onUnsyncedChanges || noop
+    this.onAuthenticationFailed = options.onAuthenticationFailed || noop
+    this.warnOnUnload = options.warnOnUnload ?? true
     this.flush = options.flush || noop
     this.token = options.token ?? null
     this.clientID = options.clientID ?? randomClientID()
@@ -143,6 +169,41 @@ export class CollabClient {
     this.lastPresence = ""
     this.lastPresenceAt = 0
 
+    // What onSynced and onUnsyncedChanges last reported, and whether the
+    // beforeunload warning is on.
+    this.wasSynced = false
+    this.lastUnsaved = 0
+    this.warning = false
+    // The beforeunload listener, added while there are unsaved changes:
+    // the browser asks before the tab closes or navigates away.
+    this.unloadWarning = e => {
+      e.preventDefault()
+      // Older browsers (Chrome before 119) ask only when returnValue is
+      // set; an Event that is not a BeforeUnloadEvent has it read-only.
+      try { e.returnValue = true } catch { /* not a BeforeUnloadEvent */ }
+    }
+    // authError: the hello's error 401 or 403, before the close 1008;
+    // authFailed: the client stopped after it, until setToken.
+    this.authError = null
+    this.authFailed = false
+
+    // persist: the IndexedDB store of the unconfirmed changes (null
+    // without the option or without IndexedDB). confirmedDoc is the
+    // document at the confirmed version, which a saved record needs.
+    this.persist = options.persist && UnsavedStore.available() ? new UnsavedStore(String(options.persist), globalThis.indexedDB) : null
+    this.confirmedDoc = null
+    this.saveTimer = null
+    this.saved = false // a record of this client id is in the store
+    this.saving = null // the last write (a promise), for tests
+    this.restoring = false // restore is reading the store: connect waits
+    this.restored = false // the state came from the store, and no welcome or snapshot yet
+    this.saveNow = () => {
+      if (this.saveTimer) {
+        clearTimeout(this.saveTimer)
+        this.save()
+      }
+    }
+
     this.closed = false
     // gone: the server closed with 4404 (the document was deleted, or
     // does not exist); the client waits for reconnectNow.
@@ -152,7 +213,7 @@ export class CollabClient {
     // at once instead of waiting out the back-off.
     this.wake = () => {
       if (globalThis.document?.visibilityState == "hidden") return
-      if (!this.closed && !this.gone && !this.welcomed && !this.connecting) this.reconnectNow()
+      if (!this.closed && !this.gone && !this.authFailed && !this.restoring && !this.welcomed && !this.connecting) this.reconnectNow()
     }
     // Gone offline: a connection that still answers a ping is kept (a
     // server on this machine), a silent one is given up at once rather
@@ -170,7 +231,101 @@ export class CollabClient {
     globalThis.addEventListener?.("online", this.wake)
     globalThis.addEventListener?.("offline", this.probe)
     globalThis.document?.addEventListener?.("visibilitychange", this.wake)
-    this.connect()
+    if (this.persist) {
+      // A page being hidden or closed writes at once what waits.
+      globalThis.addEventListener?.("pagehide", this.saveNow)
+      globalThis.document?.addEventListener?.("visibilitychange", this.saveNow)
+      this.restoring = true
+      this.restore().then(() => {
+        this.restoring = false
+        if (!this.closed) this.connect()
+      })
+    } else {
+      this.connect()
+    }
+  }
+
+  // restore takes up the unconfirmed changes another client of the
+  // persist name saved (claim), as the first state: the saved document
+  // at its version with the saved steps applied on top and the comment
+  // events queued again. Its client id becomes this client's, so that
+  // steps the server took before the page went are recognised as ours.
+  async restore() {
+    let record
+    try {
+      record = await this.persist.claim()
+    } catch (e) {
+      this.onNotice("Could not read the unsaved changes kept in this browser: " + String(e?.message || e))
+      return
+    }
+    if (!record || this.closed || this.state) return
+    try {
+      let doc = this.schema.nodeFromJSON(record.doc)
+      let state = EditorState.create({
+        doc,
+        plugins: this.plugins.concat(collab({ version: record.version, clientID: record.clientID }), commentsPlugin(), presencePlugin()),
+        comments: { version: record.commentVersion, comments: record.comments },
+      })
+      let tr = state.tr
+      for (let json of record.steps) {
+        let result = tr.maybeStep(Step.fromJSON(this.schema, json))
+        if (result.failed) throw new Error(result.failed)
+      }
+      state = state.apply(tr)
+      // The comment events, in the document after the steps, queued
+      // again as the commands queue them.
+      for (let e of record.events)
+        state = state.apply(state.tr.setMeta(commentsKey, e.type == "create" ? { ...e, type: "add" } : e))
+      this.clientID = record.clientID
+      this.restored = true
+      this.confirmedDoc = doc
+      this.maps = []
+      this.mapsFrom = record.version
+      this.state = state
+    } catch (e) {
+      this.onNotice("The unsaved changes kept in this browser do not fit this document: " + String(e?.message || e))
+      return
+    }
+    this.onState(this.state, true)
+    this.onNotice(`Restored ${record.steps.length} unsaved change${record.steps.length == 1 ? "" : "s"} from this browser`)
+    this.changed()
+  }
+
+  // scheduleSave writes the unconfirmed changes to IndexedDB soon, or
+  // deletes the record once there are none.
+  scheduleSave() {
+    if (!this.persist || !this.state || !this.confirmedDoc) return
+    if (this.saveTimer) return
+    this.saveTimer = setTimeout(() => this.save(), saveEvery)
+  }
+
+  // save writes the record of this client's unconfirmed changes, or
+  // deletes it when there are none left.
+  save() {
+    clearTimeout(this.saveTimer)
+    this.saveTimer = null
+    let state = this.state
+    if (!state || !this.confirmedDoc) return
+    let sendable = sendableSteps(state)
+    let cs = commentsKey.getState(state)
+    let events = cs.unsentEvents()
+    let write
+    if (!sendable && !events.length) {
+      if (!this.saved) return
+      this.saved = false
+      write = this.persist.delete(this.clientID)
+    } else {
+      let created = new Set(events.filter(e => e.type == "create").map(e => e.id))
+      let comments = cs.all().filter(c => !created.has(c.id)).map(c => ({
+        id: c.id, text: c.text, from: this.toConfirmed(state, c.from), to: this.toConfirmed(state, c.to),
+      })).filter(c => c.from < c.to)
+      this.saved = true
+      write = this.persist.put(this.clientID, {
+        version: getVersion(state), doc: this.confirmedDoc.toJSON(), steps: sendable ? sendable.steps.map(s => s.toJSON()) : [],
+        commentVersion: cs.version, comments, events, savedAt: Date.now(),
+      })
+    }
+    this.saving = write.catch(e => this.onNotice("Could not keep the unsaved changes in this browser: " + String(e?.message || e)))
   }
 
   // connecting tells whether an attempt is under way (the socket is
@@ -187,11 +342,40 @@ export class CollabClient {
     return (sendable ? sendable.steps.length : 0) + commentsKey.getState(this.state).unsentEvents().length
   }
 
+  // hasUnsyncedChanges tells whether there are local changes the server
+  // does not have yet (unsaved > 0).
+  get hasUnsyncedChanges() {
+    return this.unsaved > 0
+  }
+
   // synced tells whether the server has every local change (steps and
   // comments) and the connection is up.
   get synced() {
     return this.welcomed && !this.inFlight && !!this.state && !sendableSteps(this.state) &&
       commentsKey.getState(this.state).unsentEvents().length == 0
+  }
+
+  // changed reports what a change of state or connection did to synced
+  // and unsaved: onSynced when synced turns true, onUnsyncedChanges when
+  // unsaved changes, and the beforeunload warning on while unsaved.
+  changed() {
+    let unsaved = this.unsaved
+    let warn = unsaved > 0 && this.warnOnUnload && !this.closed
+    if (warn != this.warning) {
+      this.warning = warn
+      if (warn) globalThis.addEventListener?.("beforeunload", this.unloadWarning)
+      else globalThis.removeEventListener?.("beforeunload", this.unloadWarning)
+    }
+    if (unsaved != this.lastUnsaved) {
+      this.lastUnsaved = unsaved
+      this.onUnsyncedChanges(unsaved)
+    }
+    if (this.persist && (unsaved > 0 || this.saved)) this.scheduleSave()
+    let synced = this.synced
+    if (synced != this.wasSynced) {
+      this.wasSynced = synced
+      if (synced) this.onSynced()
+    }
   }
 
   // dispatch applies a local transaction.
@@ -201,6 +385,7 @@ export class CollabClient {
     this.onState(this.state, false)
     if (tr.docChanged || tr.getMeta(commentsKey)) this.trySend()
     if (tr.docChanged || tr.selectionSet) this.schedulePresence()
+    this.changed()
   }
 
   // setIdentity changes the name and colour shown to the others; they
@@ -212,11 +397,26 @@ export class CollabClient {
     if (this.ws || this.retryTimer) this.reconnectNow()
   }
 
+  // setPresenceData replaces the data option (the presence fields shown
+  // to the others); it travels in hello, so the client reconnects.
+  setPresenceData(data) {
+    data = data ?? null
+    if (JSON.stringify(data) == JSON.stringify(this.data)) return
+    this.data = data
+    if (this.ws || this.retryTimer) this.reconnectNow()
+  }
+
   // setToken replaces the token option: the next connection's hello
   // carries it, and an open connection is sent it in band at once
-  // (refreshToken). It returns refreshToken's promise.
+  // (refreshToken). It returns refreshToken's promise. After an
+  // authentication failure it connects again, with the new token (the
+  // promise then resolves to false: nothing went in band).
   setToken(token) {
     this.token = token ?? null
+    if (this.authFailed) {
+      this.reconnectNow()
+      return Promise.resolve(false)
+    }
     return this.refreshToken()
   }
 
@@ -289,8 +489,9 @@ export class CollabClient {
   // reconnectNow drops the connection, or the wait for the next attempt,
   // and connects at once (e.g. when the browser comes back online).
   reconnectNow() {
-    if (this.closed) return
+    if (this.closed || this.restoring) return // it connects once restored
     this.gone = false
+    this.authFailed = false
     this.drop()
     this.connect()
   }
@@ -301,7 +502,13 @@ export class CollabClient {
     globalThis.removeEventListener?.("online", this.wake)
     globalThis.removeEventListener?.("offline", this.probe)
     globalThis.document?.removeEventListener?.("visibilitychange", this.wake)
+    if (this.persist) {
+      globalThis.removeEventListener?.("pagehide", this.saveNow)
+      globalThis.document?.removeEventListener?.("visibilitychange", this.saveNow)
+      this.saveNow()
+    }
     this.drop()
+    this.changed() // the warning off
   }
 
   // drop closes the connection without scheduling a new one.
@@ -329,6 +536,7 @@ export class CollabClient {
     }
     this.ws = ws
     this.reached = false
+    this.authError = null
     ws.onopen = async () => {
       if (ws !== this.ws) return
       this.reached = true
@@ -347,6 +555,8 @@ export class CollabClient {
       if (typeof token == "string" && token) hello.token = token
       this.sentToken = hello.token || ""
       if (/^#[0-9a-fA-F]{6}$/.test(this.color)) hello.color = this.color
+      // The server takes an object only (and refuses the hello otherwise).
+      if (this.data && typeof this.data == "object" && !Array.isArray(this.data)) hello.data = this.data
       if (this.state && !this.resync) {
         hello.version = getVersion(this.state)
         hello.commentVersion = commentsKey.getState(this.state).version
@@ -382,6 +592,20 @@ export class CollabClient {
       this.gone = true
       this.lost()
       this.status("offline", reason || "document deleted")
+      return
+    }
+    // The hello's token was refused (error 401 or 403, then 1008), or a
+    // string token expired (4401: sending it again would be refused):
+    // retrying with the same token cannot succeed, so the client waits
+    // for a new one (setToken). A token function's token that expired is
+    // asked for again instead, by reconnecting.
+    let auth = code == 1008 ? this.authError : null
+    if (code == 4401 && typeof this.token != "function") auth = { status: 401, message: reason || "token expired" }
+    if (auth) {
+      this.authFailed = true
+      this.lost()
+      this.status("offline", "authentication failed: " + auth.message)
+      this.onAuthenticationFailed({ status: auth.status, reason: auth.message })
       return
     }
     // 4400: our version is ahead of the server's; 1009: our message is
@@ -436,6 +660,7 @@ export class CollabClient {
       this.onState(this.state, false)
     }
     this.peersChanged()
+    this.changed()
   }
 
   // restart reconnects asking for a snapshot, which replaces the local
@@ -504,6 +729,11 @@ export class CollabClient {
       comments: { version: msg.commentVersion || 0, comments: msg.comments || [] },
     }
     let old = this.state
+    // Changes taken up from the browser (restore) that the server cannot
+    // take any more (its history no longer reaches their version).
+    let lost = old && this.restored ? sendableSteps(old)?.steps.length || 0 : 0
+    if (lost) this.onNotice(`${lost} unsaved change${lost == 1 ? " was" : "s were"} kept in this browser but lost: the server sent the whole document`)
+    this.restored = false
     if (old) {
       // Keep the cursor near where it was.
       let size = doc.content.size
@@ -511,6 +741,7 @@ export class CollabClient {
         doc.resolve(Math.min(old.selection.head, size)))
     }
     this.state = this.createState(config, msg)
+    this.confirmedDoc = doc
     this.maps = []
     this.mapsFrom = msg.version
     this.resync = false
@@ -526,6 +757,7 @@ export class CollabClient {
       this.restart("the server answered with a welcome instead of a snapshot")
       return
     }
+    this.restored = false
     this.online(msg)
     if (!this.receive(msg)) return
     this.setPeers(msg.version, msg.presence || [], [], true)
@@ -591,6 +823,17 @@ export class CollabClient {
         return false
       }
       for (let step of steps) this.maps.push(step.getMap())
+      // The server's steps apply to the document at our confirmed
+      // version, ours among them: the next confirmed document (which a
+      // record of the persist option holds).
+      if (this.persist) {
+        let confirmed = this.confirmedDoc
+        for (let step of steps) {
+          let result = confirmed && step.apply(confirmed)
+          confirmed = result && !result.failed ? result.doc : null
+        }
+        this.confirmedDoc = confirmed
+      }
       if (this.maps.length > keptMaps) {
         let drop = this.maps.length - keptMaps
         this.maps.splice(0, drop)
@@ -629,11 +872,18 @@ export class CollabClient {
     if (sent.events.length)
       this.dispatchInternal(this.state.tr.setMeta(commentsKey, { type: "sent", events: sent.events }))
     this.trySend()
+    this.changed()
   }
 
   refused(msg) {
     let text = `${msg.message || "error"} (${msg.status || "?"})`
     if (msg.id != null && this.tokenAnswered(msg.id, false, text)) return
+    // Refused before the welcome: the policy refused the hello's token
+    // (or its client id), and the close 1008 follows.
+    if (msg.id == null && (msg.status == 401 || msg.status == 403) && !this.welcomed) {
+      this.authError = { status: msg.status, message: msg.message || "refused" }
+      return
+    }
     // A 401 without id on a welcomed connection: its token expired, and
     // the close (4401) that follows says so in the status.
     if (msg.id == null && msg.status == 401 && this.welcomed) return
@@ -687,6 +937,7 @@ export class CollabClient {
   afterChange() {
     this.trySend()
     this.schedulePresence()
+    this.changed()
   }
 
   // trySend submits the unconfirmed steps and unsent comment events,
@@ -765,7 +1016,7 @@ export class CollabClient {
     let set = []
     for (let c of clients) {
       if (c.clientID == this.clientID) continue
-      let peer = { clientID: c.clientID, name: c.name, color: c.color, anchor: null, head: null }
+      let peer = { clientID: c.clientID, name: c.name, color: c.color, data: c.data ?? null, anchor: null, head: null }
       if (Number.isInteger(c.anchor) && Number.isInteger(c.head) && version >= this.mapsFrom) {
         let anchor = c.anchor, head = c.head
         for (let i = version - this.mapsFrom; i < this.maps.length; i++) {
@@ -785,7 +1036,7 @@ export class CollabClient {
     let peers = []
     if (this.state) {
       for (let p of presenceKey.getState(this.state).peers.values())
-        peers.push({ clientID: p.clientID, name: p.name, color: p.color })
+        peers.push({ clientID: p.clientID, name: p.name, color: p.color, data: p.data ?? null })
     }
     this.onPeers({ users: this.welcomed ? this.users : 0, peers })
   }

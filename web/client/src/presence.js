@@ -24,7 +24,7 @@ export function peerName(peer) {
 
 class PresenceState {
   constructor(peers, decos) {
-    this.peers = peers // Map of String(clientID) → {clientID, name, color, anchor, head}
+    this.peers = peers // Map of String(clientID) → {clientID, name, color, data, anchor, head}
     this.decos = decos
   }
 

@@ -31,10 +31,10 @@ async function server() {
 }
 
 let tokens = 0
-function open(name, color, token) {
+function open(name, color, token, data) {
   let peers = []
   let client = new CollabClient({
-    url: wsURL, schema, name, color, token,
+    url: wsURL, schema, name, color, token, data,
     onPeers: p => { peers = p.peers },
   })
   return { client, peers: () => peers }
@@ -44,7 +44,7 @@ const text = c => c.state.doc.textBetween(0, c.state.doc.content.size, "\n")
 const dispatch = c => tr => c.dispatch(tr)
 
 let a = open("Ada", "#1a73e8", "static-token")
-let b = open("Bea", "#d0342c", () => { tokens++; return Promise.resolve("token-" + tokens) })
+let b = open("Bea", "#d0342c", () => { tokens++; return Promise.resolve("token-" + tokens) }, { avatar: "/bea.png", role: "reviewer" })
 let A = a.client, B = b.client
 try {
   await until(() => A.synced && B.synced, "both connected")
@@ -61,6 +61,8 @@ try {
   // Presence: B selects "Ada"; A sees B's name and selection.
   B.dispatch(B.state.tr.setSelection(TextSelection.create(B.state.doc, 12, 15)))
   await until(() => a.peers().some(p => p.name == "Bea" && p.color == "#d0342c"), "A lists Bea")
+  assert.deepEqual(a.peers().find(p => p.name == "Bea").data, { avatar: "/bea.png", role: "reviewer" }, "Bea's presence data")
+  assert.equal(b.peers().find(p => p.name == "Ada").data, null, "Ada has no presence data")
   await until(() => [...presenceKey.getState(A.state).peers.values()].some(p => p.name == "Bea" && p.anchor == 12 && p.head == 15), "A has Bea's selection")
   console.log("presence ok")
 

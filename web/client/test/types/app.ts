@@ -5,7 +5,7 @@ import { schema as basic } from "prosemirror-schema-basic"
 import { EditorView } from "prosemirror-view"
 import {
   CollabClient, createEditor, createComment, deleteComment, commentsOf, formatComment, parseComment,
-  setCommentDraft, clearCommentDraft, commentDraft, type Status, type Peer, type Comment,
+  setCommentDraft, clearCommentDraft, commentDraft, type Status, type Peer, type Comment, type AuthenticationFailure,
 } from "pmauthority-client"
 
 const schema = new Schema({ nodes: basic.spec.nodes, marks: basic.spec.marks })
@@ -22,13 +22,23 @@ const client: CollabClient = new CollabClient({
   },
   onStatus(s: Status) { console.log(s.status, s.detail, s.retryIn) },
   onPeers({ users, peers }: { users: number; peers: Peer[] }) { console.log(users, peers.map(p => p.name)) },
+  onSynced() { console.log("saved") },
+  onUnsyncedChanges(unsaved: number) { console.log(unsaved) },
+  onAuthenticationFailed({ status, reason }: AuthenticationFailure) { console.log(status, reason) },
+  warnOnUnload: false,
+  persist: "x",
   flush: () => {},
 })
 const n: number = client.unsaved
+const unsynced: boolean = client.hasUnsyncedChanges || client.authFailed
 const ok: boolean = client.synced
 const taken: Promise<boolean> = client.setToken("other")
 client.refreshToken().then((accepted: boolean) => console.log(accepted, taken))
 client.setIdentity("Ada", "#000000")
+client.setPresenceData({ avatar: "/ada.png" })
+new CollabClient({ url: "ws://x", schema, data: { role: "reviewer" }, onPeers: ({ peers }) => console.log(peers[0]?.data?.role) })
+// @ts-expect-error: data is an object
+new CollabClient({ url: "ws://x", schema, data: "reviewer" })
 
 const editor = createEditor(document.body, { url: "ws://x/docs/y/ws", schema, viewProps: { editable: () => true } })
 const v: EditorView | null = editor.view
@@ -42,11 +52,13 @@ if (client.state) {
   clearCommentDraft(client.state)
   const d: { from: number; to: number } | null = commentDraft(client.state)
   const { author, time } = parseComment(comments[0].text)
-  console.log(n, ok, v, d, author, time?.toISOString())
+  console.log(n, ok, unsynced, v, d, author, time?.toISOString())
 }
 
 // @ts-expect-error: url is required
 new CollabClient({ schema })
+// @ts-expect-error: onSynced takes no argument
+new CollabClient({ url: "ws://x", schema, onSynced(x: string) { console.log(x) } })
 // @ts-expect-error: status is a fixed set of strings
 const bad: Status = { status: "gone", detail: "", retryIn: 0 }
 console.log(bad)
