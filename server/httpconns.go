@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"math"
@@ -27,7 +28,9 @@ import (
 // within newConnGrace of being accepted. Only when none is idle, every one
 // with a request in flight, a waiting long poll or a WebSocket, is the new
 // connection refused: it is answered 503 (429 for its address's limit)
-// with Retry-After and closed, without its request being read.
+// with Retry-After and closed, once its request header has been read (or
+// refuseTimeout has passed), so that its client takes the answer for that
+// of its request.
 
 // connCost is the memory an open connection is reckoned to hold: its
 // goroutine, net/http's buffers and the kernel's socket (an idle
@@ -43,6 +46,10 @@ const maxRefusing = 64
 
 // refuseTimeout bounds the answer to a refused connection.
 const refuseTimeout = time.Second
+
+// refuseHeader is the most of a refused connection's request header that
+// is read before it is answered.
+const refuseHeader = 16 << 10
 
 // newConnGrace is how long a new connection is left to send its first
 // request header before it counts as idle: it has usually sent it
@@ -357,11 +364,14 @@ func (c *limitedConn) Close() error {
 }
 
 // refuseConn answers c, a connection over a limit, with status and msg
-// and closes it. The answer is written at once, before the request is
-// read; then c is read until the client closes it (or refuseTimeout), so
-// that closing it with a request unread does not reset the connection
-// and lose the answer. At most maxRefusing connections are answered so at
-// once; others are closed at once.
+// and closes it. The answer is written once the request header has come
+// (at most refuseHeader bytes of it are read, for up to refuseTimeout):
+// an HTTP client takes an answer that comes before it sent its request
+// for a broken connection, not for the answer to it. Then c is read until
+// the client closes it (or refuseTimeout), so that closing it with a
+// request unread does not reset the connection and lose the answer. At
+// most maxRefusing connections are answered so at once; others are closed
+// at once.
 func (l *connLimiter) refuseConn(c net.Conn, status int, msg string) {
 	select {
 	case l.refusing <- struct{}{}:
@@ -372,6 +382,8 @@ func (l *connLimiter) refuseConn(c net.Conn, status int, msg string) {
 	go func() {
 		defer func() { <-l.refusing }()
 		defer c.Close()
+		c.SetDeadline(time.Now().Add(refuseTimeout))
+		readHeader(c, refuseHeader)
 		c.SetDeadline(time.Now().Add(refuseTimeout))
 		body := string(model.AppendJSONString([]byte(`{"error":{"message":`), msg)) + "}}"
 		answer := "HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n" +
@@ -385,4 +397,23 @@ func (l *connLimiter) refuseConn(c net.Conn, status int, msg string) {
 		}
 		io.Copy(io.Discard, io.LimitReader(c, 1<<20))
 	}()
+}
+
+// readHeader reads from c until the end of an HTTP request header (an
+// empty line), limit bytes, or an error such as c's deadline.
+func readHeader(c net.Conn, limit int) {
+	buf := make([]byte, 0, 1024)
+	for len(buf) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, min(cap(buf), limit-len(buf)))...)[:len(buf)]
+		}
+		n, err := c.Read(buf[len(buf):cap(buf)])
+		// The end of the header may straddle two reads: look from a
+		// little before the new bytes.
+		from := max(0, len(buf)-3)
+		buf = buf[:len(buf)+n]
+		if bytes.Contains(buf[from:], []byte("\r\n\r\n")) || err != nil {
+			return
+		}
+	}
 }
