@@ -64,6 +64,9 @@ func ExampleAuthority_Events() {
 	a, _ := collab.New(collab.Config{Store: memstore.New(), Schemas: lookupSchema, AutoCreate: true})
 	defer a.Close()
 	ctx := context.Background()
+	// Alice opens the document first: had she joined while Bob waits,
+	// the new user count would answer his poll at once.
+	a.Get(ctx, "notes", "alice")
 
 	got := make(chan collab.Events)
 	go func() {
