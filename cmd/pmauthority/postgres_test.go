@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -24,20 +22,7 @@ func TestServePostgres(t *testing.T) {
 	b, _, _ := startServe(t, args...)
 	do := func(addr, method, path, body string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		got, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(got)
+		return httpDo(t, addr, method, path, body)
 	}
 	expect := func(addr, method, path, body string, status int, want string) {
 		t.Helper()

@@ -273,20 +273,7 @@ func TestServeCollab(t *testing.T) {
 	addr, stderr, stop := startServe(t, args...)
 	do := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return httpDo(t, addr, method, path, body)
 	}
 	expect := func(method, path, body string, status int, want string) {
 		t.Helper()
@@ -400,17 +387,10 @@ func TestServeHelp(t *testing.T) {
 func TestServeAllowedHost(t *testing.T) {
 	status := func(addr, host string) int {
 		t.Helper()
-		if got := probe(t, addr, host); got != 200 {
+		if got := hostStatus(t, addr, "/healthz", host); got != 200 {
 			t.Errorf("GET /healthz with Host %s: %d, want 200", host, got)
 		}
-		r, _ := http.NewRequest("GET", "http://"+addr+"/docs", nil)
-		r.Host = host
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		return hostStatus(t, addr, "/docs", host)
 	}
 	for _, tc := range []struct {
 		args  []string
@@ -431,10 +411,10 @@ func TestServeAllowedHost(t *testing.T) {
 	}
 }
 
-// probe returns the status of GET /healthz on addr with the Host host.
-func probe(t *testing.T, addr, host string) int {
+// hostStatus returns the status of GET path on addr with the Host host.
+func hostStatus(t *testing.T, addr, path, host string) int {
 	t.Helper()
-	r, _ := http.NewRequest("GET", "http://"+addr+"/healthz", nil)
+	r, _ := http.NewRequest("GET", "http://"+addr+path, nil)
 	r.Host = host
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,18 +23,7 @@ func TestServeTiptapSchema(t *testing.T) {
 		"--schema", "exported=../../web/client/example-tiptap/schema.json", "--default-schema", "tiptap")
 	do := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return httpDo(t, addr, method, path, body)
 	}
 	if s, got := do("GET", "/v1/schemas", ""); s != 200 || got != `{"default":"tiptap","schemas":["basic","exported","text","tiptap"]}` {
 		t.Fatalf("/v1/schemas: %d %s", s, got)
