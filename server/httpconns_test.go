@@ -213,6 +213,12 @@ func TestHTTPConnsPerAddress(t *testing.T) {
 		if !idle.closedByServer() {
 			t.Error("the address's idle connection stays open")
 		}
+		// c's connection becomes idle once its answer is written, which
+		// may be a moment after c has read it.
+		waitFor(t, func() bool {
+			_, n := e.s.httpConns.Load().counts()
+			return n == 1
+		})
 		waitingPolls(t, e, addr, 1)
 		c = dialRaw(t, addr)
 		resp, body, err := c.get("/healthz")
