@@ -29,6 +29,7 @@ func cmdAB(args []string) error {
 	docs := fs.Int("docs", 10, "documents they are spread over")
 	warm := fs.Int("warm", 200, "editors connected before the first reading, so that what is paid once is not counted")
 	settle := fs.Duration("settle", 5*time.Second, "wait before each reading")
+	breakdown := fs.Bool("breakdown", true, "read where the bytes go from each server's --metrics-addr profiles (it adds about 1 KiB per connection to both, from the profiles' own GCs and sampling); false: the RSS alone, as wsbench idle and run measure it")
 	rate := fs.Int("profile-rate", 4096, "sample one heap allocation per `BYTES` in the servers (GODEBUG=memprofilerate), for the heap by site; 0: Go's default, 512 KiB")
 	out := fs.String("out", "", "also write the report to this file")
 	logDir := fs.String("logs", os.TempDir(), "folder for the servers' logs")
@@ -41,7 +42,7 @@ func cmdAB(args []string) error {
 	if *rounds < 1 || *conns < 1 || *docs < 1 {
 		return fmt.Errorf("need at least one round, connection and document")
 	}
-	opt := idleOptions{commonFlags: cf, conns: *conns, docs: *docs, warm: *warm, settle: *settle, runtime: true, profileRate: *rate}
+	opt := idleOptions{commonFlags: cf, conns: *conns, docs: *docs, warm: *warm, settle: *settle, runtime: *breakdown, profileRate: *rate}
 	bins := [2]string{*oldBin, *newBin}
 	var got [2][]idleBreakdown
 	start := time.Now()
@@ -53,9 +54,12 @@ func cmdAB(args []string) error {
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", r+1, label, err)
 			}
-			b := breakdown(res)
-			fmt.Fprintf(os.Stderr, "== round %d, %s: %.1f KiB RSS per connection; %.2f goroutines, %.1f KiB of stacks, %.1f KiB of heap\n",
-				r+1, label, b.RSS/1024, b.Goroutines, b.Stack/1024, b.Heap/1024)
+			b := perConn(res)
+			fmt.Fprintf(os.Stderr, "== round %d, %s: %.1f KiB RSS per connection", r+1, label, b.RSS/1024)
+			if opt.runtime {
+				fmt.Fprintf(os.Stderr, "; %.2f goroutines, %.1f KiB of stacks, %.1f KiB of heap", b.Goroutines, b.Stack/1024, b.Heap/1024)
+			}
+			fmt.Fprintln(os.Stderr)
 			got[i] = append(got[i], b)
 		}
 	}
@@ -74,14 +78,21 @@ var abLabels = [2]string{"old", "new"}
 // connections added, divided by Conns.
 type idleBreakdown struct {
 	RSS, Goroutines, Stack, Heap, Objects float64
-	ByStart, BySite                       map[string]float64
+	// Held is the memory the Go runtime holds from the system
+	// (MemStats.Sys − HeapReleased), Free the free heap pages in it
+	// (HeapIdle − HeapReleased).
+	Held, Free      float64
+	ByStart, BySite map[string]float64
 }
 
-// breakdown returns the figures of res (measured with runtime stats) per
-// connection.
-func breakdown(res *idleResult) idleBreakdown {
+// perConn returns the figures of res per connection: its RSS growth, and
+// its runtime stats when it has them.
+func perConn(res *idleResult) idleBreakdown {
 	n := float64(res.Conns)
 	a, b := res.Before, res.After
+	if a == nil || b == nil {
+		return idleBreakdown{RSS: res.PerConn}
+	}
 	per := func(before, after int64) float64 { return float64(after-before) / n }
 	out := idleBreakdown{
 		RSS:        res.PerConn,
@@ -89,6 +100,8 @@ func breakdown(res *idleResult) idleBreakdown {
 		Stack:      per(a.StackInuse, b.StackInuse),
 		Heap:       per(a.HeapInuse, b.HeapInuse),
 		Objects:    per(a.HeapObjects, b.HeapObjects),
+		Held:       per(a.Sys-a.HeapReleased, b.Sys-b.HeapReleased),
+		Free:       per(a.HeapIdle-a.HeapReleased, b.HeapIdle-b.HeapReleased),
 		ByStart:    map[string]float64{},
 		BySite:     map[string]float64{},
 	}
@@ -125,10 +138,19 @@ func abReport(w io.Writer, opt idleOptions, bins [2]string, got [2][]idleBreakdo
 	fmt.Fprintf(w, "wsbench ab: %d round(s) of old then new in %s; %s, GOMAXPROCS %d; load average at the end: %s\n\n",
 		len(got[0]), took.Round(time.Second), runtime.GOOS+"/"+runtime.GOARCH, runtime.GOMAXPROCS(0), benchproc.LoadAvg())
 	fmt.Fprintf(w, "old: `%s`\nnew: `%s`\n\n", bins[0], bins[1])
-	fmt.Fprintf(w, "Idle editors: %d WebSocket connections (joined, answering pings) on %d documents, after %d warm ones;\n"+
-		"readings %s after the last one: the server's RSS, then its goroutines, stacks and heap in use right after\n"+
-		"a GC (its --metrics-addr profiles). Per connection: what the %d added, divided by %d.\n\n",
-		opt.conns, opt.docs, opt.warm, opt.settle, opt.conns, opt.conns)
+	if !opt.runtime {
+		fmt.Fprintf(w, "Idle editors: %d WebSocket connections (joined, answering pings) on %d documents, after %d warm ones;\n"+
+			"server RSS growth per connection, %s after the last one.\n\n", opt.conns, opt.docs, opt.warm, opt.settle)
+	} else {
+		fmt.Fprintf(w, "Idle editors: %d WebSocket connections (joined, answering pings) on %d documents, after %d warm ones;\n"+
+			"readings %s after the last one: the server's RSS, then its goroutines, stacks and heap in use right after\n"+
+			"a GC (its --metrics-addr profiles). Of what the Go runtime holds from the system (Sys − HeapReleased), beside\n"+
+			"the heap in use and the stacks: \"free heap kept\", free heap pages not returned yet (the garbage of the\n"+
+			"upgrades, until the scavenger returns it), and \"runtime's own\" (GC and span metadata, OS thread stacks);\n"+
+			"\"RSS not Go's\" is the rest of the RSS growth (negative when the runtime holds pages that are not resident).\n"+
+			"Per connection: what the %d added, divided by %d.\n\n",
+			opt.conns, opt.docs, opt.warm, opt.settle, opt.conns, opt.conns)
+	}
 
 	type column struct {
 		name string
@@ -141,7 +163,12 @@ func abReport(w io.Writer, opt idleOptions, bins [2]string, got [2][]idleBreakdo
 		{"stacks", func(b idleBreakdown) float64 { return b.Stack }, "KiB"},
 		{"heap in use", func(b idleBreakdown) float64 { return b.Heap }, "KiB"},
 		{"heap objects", func(b idleBreakdown) float64 { return b.Objects }, ""},
-		{"RSS not in heap or stacks", func(b idleBreakdown) float64 { return b.RSS - b.Heap - b.Stack }, "KiB"},
+		{"free heap kept", func(b idleBreakdown) float64 { return b.Free }, "KiB"},
+		{"runtime's own", func(b idleBreakdown) float64 { return b.Held - b.Heap - b.Stack - b.Free }, "KiB"},
+		{"RSS not Go's", func(b idleBreakdown) float64 { return b.RSS - b.Held }, "KiB"},
+	}
+	if !opt.runtime {
+		cols = cols[:1]
 	}
 	show := func(v float64, unit string) string {
 		if unit == "KiB" {
@@ -182,6 +209,9 @@ func abReport(w io.Writer, opt idleOptions, bins [2]string, got [2][]idleBreakdo
 		}
 	}
 	fmt.Fprint(w, "\n\n")
+	if !opt.runtime {
+		return
+	}
 
 	fmt.Fprintln(w, "Goroutines per connection, by the function they run (medians; those not 0 in either):")
 	fmt.Fprintln(w)

@@ -10,7 +10,9 @@
 #
 # NEW_BINARY defaults to a build of this tree. Defaults: 3 rounds of 2,000
 # idle editors on 10 documents (about 2 minutes); e.g. --rounds 5 --conns 5000
-# for more. Further flags go to `wsbench ab` (cd bench && go run ./ws ab -h).
+# for more; --breakdown=false for the RSS alone (the profiles' own GCs and
+# sampling add about 1 KiB per connection to both binaries). Further flags go
+# to `wsbench ab` (cd bench && go run ./ws ab -h).
 # Only loopback traffic; every phase is bounded in time. Prints a Markdown
 # report, also written to bench/out/ws-ab-latest.md (server logs in
 # bench/out/ws/). Exits non-zero when a measure fails to run, never because of

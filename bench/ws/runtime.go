@@ -16,9 +16,9 @@ import (
 // a garbage collection: where the bytes of its RSS are.
 type runtimeStats struct {
 	Goroutines int
-	// HeapInuse, HeapAlloc, HeapObjects, StackInuse and Sys are those of
-	// runtime.MemStats.
-	HeapInuse, HeapAlloc, HeapObjects, StackInuse, Sys int64
+	// HeapInuse, HeapAlloc, HeapObjects, HeapIdle, HeapReleased,
+	// StackInuse and Sys are those of runtime.MemStats.
+	HeapInuse, HeapAlloc, HeapObjects, HeapIdle, HeapReleased, StackInuse, Sys int64
 	// ByStart counts the goroutines by the function they run.
 	ByStart map[string]int
 	// BySite is the heap in use by allocation site (the first two
@@ -148,7 +148,8 @@ func (rs *runtimeStats) readHeap(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	for k, p := range map[string]*int64{"HeapInuse": &rs.HeapInuse, "HeapAlloc": &rs.HeapAlloc, "HeapObjects": &rs.HeapObjects, "Sys": &rs.Sys} {
+	for k, p := range map[string]*int64{"HeapInuse": &rs.HeapInuse, "HeapAlloc": &rs.HeapAlloc, "HeapObjects": &rs.HeapObjects,
+		"HeapIdle": &rs.HeapIdle, "HeapReleased": &rs.HeapReleased, "Sys": &rs.Sys} {
 		v, err := strconv.ParseInt(tail[k], 10, 64)
 		if err != nil {
 			return fmt.Errorf("MemStats %s: %q", k, tail[k])
