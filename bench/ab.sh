@@ -14,7 +14,9 @@
 # Short loads (about 15 minutes on 2 cores). Reports go to
 # bench/out/ab/{http,collab,ws}-{1,2}-{old,new}.md. Only loopback traffic;
 # every load is bounded in time. Exits non-zero only when something fails to
-# run, never because of timings.
+# run, never because of timings. The memory of idle WebSocket editors, old
+# against new over more rounds and with where the bytes go, is
+# bench/ws/idle-ab.sh.
 set -euo pipefail
 old=${1:?usage: bash bench/ab.sh OLD_BINARY [NEW_BINARY]}
 old=$(cd "$(dirname "$old")" && pwd)/$(basename "$old")

@@ -7,38 +7,50 @@
 // # Routes
 //
 // Every route is declared once, in routes.go, with its method, its
-// http.ServeMux pattern and its action (Server.Routes lists them):
+// http.ServeMux pattern and its action (Server.Routes lists them; a test
+// holds this list, docs/api.md's and the route table to the same routes):
 //
-//	POST /{$}                apply   apply (the prosemirror-v8-perf path)
-//	POST /v1/apply           apply   apply
-//	GET  /v1/schemas         apply   {"default": NAME, "schemas": [NAME, …]}
-//	GET  /healthz            health  {"status":"ok"}
-//	GET  /readyz             health  {"status":"ok"}; 503 while draining (Drain)
-//	GET  /docs               read    [{"id": …, "users": n}, …]       (Config.Collab)
-//	GET  /docs/{id}          read    {doc, users, version, comments, commentVersion}
-//	GET  /docs/{id}/events   read    ?version=V&commentVersion=C: long poll
-//	POST /docs/{id}/events   comment {version, steps, clientID, comment}; edit too with steps
-//	                                 (and to delete others' comments)
-//	GET  /docs/{id}/ws       read    WebSocket (docs/protocol.md), authorized at its hello
-//	POST /docs               create  {id?, schema?, doc?} → 201 {id, version}: the documents API
-//	DELETE /docs/{id}        admin   204 (its WebSockets closed with 4404)
-//	GET  /docs/{id}?version=N read   {doc, version}: a past version
-//	GET  /docs/{id}/steps    read    ?from=V&limit=K: the step log, paged
-//	GET  /docs/{id}/checkpoints read; POST edit {name} → 201
-//	POST /docs/{id}/restore  edit    {version} or {checkpoint}: one new step
-//	GET  /docs/{id}/authors  read    who inserted each range
-//	GET  /{$}, /edit/{id}, /assets/{file}
-//	                         page    the demo pages                   (Config.Web)
+//	POST      /{$}                    apply    apply (the prosemirror-v8-perf path)
+//	POST      /v1/apply               apply    apply
+//	GET HEAD  /v1/schemas             apply    {"default": NAME, "schemas": [NAME, …]}
+//	GET HEAD  /healthz                health   {"status":"ok"}
+//	GET HEAD  /readyz                 health   {"status":"ok"}; 503 while draining (Drain)
 //
-// HEAD is served where GET is, but for the events and WebSocket routes.
-// The collab routes take one trailing slash, as the demo server does. A
-// document id is 1 to 128 characters of A-Z a-z 0-9 . _ ~ - (not "." or
-// ".."; an escaped '/' is part of the id, and refused). A path without a
-// route answers 404 and a method its path does not take 405 with an Allow
-// header, in JSON, but under /edit/ and /assets/ with Config.Web, which
-// answers those itself. Paths that http.ServeMux would clean and redirect
-// ("//docs", "/docs/../x") are routed as they are: a "." or ".." or empty
-// segment matches no route, and is refused as a document id.
+// With Config.Collab, the collab API and the documents API:
+//
+//	GET HEAD  /docs                   read     [{"id", "users", "version", "updated"}, …]
+//	POST      /docs                   create   {id?, schema?, doc?} → 201 {id, version}
+//	GET HEAD  /docs/{id}              read     {doc, users, version, comments, commentVersion};
+//	                                           ?version=N: {doc, version}, a past version
+//	DELETE    /docs/{id}              admin    204 (its WebSockets closed with 4404)
+//	GET       /docs/{id}/events       read     ?version=V&commentVersion=C: long poll
+//	POST      /docs/{id}/events       comment  {version, steps, clientID, comment}; edit too
+//	                                           with steps (and to delete others' comments)
+//	GET       /docs/{id}/ws           read     WebSocket (docs/protocol.md), authorized at its hello
+//	GET       /docs/{id}/export       read     ?format=text|markdown|html[&version=N]
+//	GET       /docs/{id}/steps        read     ?from=V&limit=K: the step log, paged
+//	GET       /docs/{id}/checkpoints  read     {checkpoints: […]}
+//	POST      /docs/{id}/checkpoints  edit     {name} → 201
+//	POST      /docs/{id}/restore      edit     {version} or {checkpoint}: one new step
+//	GET       /docs/{id}/authors      read     who inserted each range
+//
+// With Config.Web, the demo pages:
+//
+//	GET HEAD  /{$}                    page     the demo's index
+//	GET HEAD  /edit/{id}              page     an editor
+//	GET HEAD  /assets/{file}          page     its scripts and styles
+//
+// HEAD is served where it is listed; elsewhere it answers 405, as any
+// method that a path does not take. The collab routes take one trailing
+// slash, as the demo server does. A document id is what internal/docid
+// accepts: 1 to 512 bytes of UTF-8 without control characters, other
+// than "." and ".."; in a path it is one segment, in which an escaped
+// '/' is part of the id. A path without a route answers 404 and a method
+// its path does not take 405 with an Allow header, in JSON, but under
+// /edit/ and /assets/ with Config.Web, which answers those itself. Paths
+// that http.ServeMux would clean and redirect ("//docs", "/docs/../x")
+// are routed as they are: a "." or ".." or empty segment matches no
+// route, and is refused as a document id.
 //
 // # Policy point
 //
@@ -128,12 +140,19 @@
 //
 // server.go (Config, Server, New, Serve), routes.go (the route table),
 // policy.go (the policy point), errors.go (errors to statuses and close
-// codes), httpio.go (bodies, JSON answers, the pooled exchange),
-// log.go and origin.go (the access log and CORS middleware), apply.go,
-// collab_http.go and collab_decode.go (the collab API), ws.go (upgrade
-// and message dispatch), ws_conn.go (send queue and writer), ws_hub.go
-// (one hub per document), ws_messages.go (WebSocket message encoding and
-// decoding), web.go (the demo pages).
+// codes), observer.go (the Observer of requests, for metrics), httpio.go
+// (bodies, JSON answers, the pooled exchange), log.go and origin.go (the
+// access log and CORS middleware), httpconns.go (bounds on open
+// connections, with rlimit_unix.go and rlimit_other.go for the limit of
+// open files), limits.go (clients, rate and connection limits),
+// bodymem.go and answers.go (request bodies and answers in the memory
+// budget), apply.go (the apply endpoint), collab_http.go and
+// collab_decode.go (the collab API), docs_api.go (the documents API),
+// export.go (GET /docs/{id}/export), ws.go (upgrade and message
+// dispatch), ws_conn.go (send queue and writer), ws_hub.go (one hub per
+// document), ws_peers.go (presence across nodes), ws_messages.go
+// (WebSocket message encoding and decoding), web.go (the demo pages). A
+// test holds this list to the package's files.
 //
 // A Server holds immutable configuration (schemas are immutable and
 // shared) and pools of buffers, so it is safe for concurrent use, and

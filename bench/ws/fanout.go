@@ -128,7 +128,7 @@ func runFanout(opt fanoutOptions) (*fanoutResult, error) {
 		doc = "fanout"
 	}
 	if len(addrs) == 0 {
-		s, err := startServer(opt.bin, opt.log, opt.serverArgs)
+		s, err := startServer(opt.bin, opt.log, opt.serverArgs, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -4,8 +4,12 @@
 //
 //	wsbench run    --bin PATH [--rounds 3] [--quick] [--out FILE]
 //	    both measures below, alternated, with a Markdown report of medians
-//	wsbench idle   --bin PATH [--conns 5000] [--docs 100]
-//	    the server's RSS growth per idle, joined WebSocket editor
+//	wsbench idle   --bin PATH [--conns 5000] [--docs 100] [--runtime]
+//	    the server's RSS growth per idle, joined WebSocket editor (with
+//	    --runtime also its goroutines, stacks and heap, from its profiles)
+//	wsbench ab     --old PATH --new PATH [--rounds 3] [--conns 2000] [--docs 10] [--out FILE]
+//	    idle with two binaries, interleaved (old, new, old, new, …): per
+//	    round and medians, the ratio, and where the bytes go
 //	wsbench fanout --bin PATH [--editors 1000] [--typers 10] [--rate 5] [--duration 20s]
 //	    one document, some editors typing: delivery latency from the
 //	    submission to its receipt at every other editor, and server CPU
@@ -35,7 +39,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: wsbench run|idle|fanout [flags] (-h for the flags)")
+		fmt.Fprintln(os.Stderr, "usage: wsbench run|idle|ab|fanout [flags] (-h for the flags)")
 		os.Exit(2)
 	}
 	var err error
@@ -46,8 +50,10 @@ func main() {
 		err = cmdFanout(os.Args[2:])
 	case "run":
 		err = cmdRun(os.Args[2:])
+	case "ab":
+		err = cmdAB(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want run, idle or fanout", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want run, idle, ab or fanout", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wsbench:", err)
@@ -59,8 +65,9 @@ func main() {
 const stopGrace = 20 * time.Second
 
 // startServer starts bin serve with the memory store on a free loopback
-// port, extra added to its flags, and waits until it answers.
-func startServer(bin, logPath string, extra []string) (*benchproc.Server, error) {
+// port, extra added to its flags and env to its environment, and waits
+// until it answers.
+func startServer(bin, logPath string, extra, env []string) (*benchproc.Server, error) {
 	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
@@ -68,7 +75,11 @@ func startServer(bin, logPath string, extra []string) (*benchproc.Server, error)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	args := append([]string{"serve", "--store", "memory", "--addr", addr}, benchproc.UnlimitedConns(bin)...)
 	args = append(args, extra...)
-	s, err := benchproc.StartServer(exec.Command(bin, args...), addr, logPath)
+	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	s, err := benchproc.StartServer(cmd, addr, logPath)
 	if err != nil {
 		return nil, err
 	}
