@@ -132,13 +132,7 @@ func (e *ClientIDError) Is(target error) bool { return target == ErrForbidden }
 // checkClientLocked checks that o may use the client id cid on d, or
 // returns a *ClientIDError. It is called with d.mu held.
 func (d *document) checkClientLocked(cid ClientID, o owner) error {
-	if bytes.Equal(cid, RestoreClientID) {
-		return &ClientIDError{ClientID: cid}
-	}
-	if u := d.clients[string(cid)]; u != nil && !u.owner.admits(o) {
-		return &ClientIDError{ClientID: cid}
-	}
-	return nil
+	return checkClient(cid, d.clients[string(cid)], o)
 }
 
 // indexStepsLocked brings d.clients from the history of old to that of

@@ -150,8 +150,12 @@ func (d *document) endAppend(c *appendCall) {
 
 // awaitAppend waits while a store append at version is in flight, since
 // a submission at version can only conflict with it unless it fails, and
-// returns whether the document is past version.
+// returns whether the document is past version. A negative version (one
+// the document never had: the core refuses it) is not waited for.
 func (d *document) awaitAppend(ctx context.Context, version int64) (bool, error) {
+	if version < 0 {
+		return false, nil
+	}
 	for {
 		d.mu.Lock()
 		c, stale := d.appending, version < d.st.version && !d.deleted
@@ -194,6 +198,19 @@ func (d *document) state() docState {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.st
+}
+
+// view returns what a submission under the client id cid is decided on
+// (core.go), read at once.
+func (d *document) view(cid ClientID) view {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v := view{st: d.st, deleted: d.deleted}
+	if u := d.clients[string(cid)]; u != nil && len(cid) > 0 {
+		c := *u
+		v.client = &c
+	}
+	return v
 }
 
 // open loads the document id, or creates it when it does not exist and
