@@ -147,11 +147,15 @@ func decide(v view, sub submission, lim submitLimits, now time.Time) (decision, 
 	return dec.withComments(dec.next, lim.comments)
 }
 
-// stale decides a submission made on an older version than st's: today
-// it conflicts (ErrConflict; the client rebases and submits again).
-// Rebasing its steps over those after its version, as prosemirror-collab's
-// rebaseSteps does on the client, would go here, returning the decision
-// for the rebased steps on st.
+// stale decides a submission made on an older version than st's: it
+// conflicts (ErrConflict; the client rebases and submits again).
+//
+// Commit mode's server-side rebase goes here: sub's steps mapped over
+// those after sub.Version (st.steps holds them with their maps, as far as
+// Config.History keeps them), as prosemirror-collab's rebaseSteps does on
+// the client, and the decision for the rebased steps made on st as decide
+// makes it for current ones. Submit's early ErrConflict before it takes
+// sem (document.awaitAppend) then lets such submissions through.
 func stale(st docState, sub submission) (decision, error) {
 	return decision{}, ErrConflict
 }

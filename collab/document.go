@@ -150,23 +150,27 @@ func (d *document) endAppend(c *appendCall) {
 
 // awaitAppend waits while a store append at version is in flight, since
 // a submission at version can only conflict with it unless it fails, and
-// returns whether the document is past version. A negative version (one
-// the document never had: the core refuses it) is not waited for.
-func (d *document) awaitAppend(ctx context.Context, version int64) (bool, error) {
+// returns ErrConflict when the document is past version. A negative
+// version (one the document never had: the core refuses it) is not
+// waited for.
+func (d *document) awaitAppend(ctx context.Context, version int64) error {
 	if version < 0 {
-		return false, nil
+		return nil
 	}
 	for {
 		d.mu.Lock()
 		c, stale := d.appending, version < d.st.version && !d.deleted
 		d.mu.Unlock()
-		if stale || c == nil || c.base != version {
-			return stale, nil
+		if stale {
+			return ErrConflict
+		}
+		if c == nil || c.base != version {
+			return nil
 		}
 		select {
 		case <-c.done:
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ctx.Err()
 		}
 	}
 }
@@ -206,7 +210,7 @@ func (d *document) view(cid ClientID) view {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	v := view{st: d.st, deleted: d.deleted}
-	if u := d.clients[string(cid)]; u != nil && len(cid) > 0 {
+	if u := d.clients[string(cid)]; len(cid) > 0 && u != nil {
 		c := *u
 		v.client = &c
 	}

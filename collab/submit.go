@@ -87,14 +87,13 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 		return Result{}, err
 	}
 	defer a.release(d, user)
+	// Not d's writer yet: d.mu is only taken for a moment, as readers do.
 	d.mu.Lock()
 	d.seen(user, a.now(), a.cfg.UsersWindow)
 	d.mu.Unlock()
 	// A submission that can only conflict does not wait for the writer.
-	if stale, err := d.awaitAppend(ctx, s.Version); err != nil {
+	if err := d.awaitAppend(ctx, s.Version); err != nil {
 		return Result{}, err
-	} else if stale {
-		return Result{}, ErrConflict
 	}
 
 	// From here on this call is d's only writer (sem): the state it
@@ -106,12 +105,10 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 	if a.isClosed() {
 		return Result{}, ErrClosed
 	}
+	// A refused decision answers Result{}; one that changes nothing, its result.
 	dec, err := decide(d.view(sub.clientID), sub, lim, a.now())
-	if err != nil {
-		return Result{}, err
-	}
-	if !dec.changes() {
-		return dec.result, nil
+	if err != nil || !dec.changes() {
+		return dec.result, err
 	}
 	if a.cfg.BeforeSubmit != nil {
 		if err := dec.approve(a.cfg.BeforeSubmit(ctx, dec.proposal())); err != nil {
@@ -130,18 +127,16 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 		}
 	}()
 
-	// The store is written here and nowhere else. Submissions at dec's
-	// base wait for the outcome (awaitAppend).
+	// The store is written here and nowhere else; submissions at dec's
+	// base wait for the outcome (awaitAppend). The append must not be
+	// abandoned halfway because the client went away: its outcome would
+	// be unknown.
 	call := d.startAppend(dec.base.version, dec.next.version)
 	defer d.endAppend(call)
-	if dec, err = a.appendDecision(context.WithoutCancel(ctx), d, dec, lim); err != nil {
-		return Result{}, err
+	if dec, err = a.appendDecision(context.WithoutCancel(ctx), d, dec, lim); err != nil || !dec.changes() {
+		return dec.result, err // !changes: remade on other writers' comments, nothing was left
 	}
-	if !dec.changes() { // remade on other writers' comments, nothing was left to do
-		return dec.result, nil
-	}
-	d.storedMore(dec.add())
-	d.publish(dec.next, false)
+	d.publish(dec.next, false) // durable: readers and subscribers see it now
 	published = true
 	a.committed(d, dec)
 	return dec.result, nil
@@ -180,7 +175,8 @@ const maxMetaTries = 8
 
 // appendDecision appends dec's records, and its comment entry, to the
 // store on dec.base (with a store.MetaSwapper, on dec.base's comment
-// entries too), and returns the decision appended. The store keeps no
+// entries too), counts the bytes in d's storage, and returns the decision
+// appended. The store keeps no
 // more than that: the comments moved by the steps are mapped again when
 // the document is loaded (commentLog.replay), so that a step costs the
 // same whatever the comments.
@@ -201,6 +197,7 @@ func (a *Authority) appendDecision(ctx context.Context, d *document, dec decisio
 		}
 		switch {
 		case err == nil:
+			d.storedMore(dec.add())
 			return dec, nil
 		case errors.Is(err, store.ErrNotFound):
 			a.remove(d)
