@@ -89,12 +89,12 @@ func prepare(id, user string, s Submission, server bool, lim submitLimits) (subm
 }
 
 // view is what a submission is decided on: a document's state, whether
-// it was deleted, and the use of the submission's client id on it (nil
+// it was deleted, and the use of the submission's client id on it (zero
 // when nobody uses it), read together.
 type view struct {
 	st      docState
 	deleted bool
-	client  *clientUse // a copy
+	client  clientUse
 }
 
 // decision is what the core decided for a submission: next is to be
@@ -255,12 +255,12 @@ func (dec decision) commit(now time.Time) Commit {
 }
 
 // checkClient checks that o may use the client id cid, whose use on the
-// document is u (nil when unused), or returns a *ClientIDError.
-func checkClient(cid ClientID, u *clientUse, o owner) error {
+// document is u, or returns a *ClientIDError.
+func checkClient(cid ClientID, u clientUse, o owner) error {
 	if bytes.Equal(cid, RestoreClientID) {
 		return &ClientIDError{ClientID: cid}
 	}
-	if u != nil && !u.owner.admits(o) {
+	if u.inUse() && !u.owner.admits(o) {
 		return &ClientIDError{ClientID: cid}
 	}
 	return nil

@@ -154,14 +154,14 @@ func TestCoreDecide(t *testing.T) {
 		{name: "MaxDocBytes", s: edit(3, coreInsert(1, "abc")), lim: func(l *submitLimits) { l.step.MaxDocBytes = 40 }, err: "document bytes (JSON) over the limit"},
 		{name: "a step that does not decode", s: edit(3, coreInsert(1, "a"), []byte(`{"stepType":"nope"}`)), err: "step 1:"},
 		{name: "a step that does not apply", s: edit(3, coreInsert(1, "a"), coreInsert(40, "b")), err: "step 1:"},
-		{name: "another's client id", s: edit(3, coreInsert(1, "a")), view: func(v *view) { v.client = &clientUse{owner: owner{author: "eve"}, steps: 1} }, is: ErrForbidden},
-		{name: "one's own client id", s: edit(3, coreInsert(1, "a")), view: func(v *view) { v.client = &clientUse{owner: owner{author: "alice"}, holds: 1} },
+		{name: "another's client id", s: edit(3, coreInsert(1, "a")), view: func(v *view) { v.client = clientUse{owner: owner{author: "eve"}, steps: 1} }, is: ErrForbidden},
+		{name: "one's own client id", s: edit(3, coreInsert(1, "a")), view: func(v *view) { v.client = clientUse{owner: owner{author: "alice"}, holds: 1} },
 			changes: true, result: Result{Version: 4, CommentVersion: 1}, text: "ahello"},
 		{name: "the restore client id", s: Submission{Version: 3, Steps: [][]byte{coreInsert(1, "a")}, ClientID: RestoreClientID}, is: ErrForbidden},
 		{name: "the server's submission", s: Submission{Version: 3, Steps: [][]byte{coreInsert(1, "a")}, ClientID: RestoreClientID}, server: true,
-			view:    func(v *view) { v.client = &clientUse{owner: owner{author: "eve"}, steps: 1} },
+			view:    func(v *view) { v.client = clientUse{owner: owner{author: "eve"}, steps: 1} },
 			changes: true, result: Result{Version: 4, CommentVersion: 1}, text: "ahello"},
-		{name: "a stale version with another's client id", s: edit(2, coreInsert(1, "a")), view: func(v *view) { v.client = &clientUse{owner: owner{author: "eve"}, steps: 1} }, is: ErrForbidden},
+		{name: "a stale version with another's client id", s: edit(2, coreInsert(1, "a")), view: func(v *view) { v.client = clientUse{owner: owner{author: "eve"}, steps: 1} }, is: ErrForbidden},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -211,8 +211,7 @@ func (d *document) view(cid ClientID) view {
 	defer d.mu.Unlock()
 	v := view{st: d.st, deleted: d.deleted}
 	if u := d.clients[string(cid)]; len(cid) > 0 && u != nil {
-		c := *u
-		v.client = &c
+		v.client = *u
 	}
 	return v
 }
