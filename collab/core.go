@@ -155,7 +155,7 @@ func decide(v view, sub submission, lim submitLimits, now time.Time) (decision, 
 // Config.History keeps them), as prosemirror-collab's rebaseSteps does on
 // the client, and the decision for the rebased steps made on st as decide
 // makes it for current ones. Submit's early ErrConflict before it takes
-// sem (document.awaitAppend) then lets such submissions through.
+// sem (document.lockAt) then lets such submissions through.
 func stale(st docState, sub submission) (decision, error) {
 	return decision{}, ErrConflict
 }

@@ -126,6 +126,19 @@ func (d *document) lock(ctx context.Context) error {
 	}
 }
 
+// lockAt takes d's writer semaphore for a submission at version. A
+// submission that can only conflict does not wait for it: lockAt fails
+// with ErrConflict at once when d is past version, and when the store
+// append in flight started from version, as soon as that append is
+// durable and published (awaitAppend). It fails with ctx's error when
+// ctx is done first.
+func (d *document) lockAt(ctx context.Context, version int64) error {
+	if err := d.awaitAppend(ctx, version); err != nil {
+		return err
+	}
+	return d.lock(ctx)
+}
+
 // unlock releases d's writer semaphore.
 func (d *document) unlock() { <-d.sem }
 

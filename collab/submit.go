@@ -91,14 +91,10 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 	d.mu.Lock()
 	d.seen(user, a.now(), a.cfg.UsersWindow)
 	d.mu.Unlock()
-	// A submission that can only conflict does not wait for the writer.
-	if err := d.awaitAppend(ctx, s.Version); err != nil {
-		return Result{}, err
-	}
 
-	// From here on this call is d's only writer (sem): the state it
-	// decides on stays d's until it publishes the next one.
-	if err := d.lock(ctx); err != nil {
+	// lockAt makes this call d's only writer (sem) until it returns: the
+	// state it decides on stays d's until it publishes the next one.
+	if err := d.lockAt(ctx, s.Version); err != nil {
 		return Result{}, err
 	}
 	defer d.unlock()
@@ -128,7 +124,7 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 	}()
 
 	// The store is written here and nowhere else; submissions at dec's
-	// base wait for the outcome (awaitAppend). The append must not be
+	// base wait for the outcome (lockAt). The append must not be
 	// abandoned halfway because the client went away: its outcome would
 	// be unknown.
 	call := d.startAppend(dec.base.version, dec.next.version)
