@@ -112,6 +112,11 @@ type clientUse struct {
 	holds int // HoldClientID
 }
 
+// inUse reports whether u makes its client id its owner's: a client id
+// that no step and no connection uses is free (and out of
+// document.clients).
+func (u clientUse) inUse() bool { return u.steps+u.holds > 0 }
+
 // ClientIDError refuses a submission, or a connection's hello
 // (HoldClientID), under a client id that belongs to another principal (or
 // anonymous user) on the document, or under RestoreClientID, the
@@ -132,13 +137,11 @@ func (e *ClientIDError) Is(target error) bool { return target == ErrForbidden }
 // checkClientLocked checks that o may use the client id cid on d, or
 // returns a *ClientIDError. It is called with d.mu held.
 func (d *document) checkClientLocked(cid ClientID, o owner) error {
-	if bytes.Equal(cid, RestoreClientID) {
-		return &ClientIDError{ClientID: cid}
+	var u clientUse
+	if p := d.clients[string(cid)]; p != nil {
+		u = *p
 	}
-	if u := d.clients[string(cid)]; u != nil && !u.owner.admits(o) {
-		return &ClientIDError{ClientID: cid}
-	}
-	return nil
+	return checkClient(cid, u, o)
 }
 
 // indexStepsLocked brings d.clients from the history of old to that of

@@ -126,6 +126,19 @@ func (d *document) lock(ctx context.Context) error {
 	}
 }
 
+// lockAt takes d's writer semaphore for a submission at version. A
+// submission that can only conflict does not wait for it: lockAt fails
+// with ErrConflict at once when d is past version, and when the store
+// append in flight started from version, as soon as that append is
+// durable and published (awaitAppend). It fails with ctx's error when
+// ctx is done first.
+func (d *document) lockAt(ctx context.Context, version int64) error {
+	if err := d.awaitAppend(ctx, version); err != nil {
+		return err
+	}
+	return d.lock(ctx)
+}
+
 // unlock releases d's writer semaphore.
 func (d *document) unlock() { <-d.sem }
 
@@ -150,19 +163,27 @@ func (d *document) endAppend(c *appendCall) {
 
 // awaitAppend waits while a store append at version is in flight, since
 // a submission at version can only conflict with it unless it fails, and
-// returns whether the document is past version.
-func (d *document) awaitAppend(ctx context.Context, version int64) (bool, error) {
+// returns ErrConflict when the document is past version. A negative
+// version (one the document never had: the core refuses it) is not
+// waited for.
+func (d *document) awaitAppend(ctx context.Context, version int64) error {
+	if version < 0 {
+		return nil
+	}
 	for {
 		d.mu.Lock()
 		c, stale := d.appending, version < d.st.version && !d.deleted
 		d.mu.Unlock()
-		if stale || c == nil || c.base != version {
-			return stale, nil
+		if stale {
+			return ErrConflict
+		}
+		if c == nil || c.base != version {
+			return nil
 		}
 		select {
 		case <-c.done:
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ctx.Err()
 		}
 	}
 }
@@ -194,6 +215,18 @@ func (d *document) state() docState {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.st
+}
+
+// view returns what a submission under the client id cid is decided on
+// (core.go), read at once.
+func (d *document) view(cid ClientID) view {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v := view{st: d.st, deleted: d.deleted}
+	if u := d.clients[string(cid)]; len(cid) > 0 && u != nil {
+		v.client = *u
+	}
+	return v
 }
 
 // open loads the document id, or creates it when it does not exist and

@@ -1,17 +1,12 @@
 package collab
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 
 	"github.com/pmauthority/pmauthority/apply"
-	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/store"
-	"github.com/pmauthority/pmauthority/transform"
 )
 
 // Submission is what a client sends: steps made on the document at
@@ -78,132 +73,49 @@ func (a *Authority) Submit(ctx context.Context, id, user string, s Submission) (
 }
 
 // submit is Submit; a server submission (Restore's, under
-// RestoreClientID) is not checked against the owners of client ids.
+// RestoreClientID) is not checked against the owners of client ids. It
+// drives the submission core (core.go): the core decides, submit reads
+// its inputs and carries out its decision.
 func (a *Authority) submit(ctx context.Context, id, user string, s Submission, server bool) (Result, error) {
-	if n := len(s.Steps); n > a.cfg.MaxSteps {
-		return Result{}, &LimitError{What: "steps", Limit: a.cfg.MaxSteps, Value: n}
+	lim := a.submitLimits()
+	sub, err := prepare(id, user, s, server, lim)
+	if err != nil {
+		return Result{}, err
 	}
-	if n := len(s.Comments); n > a.cfg.MaxSteps {
-		return Result{}, &LimitError{What: "comment events", Limit: a.cfg.MaxSteps, Value: n}
-	}
-	for i, e := range s.Comments {
-		if len(e.Text) > a.cfg.MaxCommentText {
-			return Result{}, &LimitError{What: fmt.Sprintf("bytes in the text of comment event %d", i), Limit: a.cfg.MaxCommentText, Value: len(e.Text)}
-		}
-	}
-	// The comments created are the submitter's, whatever the events say.
-	if slices.ContainsFunc(s.Comments, func(e CommentEvent) bool { return e.Author != s.Author && e.Type == CommentCreate }) {
-		events := slices.Clone(s.Comments)
-		for i := range events {
-			if events[i].Type == CommentCreate {
-				events[i].Author = s.Author
-			}
-		}
-		s.Comments = events
-	}
-	deleter := commentDeleter{author: s.Author, any: !s.OwnComments}
-	var clientID ClientID
-	if len(s.Steps) > 0 { // a comment-only submission's client id is unused
-		var err error
-		if clientID, err = ParseClientID(s.ClientID); err != nil {
-			return Result{}, err
-		}
-	}
-	d, err := a.acquire(ctx, id, user)
+	d, err := a.acquire(ctx, id, user) // loaded (or created), and kept loaded until release
 	if err != nil {
 		return Result{}, err
 	}
 	defer a.release(d, user)
+	// Not d's writer yet: d.mu is only taken for a moment, as readers do.
 	d.mu.Lock()
 	d.seen(user, a.now(), a.cfg.UsersWindow)
 	d.mu.Unlock()
-	if s.Version >= 0 { // a negative version is invalid (below)
-		if stale, err := d.awaitAppend(ctx, s.Version); err != nil {
-			return Result{}, err
-		} else if stale {
-			return Result{}, ErrConflict
-		}
-	}
-	if err := d.lock(ctx); err != nil {
+
+	// lockAt makes this call d's only writer (sem) until it returns: the
+	// state it decides on stays d's until it publishes the next one.
+	if err := d.lockAt(ctx, s.Version); err != nil {
 		return Result{}, err
 	}
 	defer d.unlock()
 	if a.isClosed() {
 		return Result{}, ErrClosed
 	}
-	d.mu.Lock()
-	st, deleted := d.st, d.deleted
-	var taken error
-	if len(clientID) > 0 && !server {
-		taken = d.checkClientLocked(clientID, ownerOf(s.Author, user))
-	}
-	d.mu.Unlock()
-	if deleted {
-		return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
-	}
-	if taken != nil {
-		return Result{}, taken
-	}
-	if s.Version < 0 || s.Version > st.version {
-		return Result{}, &versionError{version: s.Version}
-	}
-	if s.Version != st.version {
-		return Result{}, ErrConflict
-	}
-
-	next, records, err := a.applySteps(st, s.Steps, clientID, ownerOf(s.Author, user), a.cfg.BeforeSubmit != nil)
-	if err != nil {
-		return Result{}, err
-	}
-	comments, changed, err := next.comments.apply(s.Comments, next.node.Content.Size(), a.commentLimits(), deleter)
-	if err != nil {
-		return Result{}, err
-	}
-	next.comments = comments
-	if len(records) == 0 && !changed {
-		return Result{Version: st.version, CommentVersion: st.comments.version}, nil
+	// A refused decision answers Result{}; one that changes nothing, its result.
+	dec, err := decide(d.view(sub.clientID), sub, lim, a.now())
+	if err != nil || !dec.changes() {
+		return dec.result, err
 	}
 	if a.cfg.BeforeSubmit != nil {
-		p := &Proposal{
-			ID:       id,
-			Author:   s.Author,
-			ClientID: clientID,
-			Version:  st.version,
-			Steps:    next.decoded,
-			Before:   st.node,
-			After:    next.node,
-			Comments: s.Comments,
-		}
-		if len(records) > 0 {
-			p.StepsJSON = make([][]byte, len(records))
-			for i, r := range records {
-				p.StepsJSON[i] = r.JSON
-			}
-		}
-		if err := a.cfg.BeforeSubmit(ctx, p); err != nil {
-			return Result{}, &RefusedError{Err: err}
+		if err := dec.approve(a.cfg.BeforeSubmit(ctx, dec.proposal())); err != nil {
+			return Result{}, err
 		}
 	}
-
-	// Room in the store.
-	metaBytes := 0
-	if changed {
-		metaBytes = len(encodeEntry(s.Comments))
-	}
-	add := stepBytes(records, metaBytes)
-	stored, err := a.docStored(ctx, d)
-	if err != nil {
+	if err := a.makeRoom(ctx, d, user, dec); err != nil {
 		return Result{}, err
 	}
-	if err := a.allowStorage(id, user, stored, add); err != nil {
-		return Result{}, err
-	}
-
-	// Room for the document as it will be. The estimate of what it is
-	// is restored unless the submission is published (which accounts it).
-	if err := a.admit(d, next.memSize(), user); err != nil {
-		return Result{}, err
-	}
+	// makeRoom raised d's memory estimate to dec's; publishing accounts
+	// what d holds, and so does failing.
 	published := false
 	defer func() {
 		if !published {
@@ -211,79 +123,45 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 		}
 	}()
 
-	// The append must not be abandoned halfway because the client went
-	// away: its outcome would be unknown.
-	call := d.startAppend(st.version, next.version)
+	// The store is written here and nowhere else; submissions at dec's
+	// base wait for the outcome (lockAt). The append must not be
+	// abandoned halfway because the client went away: its outcome would
+	// be unknown.
+	call := d.startAppend(dec.base.version, dec.next.version)
 	defer d.endAppend(call)
-	for try := 1; ; try++ {
-		err := a.appendNext(context.WithoutCancel(ctx), id, st, &next, records, s.Comments, changed)
-		if err == nil {
-			break
-		}
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			a.remove(d)
-			return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
-		case errors.Is(err, store.ErrConflict):
-			// Another writer moved the document on: catch up (or,
-			// the store failing now, later).
-			if a.catchUp(context.WithoutCancel(ctx), d) != nil {
-				a.recheck(id)
-			}
-			d.mu.Lock()
-			cur, deleted := d.st, d.deleted
-			d.mu.Unlock()
-			if deleted {
-				return Result{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
-			}
-			if a.swapper == nil || cur.version != st.version || cur.node != st.node || try == maxMetaTries {
-				return Result{}, ErrConflict
-			}
-			// Only the metadata moved on (the comments of another
-			// writer): the same submission on the latest comments.
-			st = cur
-			if next, changed, err = rebase(next, st, s.Comments, a.commentLimits(), deleter); err != nil {
-				return Result{}, err
-			}
-			if len(records) == 0 && !changed {
-				return Result{Version: st.version, CommentVersion: st.comments.version}, nil
-			}
-			continue
-		}
-		// The append may have happened nevertheless (a lost
-		// acknowledgement): look, now or, the store failing, later (its
-		// notice, if it committed, was taken for this append's and
-		// dropped).
-		if a.catchUp(context.WithoutCancel(ctx), d) != nil {
-			a.recheck(id)
-		}
-		return Result{}, storeFailed(err, "collab: append to %q", id)
+	if dec, err = a.appendDecision(context.WithoutCancel(ctx), d, dec, lim); err != nil || !dec.changes() {
+		return dec.result, err // !changes: remade on other writers' comments, nothing was left
 	}
-	d.storedMore(add)
-	d.publish(next.docState, false)
+	d.publish(dec.next, false) // durable: readers and subscribers see it now
 	published = true
-	if a.cfg.Observer != nil && len(records) > 0 {
-		a.cfg.Observer.StepsAccepted(len(records))
+	a.committed(d, dec)
+	return dec.result, nil
+}
+
+// submitLimits returns the values of a.cfg that decide a submission.
+func (a *Authority) submitLimits() submitLimits {
+	return submitLimits{
+		maxSteps:       a.cfg.MaxSteps,
+		maxCommentText: a.cfg.MaxCommentText,
+		step:           apply.StepOptions{MaxDocSize: a.cfg.MaxDocSize, MaxDocBytes: a.cfg.MaxDocBytes, Strict: a.cfg.Strict},
+		comments:       commentLimits{comments: a.cfg.MaxComments, bytes: a.cfg.MaxCommentBytes},
+		history:        a.cfg.History,
+		keepSteps:      a.cfg.BeforeSubmit != nil,
 	}
-	a.maybeSnapshot(d)
-	if a.commits != nil {
-		c := Commit{
-			ID:             id,
-			Author:         s.Author,
-			ClientID:       clientID,
-			From:           st.version,
-			To:             next.version,
-			Comments:       s.Comments,
-			CommentVersion: next.comments.version,
-			Time:           a.now(),
-		}
-		if len(records) > 0 {
-			c.Steps = next.added
-			c.Time = records[0].Time
-		}
-		a.commits.add(c)
+}
+
+// makeRoom checks that dec fits the storage quotas (allowStorage) and
+// that d, as dec leaves it, fits the memory budget (admit, which raises
+// d's estimate to it). It is called with sem held.
+func (a *Authority) makeRoom(ctx context.Context, d *document, user string, dec decision) error {
+	stored, err := a.docStored(ctx, d)
+	if err != nil {
+		return err
 	}
-	return Result{Version: next.version, CommentVersion: next.comments.version}, nil
+	if err := a.allowStorage(d.id, user, stored, dec.add()); err != nil {
+		return err
+	}
+	return a.admit(d, dec.next.memSize(), user)
 }
 
 // maxMetaTries is how many times Submit appends a submission whose
@@ -291,143 +169,71 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 // it gives up with ErrConflict.
 const maxMetaTries = 8
 
-// appendNext appends records, made on st, to the store, with the
-// comment events as a metadata entry when they changed the comments. The
-// store keeps no more than that: the comments moved by the steps are
-// mapped again when the document is loaded (commentLog.replay), so that a
-// step costs the same whatever the comments. With a store.MetaSwapper the
-// append is conditional on st's metadata entries. next.metaSeq counts the
-// entry when it succeeds.
-func (a *Authority) appendNext(ctx context.Context, id string, st docState, next *applied, records []store.Step, events []CommentEvent, changed bool) error {
-	var meta []byte
-	if changed {
-		meta = encodeEntry(events)
-	}
-	var err error
-	if a.swapper != nil {
-		err = a.swapper.AppendIf(ctx, id, st.version, records, st.metaSeq, meta)
-	} else {
-		err = a.store.Append(ctx, id, st.version, records, meta)
-	}
-	if err != nil {
-		return err
-	}
-	next.metaSeq = st.metaSeq
-	if changed {
-		next.metaSeq++
-		next.metaBytes = st.metaBytes + int64(len(meta))
-	}
-	return nil
-}
-
-// commentLimits returns the limits on comments of a.cfg.
-func (a *Authority) commentLimits() commentLimits {
-	return commentLimits{comments: a.cfg.MaxComments, bytes: a.cfg.MaxCommentBytes}
-}
-
-// rebase returns next, a submission's state made on a state at the
-// same version and with the same document as st but other comments,
-// remade on st: st's comments mapped through the submission's steps, with
-// its comment events applied. It also returns whether the events changed
-// anything.
-func rebase(next applied, st docState, events []CommentEvent, lim commentLimits, by commentDeleter) (applied, bool, error) {
-	maps := make([]*transform.StepMap, len(next.added))
-	for i, r := range next.added {
-		maps[i] = r.Map
-	}
-	comments := st.comments.mapThrough(maps)
-	comments, changed, err := comments.apply(events, next.node.Content.Size(), lim, by)
-	if err != nil {
-		return next, false, err
-	}
-	next.comments, next.metaSeq, next.metaBytes = comments, st.metaSeq, st.metaBytes
-	return next, changed, nil
-}
-
-// applied is a state after a submission's steps.
-type applied struct {
-	docState
-	decoded []transform.Step // the steps, when asked for
-	added   []StepRecord     // the steps as Events shows them
-}
-
-// applySteps decodes and applies steps to st and returns the new state
-// (comments mapped through the steps, and the decoded steps when keep is
-// set) and the steps to append, by clientID and its owner.
-func (a *Authority) applySteps(st docState, steps [][]byte, clientID ClientID, by owner, keep bool) (applied, []store.Step, error) {
-	if len(steps) == 0 {
-		return applied{docState: st}, nil, nil
-	}
-	maps := make([]*transform.StepMap, len(steps))
-	ends := make([]int, len(steps))  // where each step's JSON ends in buf
-	sizes := make([]int, len(steps)) // the content size after each step
-	scratch := jsonScratch.Get().(*[]byte)
-	defer func() {
-		if cap(*scratch) <= 1<<20 { // keep no huge buffers
-			jsonScratch.Put(scratch)
+// appendDecision appends dec's records, and its comment entry, to the
+// store on dec.base (with a store.MetaSwapper, on dec.base's comment
+// entries too), counts the bytes in d's storage, and returns the decision
+// appended. The store keeps no
+// more than that: the comments moved by the steps are mapped again when
+// the document is loaded (commentLog.replay), so that a step costs the
+// same whatever the comments.
+//
+// An append that conflicts on the metadata alone (another writer's
+// comment events at the same version, with a store.MetaSwapper) is
+// remade on the latest comments (decision.recomment) and tried again, a
+// few times at most; the decision returned may then change nothing. When
+// appendDecision fails, the store did not change, or d catches up with
+// what it became. It is called with sem held.
+func (a *Authority) appendDecision(ctx context.Context, d *document, dec decision, lim submitLimits) (decision, error) {
+	for try := 1; ; try++ {
+		var err error
+		if a.swapper != nil {
+			err = a.swapper.AppendIf(ctx, d.id, dec.base.version, dec.records, dec.base.metaSeq, dec.meta)
+		} else {
+			err = a.store.Append(ctx, d.id, dec.base.version, dec.records, dec.meta)
 		}
-	}()
-	buf := (*scratch)[:0]
-	var decoded []transform.Step
-	if keep {
-		decoded = make([]transform.Step, len(steps))
-	}
-	opts := apply.StepOptions{MaxDocSize: a.cfg.MaxDocSize, MaxDocBytes: a.cfg.MaxDocBytes, Strict: a.cfg.Strict}
-	node, err := apply.Steps(st.node, len(steps), func(i int) []byte { return steps[i] }, opts,
-		func(i int, step transform.Step, _, after *model.Node) error {
-			if keep {
-				decoded[i] = step
+		switch {
+		case err == nil:
+			d.storedMore(dec.add())
+			return dec, nil
+		case errors.Is(err, store.ErrNotFound):
+			a.remove(d)
+			return decision{}, fmt.Errorf("collab: %q: %w", d.id, ErrNotFound)
+		case !errors.Is(err, store.ErrConflict):
+			// The append may have happened nevertheless (a lost
+			// acknowledgement): look, now or, the store failing, later
+			// (its notice, if it committed, was taken for this append's
+			// and dropped).
+			if a.catchUp(ctx, d) != nil {
+				a.recheck(d.id)
 			}
-			maps[i] = step.GetMap()
-			sizes[i] = after.Content.Size()
-			buf = step.AppendJSON(buf)
-			ends[i] = len(buf)
-			return nil
-		})
-	if err != nil {
-		var se *apply.StepError
-		if errors.As(err, &se) && se.Kind == apply.ErrDocTooLarge {
-			what := "document size"
-			if se.Bytes {
-				what = "document bytes (JSON)"
-			}
-			return applied{}, nil, &LimitError{What: what, Limit: se.Limit, Value: se.Size}
+			return decision{}, storeFailed(err, "collab: append to %q", d.id)
 		}
-		if errors.As(err, &se) {
-			return applied{}, nil, &transform.StepError{Index: se.Index, Err: se.Err}
+		// Another writer moved the document on: catch up (or, the store
+		// failing now, later).
+		if a.catchUp(ctx, d) != nil {
+			a.recheck(d.id)
 		}
-		return applied{}, nil, err
+		v := d.view(nil)
+		if v.deleted {
+			return decision{}, fmt.Errorf("collab: %q: %w", d.id, ErrNotFound)
+		}
+		if a.swapper == nil || try == maxMetaTries {
+			return decision{}, ErrConflict
+		}
+		if dec, err = dec.recomment(v.st, lim); err != nil || !dec.changes() {
+			return dec, err
+		}
 	}
-	*scratch = buf
-	// The steps' JSON stays in the history for long: one allocation of
-	// the exact size holds all of it.
-	all := bytes.Clone(buf)
-	records := make([]store.Step, len(steps))
-	added := make([]StepRecord, len(steps))
-	now := a.now()
-	start := 0
-	for i, end := range ends {
-		js := all[start:end:end]
-		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: clientID, Author: by.author, Time: now}
-		added[i] = StepRecord{JSON: js, ClientID: clientID, Map: maps[i], Size: sizes[i], owner: by}
-		start = end
-	}
-	next := st
-	next.node = node
-	next.version += int64(len(steps))
-	next = next.addHistory(added, a.cfg.History)
-	next.comments = st.comments.mapThrough(maps)
-	return applied{docState: next, decoded: decoded, added: added}, records, nil
 }
 
-// jsonScratch holds buffers that a submission's steps are encoded into.
-var jsonScratch = sync.Pool{New: func() any { return new([]byte) }}
-
-// appendHistory returns history with added appended, keeping the last
-// limit entries. Appending never overwrites what readers were given: they
-// get slices clipped to the published length. The dropped front is freed
-// when append next moves the slice to a larger array.
-func appendHistory(history, added []StepRecord, limit int) []StepRecord {
-	out := append(history, added...)
-	return out[max(0, len(out)-limit):]
+// committed follows dec's publish: the observer counts its steps, a
+// snapshot starts when one is due, and Config.AfterCommit is given it.
+func (a *Authority) committed(d *document, dec decision) {
+	if a.cfg.Observer != nil && len(dec.records) > 0 {
+		a.cfg.Observer.StepsAccepted(len(dec.records))
+	}
+	a.maybeSnapshot(d)
+	if a.commits != nil {
+		a.commits.add(dec.commit(a.now()))
+	}
 }
