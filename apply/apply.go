@@ -19,7 +19,7 @@ var (
 	// ErrMalformed is a request that is not well-formed JSON.
 	ErrMalformed = errors.New("malformed JSON")
 	// ErrTooDeep is a request whose arrays and objects nest deeper than
-	// Limits.MaxDepth.
+	// Applier.MaxDepth.
 	ErrTooDeep = errors.New("JSON nested too deeply")
 	// ErrInvalidRequest is well-formed JSON that is not a request: not an
 	// object, no "doc", or a field of the wrong type.
@@ -80,11 +80,16 @@ func requestFailure(err error, format string, args ...any) *Failure {
 type Applier struct {
 	// Schemas resolves the request's "schema" (or its absence).
 	Schemas *Schemas
-	// Limits bound each request, as given: a zero MaxSteps, MaxDocSize or
-	// MaxDocBytes means no limit, a zero MaxDepth means DefaultMaxDepth (WithDefaults fills
-	// in the defaults). MaxBodyBytes and MaxHeaderBytes are the caller's
-	// to enforce: the request is already in memory.
+	// Limits bound each request, as given: a zero field means no limit
+	// (WithDefaults fills in the defaults). The sizes of the request's
+	// body and header are the caller's to bound: the request is already
+	// in memory.
 	Limits Limits
+	// MaxDepth is the deepest nesting of arrays and objects in a request
+	// (0 means jsonscan's DefaultMaxDepth, 512). Steps are decoded with
+	// that default as well, so a larger MaxDepth does not let deeper steps
+	// through.
+	MaxDepth int
 	// Positions makes requests honour "positions" (the conformance
 	// interface of the command line); without it the key is ignored.
 	Positions bool
@@ -195,7 +200,7 @@ func (a *Applier) apply(ctx context.Context, sc *scratch, buf, data []byte) ([]b
 func (a *Applier) scan(sc *scratch, data []byte, req *request) *Failure {
 	d := &sc.d
 	d.Reset(data)
-	d.SetMaxDepth(a.Limits.MaxDepth)
+	d.SetMaxDepth(a.MaxDepth)
 	sc.steps = sc.steps[:0]
 	if len(data) == 0 {
 		return requestFailure(ErrMalformed, `empty request: expected {"doc": …, "steps": […]}`)

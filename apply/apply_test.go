@@ -53,8 +53,9 @@ func TestApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	textDefault := &Applier{
-		Schemas: &Schemas{Default: "text"},
-		Limits:  Limits{MaxSteps: 3, MaxDocSize: 20, MaxDepth: 16},
+		Schemas:  &Schemas{Default: "text"},
+		Limits:   Limits{MaxSteps: 3, MaxDocSize: 20},
+		MaxDepth: 16,
 	}
 	cli := &Applier{Schemas: &Schemas{Default: "basic", Files: true}, Positions: true}
 	tests := []struct {

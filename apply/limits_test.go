@@ -13,21 +13,15 @@ import (
 
 func TestLimitsWithDefaults(t *testing.T) {
 	d := DefaultLimits()
-	want := Limits{MaxBodyBytes: 8 << 20, MaxSteps: 1000, MaxDocSize: 10_000_000, MaxDocBytes: 4 << 20, MaxDepth: 512, MaxHeaderBytes: 64 << 10,
-		MaxConns: 10_000, MaxClientConns: 256, MaxWSMessages: 200, MaxPresence: 20, MaxPresenceData: 512, MaxSubmissions: 500}
-	if d != want {
+	if want := (Limits{MaxSteps: 1000, MaxDocSize: 10_000_000, MaxDocBytes: 4 << 20}); d != want {
 		t.Errorf("DefaultLimits() = %+v, want %+v", d, want)
 	}
 	if got := (Limits{}).WithDefaults(); got != d {
 		t.Errorf("zero Limits with defaults = %+v", got)
 	}
-	set := Limits{MaxBodyBytes: 1, MaxSteps: 2, MaxDocSize: 3, MaxDocBytes: 11, MaxDepth: 4, MaxHeaderBytes: 5, MaxConns: 6, MaxClientConns: 7, MaxWSMessages: 8,
-		MaxPresence: 9, MaxPresenceData: 12, MaxSubmissions: 10}
+	set := Limits{MaxSteps: 2, MaxDocSize: 3, MaxDocBytes: 11}
 	if got := set.WithDefaults(); got != set {
 		t.Errorf("WithDefaults changed set limits: %+v", got)
-	}
-	if got := (Limits{MaxPresenceData: MaxPresenceDataLimit + 1}).WithDefaults(); got.MaxPresenceData != MaxPresenceDataLimit {
-		t.Errorf("WithDefaults of a MaxPresenceData over its limit = %d", got.MaxPresenceData)
 	}
 	if got := (Limits{MaxSteps: -1, MaxDocSize: 7}).WithDefaults(); got.MaxSteps != DefaultMaxSteps || got.MaxDocSize != 7 {
 		t.Errorf("WithDefaults of a negative MaxSteps = %+v", got)

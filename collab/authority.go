@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pmauthority/pmauthority/apply"
+	"github.com/pmauthority/pmauthority/internal/defaults"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/store"
 )
@@ -57,95 +57,11 @@ type Config struct {
 	// from a node counts for three refreshes unless repeated, so the
 	// users of a node that died stop counting within four (peers.go).
 	UsersRefresh time.Duration
-	// MaxSteps bounds the steps (and the comment events) of one
-	// submission (default 1,000).
-	MaxSteps int
-	// MaxDocSize bounds a document's content size in positions (default
-	// 10,000,000).
-	MaxDocSize int
-	// MaxMemory is the memory budget of the loaded documents, in bytes
-	// (0: none): the estimated memory of each (its nodes, its JSON, the
-	// history of steps, the comments) is accounted when it is loaded and
-	// whenever it changes. A load or a submission that would go over it
-	// first unloads idle documents (without requests, polls or
-	// WebSockets), least recently used first, as IdleUnload does, and is
-	// refused with an error matching ErrOverloaded (HTTP 503) when that
-	// is not enough. A stored document that needs more than MaxDocMemory
-	// is not loaded at all (a *LimitError, HTTP 413).
-	MaxMemory int64
-	// MaxDocMemory is the most memory one document may hold (default
-	// MaxMemory/2; ignored without MaxMemory): a submission that would
-	// take a document over it, or a load of a stored document over it
-	// (written under higher limits), is refused with a *LimitError.
-	MaxDocMemory int64
-	// MaxClientMemory is the share of MaxMemory that the documents one
-	// client has in use may hold together, in bytes (default MaxMemory/4;
-	// negative: no share; ignored without MaxMemory). A client is the
-	// user of Get, Events, Submit and Hold; a document is in use by it
-	// while one of its calls holds it (a request, a waiting Events, a
-	// Hold), and counts whole for each client using it. Beginning to use
-	// a document, or growing one by a load or a submission, that would
-	// take the client over its share fails with an error matching
-	// ErrOverloaded (HTTP 503), unless the document is the only one the
-	// client uses (MaxDocMemory bounds it then). So one client cannot
-	// keep the budget in use for everyone (shares.go).
-	MaxClientMemory int64
-	// MaxDocBytes bounds a document's JSON in bytes (default
-	// apply.DefaultMaxDocBytes, 4 MiB), checked after every step of a
-	// submission and for a new document, like MaxDocSize: a LimitError
-	// refuses what would go over it.
-	MaxDocBytes int64
-	// MaxCommentBytes bounds the comments of one document: the sum of
-	// their texts (as JSON strings) plus 80 bytes per comment, which
-	// bounds their JSON in Get's answer (default 1 MiB). A comment create
-	// beyond it is refused with a *LimitError.
-	MaxCommentBytes int
-	// MaxCommentText bounds the text of one comment, in bytes (default
-	// 64 KiB).
-	MaxCommentText int
-	// MaxComments bounds the number of comments of one document (default
-	// 10,000).
-	MaxComments int
-	// MaxCheckpoints bounds the checkpoints of one document (default
-	// 1,000; each at a new version keeps a copy of the document):
-	// Checkpoint beyond it fails with a *LimitError (HTTP 413).
-	// Concurrent Checkpoint calls may together go a little over it.
-	MaxCheckpoints int
-	// MaxDocuments bounds the documents of the store (default 100,000):
-	// creating one more fails with an error matching
-	// ErrTooManyDocuments. The store's documents are counted at the
-	// first creation, then the Authority's creations and deletions (an
-	// approximation when other writers share the store).
-	MaxDocuments int
-	// MaxDocStorage bounds the bytes one document holds in the store:
-	// its steps, snapshots, checkpoints and comments, as store.Sizer
-	// counts them (default DefaultMaxDocStorage, 256 MiB). A submission
-	// or checkpoint that would go over it is refused with a *QuotaError
-	// (HTTP 507); deleting the document frees its bytes. Without a
-	// store.Sizer only the bytes appended since the document was loaded
-	// count. Concurrent checkpoints, and other writers sharing the store,
-	// may take a document a little over it.
-	MaxDocStorage int64
-	// MaxClientStorage bounds the bytes that one user (the user of
-	// Submit, Restore and Checkpoint) adds to the store: that many a day
-	// on average and at once (default DefaultMaxClientStorage, 1 GiB).
-	// Over it, a change is refused with a *QuotaError (HTTP 507) that
-	// says when there is room again. It is counted by this Authority
-	// since it started.
-	MaxClientStorage int64
-	// MaxCreatesPerHour bounds the documents that one user (the user of
-	// Get, Events and Submit) creates by using them, with AutoCreate:
-	// that many per hour on average and at once (default 1,000). Over
-	// it, the request fails with a *RateError. CreateFor counts too.
-	MaxCreatesPerHour int
-	// MaxClientDocuments is the share of MaxDocuments that one user
-	// creates, with AutoCreate or CreateFor (default MaxDocuments/4, at
-	// least 1): creating one more fails with an error matching
-	// ErrTooManyDocuments, for that user only. The count is of the
-	// documents this Authority created for the user and that it has not
-	// deleted since; it starts at 0 when the Authority starts (see
-	// creations.go).
-	MaxClientDocuments int
+	// Limits bound the documents and their clients (limits.go); zero
+	// fields take the defaults. Embedded: a.cfg.MaxSteps is
+	// a.cfg.Limits.MaxSteps.
+	Limits
+
 	// Strict also checks documents against their schema as Node.check()
 	// does (content, marks, attributes), which the steps do not: a
 	// submission whose steps make the document invalid is refused with a
@@ -213,25 +129,6 @@ const (
 	DefaultIdleUnload    = 10 * time.Minute
 	DefaultUsersWindow   = time.Minute
 	DefaultUsersRefresh  = 5 * time.Second
-	// The limits' defaults are the one set of apply.Limits.
-	DefaultMaxSteps    = apply.DefaultMaxSteps
-	DefaultMaxDocSize  = apply.DefaultMaxDocSize
-	DefaultMaxDocBytes = apply.DefaultMaxDocBytes
-
-	DefaultMaxCommentBytes = 1 << 20
-	DefaultMaxCommentText  = 64 << 10
-	DefaultMaxComments     = 10_000
-	// DefaultMaxDocuments is Config.MaxDocuments' default.
-	DefaultMaxDocuments = 100_000
-	// DefaultMaxCheckpoints is Config.MaxCheckpoints' default.
-	DefaultMaxCheckpoints = 1000
-	// DefaultMaxCreatesPerHour is Config.MaxCreatesPerHour' default.
-	DefaultMaxCreatesPerHour = 1000
-	// DefaultClientMemoryShare and DefaultClientDocumentsShare make the
-	// defaults of Config.MaxClientMemory (MaxMemory divided by it) and
-	// Config.MaxClientDocuments (MaxDocuments divided by it).
-	DefaultClientMemoryShare    = 4
-	DefaultClientDocumentsShare = 4
 )
 
 // Authority is the central authority of many collaboratively edited
@@ -283,6 +180,23 @@ type Authority struct {
 	peers peerUsers
 }
 
+// withDefaults returns cfg with its zero fields set to the defaults.
+func (cfg Config) withDefaults() Config {
+	defaults.Fill(&cfg, Config{History: DefaultHistory, SnapshotEvery: DefaultSnapshotEvery,
+		UsersWindow: DefaultUsersWindow, UsersRefresh: DefaultUsersRefresh, AfterCommitQueue: DefaultAfterCommitQueue})
+	if cfg.KeepSteps == 0 {
+		cfg.KeepSteps = int64(cfg.History)
+	}
+	if cfg.IdleUnload == 0 { // negative: never
+		cfg.IdleUnload = DefaultIdleUnload
+	}
+	cfg.Limits = cfg.Limits.WithDefaults()
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return cfg
+}
+
 // New returns an Authority over cfg.Store and starts its janitor, which
 // unloads idle documents until Close. When the store is a
 // store.Notifier, the Authority subscribes to it until Close and brings
@@ -305,79 +219,7 @@ func New(cfg Config) (*Authority, error) {
 			return nil, fmt.Errorf("collab: unknown default schema %q", cfg.DefaultSchema)
 		}
 	}
-	if cfg.History <= 0 {
-		cfg.History = DefaultHistory
-	}
-	if cfg.KeepSteps == 0 {
-		cfg.KeepSteps = int64(cfg.History)
-	}
-	if cfg.SnapshotEvery <= 0 {
-		cfg.SnapshotEvery = DefaultSnapshotEvery
-	}
-	if cfg.IdleUnload == 0 {
-		cfg.IdleUnload = DefaultIdleUnload
-	}
-	if cfg.UsersWindow <= 0 {
-		cfg.UsersWindow = DefaultUsersWindow
-	}
-	if cfg.UsersRefresh <= 0 {
-		cfg.UsersRefresh = DefaultUsersRefresh
-	}
-	if cfg.MaxSteps <= 0 {
-		cfg.MaxSteps = DefaultMaxSteps
-	}
-	if cfg.MaxDocSize <= 0 {
-		cfg.MaxDocSize = DefaultMaxDocSize
-	}
-	if cfg.MaxDocBytes <= 0 {
-		cfg.MaxDocBytes = DefaultMaxDocBytes
-	}
-	if cfg.MaxMemory <= 0 {
-		cfg.MaxMemory, cfg.MaxDocMemory = 0, 0
-	} else if cfg.MaxDocMemory <= 0 || cfg.MaxDocMemory > cfg.MaxMemory {
-		cfg.MaxDocMemory = cfg.MaxMemory / 2
-	}
-	switch {
-	case cfg.MaxMemory == 0 || cfg.MaxClientMemory < 0:
-		cfg.MaxClientMemory = 0
-	case cfg.MaxClientMemory == 0:
-		cfg.MaxClientMemory = cfg.MaxMemory / DefaultClientMemoryShare
-	case cfg.MaxClientMemory > cfg.MaxMemory:
-		cfg.MaxClientMemory = cfg.MaxMemory
-	}
-	if cfg.MaxCommentBytes <= 0 {
-		cfg.MaxCommentBytes = DefaultMaxCommentBytes
-	}
-	if cfg.MaxCommentText <= 0 {
-		cfg.MaxCommentText = DefaultMaxCommentText
-	}
-	if cfg.MaxComments <= 0 {
-		cfg.MaxComments = DefaultMaxComments
-	}
-	if cfg.MaxDocuments <= 0 {
-		cfg.MaxDocuments = DefaultMaxDocuments
-	}
-	if cfg.MaxCheckpoints <= 0 {
-		cfg.MaxCheckpoints = DefaultMaxCheckpoints
-	}
-	if cfg.MaxDocStorage <= 0 {
-		cfg.MaxDocStorage = DefaultMaxDocStorage
-	}
-	if cfg.MaxClientStorage <= 0 {
-		cfg.MaxClientStorage = DefaultMaxClientStorage
-	}
-	if cfg.MaxCreatesPerHour <= 0 {
-		cfg.MaxCreatesPerHour = DefaultMaxCreatesPerHour
-	}
-	if cfg.MaxClientDocuments <= 0 {
-		cfg.MaxClientDocuments = max(1, cfg.MaxDocuments/DefaultClientDocumentsShare)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.AfterCommitQueue <= 0 {
-		cfg.AfterCommitQueue = DefaultAfterCommitQueue
-	}
+	cfg = cfg.withDefaults()
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -261,7 +261,7 @@ func TestCommentsOldLayout(t *testing.T) {
 // nothing; a delete makes room again.
 func TestMaxCommentBytes(t *testing.T) {
 	ctx := context.Background()
-	a := newAuthority(t, nil, collab.Config{MaxCommentBytes: 1000})
+	a := newAuthority(t, nil, collab.Config{Limits: collab.Limits{MaxCommentBytes: 1000}})
 	r := mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "hello"))})
 	text := strings.Repeat("t", 400) // 402 bytes as JSON, 482 with the overhead
 	create := func(id int64) collab.Submission {

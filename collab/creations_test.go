@@ -19,7 +19,7 @@ func TestMaxDocuments(t *testing.T) {
 	st := memstore.New()
 	a0 := newAuthority(t, st, collab.Config{})
 	mustGet(t, a0, "old") // a document already in the store
-	a := newAuthority(t, st, collab.Config{MaxDocuments: 3})
+	a := newAuthority(t, st, collab.Config{Limits: collab.Limits{MaxDocuments: 3}})
 	if _, err := a.Create(ctx, "made", "basic", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestMaxDocuments(t *testing.T) {
 func TestMaxCreatesPerHour(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
-	a := newAuthority(t, nil, collab.Config{MaxCreatesPerHour: 2, Now: clk.Now})
+	a := newAuthority(t, nil, collab.Config{Now: clk.Now, Limits: collab.Limits{MaxCreatesPerHour: 2}})
 	for _, id := range []string{"a", "b"} {
 		if _, err := a.Get(ctx, id, "10.0.0.1"); err != nil {
 			t.Fatal(err)
@@ -92,7 +92,7 @@ func TestMaxCreatesPerHour(t *testing.T) {
 // counts against MaxCreatesPerHour; Create counts against neither.
 func TestMaxClientDocuments(t *testing.T) {
 	ctx := context.Background()
-	a := newAuthority(t, nil, collab.Config{MaxDocuments: 10, MaxClientDocuments: 2, MaxCreatesPerHour: 3})
+	a := newAuthority(t, nil, collab.Config{Limits: collab.Limits{MaxDocuments: 10, MaxClientDocuments: 2, MaxCreatesPerHour: 3}})
 	if _, err := a.Get(ctx, "a", "mallory"); err != nil {
 		t.Fatal(err)
 	}

@@ -199,7 +199,7 @@ func TestCheckpoints(t *testing.T) {
 
 func TestMaxCheckpoints(t *testing.T) {
 	ctx := context.Background()
-	a := newAuthority(t, nil, collab.Config{MaxCheckpoints: 2})
+	a := newAuthority(t, nil, collab.Config{Limits: collab.Limits{MaxCheckpoints: 2}})
 	typeText(t, a, "d", "ab")
 	for _, name := range []string{"one", "two"} {
 		if _, err := a.Checkpoint(ctx, "d", "", name, ""); err != nil {

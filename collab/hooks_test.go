@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/store/memstore"
@@ -140,9 +141,9 @@ func TestOnLoad(t *testing.T) {
 }
 
 func TestOnLoadLimits(t *testing.T) {
-	a := newAuthority(t, nil, collab.Config{MaxDocSize: 3, OnLoad: func(context.Context, string) (string, *model.Node, error) {
+	a := newAuthority(t, nil, collab.Config{OnLoad: func(context.Context, string) (string, *model.Node, error) {
 		return "", mustDoc(t, "basic", paragraph("long text")), nil
-	}})
+	}, Limits: collab.Limits{Limits: apply.Limits{MaxDocSize: 3}}})
 	var lim *collab.LimitError
 	if _, err := a.Get(context.Background(), "d", ""); !errors.As(err, &lim) {
 		t.Fatalf("Get: %v, want a LimitError", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/apply/reqtest"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/store/memstore"
@@ -24,7 +25,7 @@ func TestMaxDocBytes(t *testing.T) {
 	before := mustGet(t, a, "d")
 	_, err := a.Submit(t.Context(), "d", "", collab.Submission{Version: 1, Steps: reqtest.DoublingSteps(23), ClientID: collab.ClientID("1")})
 	var le *collab.LimitError
-	if !errors.As(err, &le) || le.What != "document bytes (JSON)" || le.Limit != collab.DefaultMaxDocBytes || le.Value != 4194389 {
+	if !errors.As(err, &le) || le.What != "document bytes (JSON)" || le.Limit != apply.DefaultMaxDocBytes || le.Value != 4194389 {
 		t.Fatalf("the doubling steps: %v", err)
 	}
 	after := mustGet(t, a, "d")
@@ -32,7 +33,7 @@ func TestMaxDocBytes(t *testing.T) {
 		t.Fatalf("the refused submission changed the document: version %d, %.100s", after.Version, after.DocJSON)
 	}
 	// A new document over the limit is refused too.
-	small := newAuthority(t, nil, collab.Config{MaxDocBytes: 50})
+	small := newAuthority(t, nil, collab.Config{Limits: collab.Limits{Limits: apply.Limits{MaxDocBytes: 50}}})
 	doc := mustDoc(t, "basic", reqtest.DoublingDoc)
 	if _, err := small.Create(t.Context(), "e", "basic", doc); !errors.As(err, &le) || le.What != "document bytes (JSON)" {
 		t.Fatalf("Create over MaxDocBytes: %v", err)
@@ -67,7 +68,7 @@ func newBudgetEnv(t *testing.T, n int64) *budgetEnv {
 		t.Fatalf("the estimate of a document of 10,000 characters is %d bytes", e.one)
 	}
 	e.a = newAuthority(t, st, collab.Config{
-		MaxMemory:  n*e.one + e.one/2,
+		Limits:     collab.Limits{MaxMemory: n*e.one + e.one/2},
 		IdleUnload: -1,
 		Now:        e.clock.Now,
 		OnUnload:   func(id string, _ int64) { e.unloaded = append(e.unloaded, id) },
@@ -208,7 +209,7 @@ func TestMemoryBudgetStored(t *testing.T) {
 	}
 	mustSubmit(t, old, "bomb", collab.Submission{Version: 0, Steps: steps(insert(1, "x"))})
 	mustSubmit(t, old, "bomb", collab.Submission{Version: 1, Steps: reqtest.DoublingSteps(19)})
-	a := newAuthority(t, st, collab.Config{MaxMemory: 256 << 10})
+	a := newAuthority(t, st, collab.Config{Limits: collab.Limits{MaxMemory: 256 << 10}})
 	for _, id := range []string{"large", "bomb"} {
 		_, err := a.Get(t.Context(), id, "")
 		var le *collab.LimitError

@@ -29,15 +29,6 @@ func (e *QuotaError) Error() string { return e.Msg }
 
 func (e *QuotaError) Is(target error) bool { return target == ErrStorageQuota }
 
-// Defaults of the storage quotas.
-const (
-	// DefaultMaxDocStorage is Config.MaxDocStorage's default (256 MiB).
-	DefaultMaxDocStorage = 256 << 20
-	// DefaultMaxClientStorage is Config.MaxClientStorage's default
-	// (1 GiB a day).
-	DefaultMaxClientStorage = 1 << 30
-)
-
 // clientStorageWindow is the period over which Config.MaxClientStorage
 // refills.
 const clientStorageWindow = 24 * time.Hour

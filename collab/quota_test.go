@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/store/memstore"
@@ -30,7 +31,7 @@ func TestDocStorageQuota(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
 	const limit = 20_000
-	a := newAuthority(t, st, collab.Config{MaxDocStorage: limit})
+	a := newAuthority(t, st, collab.Config{Limits: collab.Limits{MaxDocStorage: limit}})
 	text := strings.Repeat("x", 1000)
 	version := int64(0)
 	var err error
@@ -87,7 +88,7 @@ func TestDocStorageQuotaAfterReload(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b := newAuthority(t, st, collab.Config{MaxDocStorage: storeSize(t, st, "d") + 1000})
+	b := newAuthority(t, st, collab.Config{Limits: collab.Limits{MaxDocStorage: storeSize(t, st, "d") + 1000}})
 	if _, err := b.Submit(ctx, "d", "bob", collab.Submission{Version: 5, Steps: steps(insert(1, text)), ClientID: collab.ClientID("2")}); !errors.Is(err, collab.ErrStorageQuota) {
 		t.Fatalf("a step over the quota after a reload: %v, want ErrStorageQuota", err)
 	}
@@ -101,7 +102,7 @@ func TestClientStorageQuota(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
 	const limit = 10_000
-	a := newAuthority(t, nil, collab.Config{MaxClientStorage: limit, Now: clk.Now})
+	a := newAuthority(t, nil, collab.Config{Now: clk.Now, Limits: collab.Limits{MaxClientStorage: limit}})
 	text := strings.Repeat("m", 1000)
 	var err error
 	n := 0
@@ -140,7 +141,7 @@ func TestCheckpointsShareStorage(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
 	text := strings.Repeat("z", 2<<20)
-	a := newAuthority(t, st, collab.Config{MaxDocBytes: 4 << 20, MaxDocStorage: 3 * (2 << 20)})
+	a := newAuthority(t, st, collab.Config{Limits: collab.Limits{Limits: apply.Limits{MaxDocBytes: 4 << 20}, MaxDocStorage: 3 * (2 << 20)}})
 	mustSubmit(t, a, "big", collab.Submission{Version: 0, Steps: steps(insert(1, text)), ClientID: collab.ClientID("1")})
 	before := storeSize(t, st, "big")
 	for i := range 100 {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/store/memstore"
@@ -102,7 +103,7 @@ func (s noSizer) StepSizes() {} // not the interface's method: hides it
 func hugeSteps(t *testing.T, id string, n, size int) *partStore {
 	t.Helper()
 	st := &partStore{Store: memstore.New()}
-	a := newAuthority(t, st, collab.Config{SnapshotEvery: 1000, MaxDocBytes: int64(2 * size), MaxDocMemory: 1 << 40, KeepSteps: -1})
+	a := newAuthority(t, st, collab.Config{SnapshotEvery: 1000, KeepSteps: -1, Limits: collab.Limits{Limits: apply.Limits{MaxDocBytes: int64(2 * size)}, MaxDocMemory: 1 << 40}})
 	mustGet(t, a, id)
 	for i := range n {
 		step := fmt.Sprintf(`{"stepType":"replace","from":1,"to":%d,"slice":{"content":[{"type":"text","text":"%s"}]}}`,
@@ -175,7 +176,7 @@ func TestReadsInParts(t *testing.T) {
 		if _, ok := s.(store.StepSizer); ok != sizes {
 			t.Fatalf("the store is a StepSizer: %v, want %v", ok, sizes)
 		}
-		a := newAuthority(t, s, collab.Config{AutoCreate: false, MaxDocBytes: int64(2 * size), MaxDocMemory: 1 << 40})
+		a := newAuthority(t, s, collab.Config{AutoCreate: false, Limits: collab.Limits{Limits: apply.Limits{MaxDocBytes: int64(2 * size)}, MaxDocMemory: 1 << 40}})
 		node, err := a.DocAt(ctx, "d", 12)
 		if err != nil {
 			t.Fatal(err)
@@ -215,7 +216,7 @@ func TestReadsOverBudget(t *testing.T) {
 	const size = 1_000_000
 	st := hugeSteps(t, "d", 4, size)
 	ctx := context.Background()
-	a := newAuthority(t, st, collab.Config{AutoCreate: false, MaxMemory: 3 * size / 2, MaxDocBytes: int64(2 * size), MaxDocMemory: 6 * size / 5})
+	a := newAuthority(t, st, collab.Config{AutoCreate: false, Limits: collab.Limits{Limits: apply.Limits{MaxDocBytes: int64(2 * size)}, MaxMemory: 3 * size / 2, MaxDocMemory: 6 * size / 5}})
 	if _, err := a.StepLog(ctx, "d", 0, 10, 0, nil); !errors.Is(err, collab.ErrOverloaded) || !strings.Contains(err.Error(), `the steps of "d" after 0`) {
 		t.Errorf("StepLog over the budget: %v, want ErrOverloaded naming the read", err)
 	}
@@ -228,7 +229,7 @@ func TestReadsOverBudget(t *testing.T) {
 	if held, used := a.ReservedMemory(), a.MemoryInUse(); held != 0 || used != 0 {
 		t.Errorf("after the refusals: %d reserved, %d in use", held, used)
 	}
-	b := newAuthority(t, st, collab.Config{AutoCreate: false, MaxMemory: 40 * size, MaxDocBytes: int64(2 * size), MaxDocMemory: 4 * size})
+	b := newAuthority(t, st, collab.Config{AutoCreate: false, Limits: collab.Limits{Limits: apply.Limits{MaxDocBytes: int64(2 * size)}, MaxMemory: 40 * size, MaxDocMemory: 4 * size}})
 	if _, err := b.StepLog(ctx, "d", 0, 10, 0, nil); err != nil {
 		t.Errorf("StepLog within the budget: %v", err)
 	}
@@ -248,12 +249,12 @@ func TestLoadInBudget(t *testing.T) {
 	const size = 1_000_000
 	st := hugeSteps(t, "d", 8, size)
 	ctx := context.Background()
-	a := newAuthority(t, st, collab.Config{AutoCreate: false, MaxMemory: 3 * size, MaxDocBytes: int64(2 * size)})
+	a := newAuthority(t, st, collab.Config{AutoCreate: false, Limits: collab.Limits{Limits: apply.Limits{MaxDocBytes: int64(2 * size)}, MaxMemory: 3 * size}})
 	if _, err := a.Get(ctx, "d", ""); !errors.Is(err, collab.ErrOverloaded) || !strings.Contains(err.Error(), "loading") {
 		t.Errorf("loading over the budget: %v, want ErrOverloaded", err)
 	}
 	st.reset()
-	b := newAuthority(t, st, collab.Config{AutoCreate: false, MaxMemory: 20 * size, MaxDocMemory: 3 * size, MaxDocBytes: int64(2 * size)})
+	b := newAuthority(t, st, collab.Config{AutoCreate: false, Limits: collab.Limits{Limits: apply.Limits{MaxDocBytes: int64(2 * size)}, MaxMemory: 20 * size, MaxDocMemory: 3 * size}})
 	var le *collab.LimitError
 	if _, err := b.Get(ctx, "d", ""); !errors.As(err, &le) {
 		t.Errorf("loading over MaxDocMemory: %v, want a LimitError", err)
@@ -266,7 +267,7 @@ func TestLoadInBudget(t *testing.T) {
 			t.Errorf("after the refused load: %d reserved, %d in use", held, used)
 		}
 	}
-	c := newAuthority(t, st, collab.Config{AutoCreate: false, MaxMemory: 40 * size, MaxDocBytes: int64(2 * size)})
+	c := newAuthority(t, st, collab.Config{AutoCreate: false, Limits: collab.Limits{Limits: apply.Limits{MaxDocBytes: int64(2 * size)}, MaxMemory: 40 * size}})
 	if _, err := c.Get(ctx, "d", ""); err != nil {
 		t.Errorf("loading within the budget: %v", err)
 	}

@@ -34,7 +34,7 @@ func newShareEnv(t *testing.T, share float64) *shareEnv {
 	if share < 0 {
 		maxClient = -1
 	}
-	e.a = newAuthority(t, st, collab.Config{MaxMemory: 4*e.one + e.one/2, MaxClientMemory: maxClient, IdleUnload: -1})
+	e.a = newAuthority(t, st, collab.Config{IdleUnload: -1, Limits: collab.Limits{MaxMemory: 4*e.one + e.one/2, MaxClientMemory: maxClient}})
 	return e
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/store/memstore"
@@ -151,7 +152,7 @@ func TestSubmitAtomic(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			st := memstore.New()
-			a := newAuthority(t, st, collab.Config{MaxSteps: 5, MaxDocSize: 40})
+			a := newAuthority(t, st, collab.Config{Limits: collab.Limits{Limits: apply.Limits{MaxSteps: 5, MaxDocSize: 40}}})
 			mustSubmit(t, a, "d", collab.Submission{
 				Steps:    steps(insert(1, "hello world")),
 				Comments: []collab.CommentEvent{{Type: "create", ID: 1, From: 1, To: 6, Text: "hello"}},

@@ -17,22 +17,14 @@ import (
 // is written: a client that reads slowly holds memory that is counted,
 // and an answer that does not fit is refused with 503 and Retry-After. A
 // large answer (LargeAnswer bytes or more) also takes one of its
-// client's Config.MaxClientAnswers, so that one client cannot take the
+// client's Limits.MaxClientAnswers, so that one client cannot take the
 // budget from everyone with answers it does not read.
 
 // LargeAnswer is the size, in bytes, from which an answer counts against
-// its client's Config.MaxClientAnswers.
+// its client's Limits.MaxClientAnswers.
 const LargeAnswer = 1 << 20
 
-// Defaults of the answers' limits.
-const (
-	// DefaultMaxClientAnswers is Config.MaxClientAnswers's default.
-	DefaultMaxClientAnswers = 4
-	// DefaultMaxStepsPageBytes is Config.MaxStepsPageBytes's default.
-	DefaultMaxStepsPageBytes = 4 << 20
-)
-
-// retryAfterAnswers is how long a client over Config.MaxClientAnswers is
+// retryAfterAnswers is how long a client over Limits.MaxClientAnswers is
 // asked to wait.
 const retryAfterAnswers = retryAfterConns
 
@@ -63,7 +55,7 @@ func (s *Server) answerMemory(x *exchange) *collab.Reservation {
 // holdAnswer reserves n more bytes of the memory budget for the answer of
 // the request (or what it holds to build it) until the request ends. It
 // fails with a *collab.RateError (429) when the request's reservation
-// reaches LargeAnswer and its client has Config.MaxClientAnswers large
+// reaches LargeAnswer and its client has Limits.MaxClientAnswers large
 // answers already (after waiting up to largeAnswerWait for one of them),
 // and with an error matching collab.ErrOverloaded (503) when the budget
 // has no room.
@@ -77,7 +69,7 @@ func (s *Server) holdAnswer(x *exchange, r *http.Request, n int64) error {
 
 // takeLargeAnswer counts the request's answer, of size bytes, as a large
 // one of its client when it is (once per request), or refuses it with a
-// *collab.RateError when the client has Config.MaxClientAnswers.
+// *collab.RateError when the client has Limits.MaxClientAnswers.
 func (s *Server) takeLargeAnswer(x *exchange, r *http.Request, size int64) error {
 	if size < LargeAnswer || x.largeClient != "" {
 		return nil
@@ -94,7 +86,7 @@ func (s *Server) takeLargeAnswer(x *exchange, r *http.Request, size int64) error
 }
 
 // takeLarge counts a large answer of client, waiting up to wait while the
-// client has Config.MaxClientAnswers, and then refuses it with a
+// client has Limits.MaxClientAnswers, and then refuses it with a
 // *collab.RateError.
 func (s *Server) takeLarge(ctx context.Context, client string, wait time.Duration) error {
 	l := &s.large
@@ -133,7 +125,7 @@ func (s *Server) takeLarge(ctx context.Context, client string, wait time.Duratio
 }
 
 // largeAnswersError is the refusal of a large answer over
-// Config.MaxClientAnswers.
+// Limits.MaxClientAnswers.
 func (s *Server) largeAnswersError() error {
 	return &collab.RateError{RetryAfter: retryAfterAnswers,
 		Msg: "too many large answers for this client: " + strconv.Itoa(s.maxClientAnswers) + " of " + strconv.Itoa(LargeAnswer>>20) + " MiB or more are being written to it (serve --max-client-answers); read them first"}
@@ -235,7 +227,7 @@ func eventsSize(ev collab.Events) int64 {
 }
 
 // largeAnswersInUse returns the large answers being built or written, in
-// all (see Config.MaxClientAnswers).
+// all (see Limits.MaxClientAnswers).
 func (s *Server) largeAnswersInUse() int {
 	l := &s.large
 	l.mu.Lock()

@@ -22,7 +22,7 @@ func TestDocsStepsPageBytes(t *testing.T) {
 		pageBytes int64
 		perPage   int
 	}{{3000, 2}, {1, 1}, {1 << 20, 6}} {
-		e := newCollab(t, Config{MaxStepsPageBytes: tt.pageBytes}, collab.Config{})
+		e := newCollab(t, Config{Limits: Limits{MaxStepsPageBytes: tt.pageBytes}}, collab.Config{})
 		e.mustGet(t, "/docs/d")
 		for i := range 6 {
 			e.mustPost(t, "d", fmt.Sprintf(`{"version":%d,"clientID":7,"steps":[%s]}`, i, insert(1, strings.Repeat(string(rune('a'+i)), 1000))))
@@ -119,7 +119,7 @@ func bigDoc(t *testing.T, e *collabEnv, id string, n int) {
 // one, while other clients and small answers are served; once it reads
 // them, it is served again, and nothing stays reserved.
 func TestLargeAnswersPerClient(t *testing.T) {
-	e := newCollab(t, Config{MaxClientAnswers: 2}, collab.Config{})
+	e := newCollab(t, Config{Limits: Limits{MaxClientAnswers: 2}}, collab.Config{})
 	e.s.large.wait = 20 * time.Millisecond
 	bigDoc(t, e, "big", LargeAnswer+1000)
 	e.mustGet(t, "/docs/small")
@@ -169,7 +169,7 @@ func TestAnswersInBudget(t *testing.T) {
 	bigDoc(t, probe, "big", size)
 	docMem := probe.auth.MemoryInUse()
 	budget := docMem + 5*size/2
-	e := newCollab(t, Config{MaxClientAnswers: 100}, collab.Config{MaxMemory: budget, MaxDocMemory: budget})
+	e := newCollab(t, Config{Limits: Limits{MaxClientAnswers: 100}}, collab.Config{Limits: collab.Limits{MaxMemory: budget, MaxDocMemory: budget}})
 	bigDoc(t, e, "big", size)
 	var slow []*slowWriter
 	var done []chan struct{}
@@ -218,7 +218,7 @@ func TestAnswersInBudget(t *testing.T) {
 // error 429 and close 4029 for another large one (and 429 over HTTP);
 // once the connections are gone, nothing stays held.
 func TestWSWelcomeInBudget(t *testing.T) {
-	e := newWS(t, Config{MaxClientAnswers: 2}, collab.Config{}, nil)
+	e := newWS(t, Config{Limits: Limits{MaxClientAnswers: 2}}, collab.Config{}, nil)
 	const size = LargeAnswer + 1000
 	e.mustGet(t, "/docs/big")
 	e.mustPost(t, "big", `{"version":0,"clientID":7,"steps":[`+insert(1, strings.Repeat("x", size))+`]}`)

@@ -9,15 +9,12 @@ import (
 	"github.com/pmauthority/pmauthority/collab"
 )
 
-// DefaultMaxBodyMemory is the default of Config.MaxBodyMemory.
-const DefaultMaxBodyMemory = 256 << 20
-
 // bodyMemoryWait is how long a request waits for room in the budget of
 // request bodies before it is refused.
 const bodyMemoryWait = 2 * time.Second
 
 // bodyBudget bounds the bytes of request bodies being read or held by
-// requests in flight (Config.MaxBodyMemory): a request reserves its
+// requests in flight (Limits.MaxBodyMemory): a request reserves its
 // Content-Length (the body limit when it has none) before it reads its
 // body, and releases it when its answer is written.
 type bodyBudget struct {
@@ -95,7 +92,7 @@ func (e *bodyMemoryError) Error() string {
 func (e *bodyMemoryError) Is(target error) bool { return target == collab.ErrOverloaded }
 
 // BodyMemoryInUse returns the bytes of request bodies reserved by the
-// requests in flight (see Config.MaxBodyMemory).
+// requests in flight (see Limits.MaxBodyMemory).
 func (s *Server) BodyMemoryInUse() int64 { return s.bodies.inUse() }
 
 // collabMemory returns the authority's memory budget, 0 without one.

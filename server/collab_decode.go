@@ -181,7 +181,7 @@ func (s *Server) decodeSubmission(sc *collabScratch, body []byte) (sub collab.Su
 	if truncated {
 		return collab.Submission{}, n, &httpError{http.StatusRequestEntityTooLarge,
 			"too many steps: the request has " + strconv.Itoa(n) + ", over the limit of " +
-				strconv.Itoa(s.limits.MaxSteps) + " steps per request"}
+				strconv.Itoa(s.collab.Limits().MaxSteps) + " steps per request"}
 	}
 	sub.Steps = sc.steps
 	sub.Comments = sc.comments
@@ -189,7 +189,8 @@ func (s *Server) decodeSubmission(sc *collabScratch, body []byte) (sub collab.Su
 }
 
 // scanSteps reads the "steps" array, noting each step (up to
-// Limits.MaxSteps: the others are only counted, and truncated is set).
+// the authority's MaxSteps: the others are only counted, and truncated is
+// set).
 // Steps are decoded by the authority, with the document's schema.
 func (s *Server) scanSteps(sc *collabScratch, d *jsonscan.Decoder) (n int, truncated bool, err error) {
 	if err := d.BeginArray(); err != nil {
@@ -209,7 +210,7 @@ func (s *Server) scanSteps(sc *collabScratch, d *jsonscan.Decoder) (n int, trunc
 			return n, truncated, err
 		}
 		n++
-		if n > s.limits.MaxSteps {
+		if n > s.collab.Limits().MaxSteps {
 			truncated = true
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 )
 
@@ -28,7 +29,7 @@ func FuzzCollabHandler(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	e := newCollab(f, Config{Limits: Limits{MaxBodyBytes: 1 << 16, MaxSteps: 50, MaxDepth: 32}}, collab.Config{MaxDocSize: 5000})
+	e := newCollab(f, Config{Limits: Limits{MaxBodyBytes: 1 << 16, MaxDepth: 32}}, collab.Config{Limits: collab.Limits{Limits: apply.Limits{MaxSteps: 50, MaxDocSize: 5000}}})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		before := e.mustGet(t, "/docs/f")
 		w := e.serve(defaultIP, "POST", "/docs/f/events", string(body), nil)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/testutil"
 	"github.com/pmauthority/pmauthority/model"
@@ -177,8 +178,8 @@ const emptyBasicDoc = `{"type":"doc","content":[{"type":"paragraph"}]}`
 // nothing changed. Requests that succeed without changing anything are
 // in the table too.
 func TestCollabErrors(t *testing.T) {
-	e := newCollab(t, Config{Limits: Limits{MaxBodyBytes: 2000, MaxSteps: 3, MaxDepth: 10}},
-		collab.Config{MaxDocSize: 20})
+	e := newCollab(t, Config{Limits: Limits{MaxBodyBytes: 2000, MaxDepth: 10}},
+		collab.Config{Limits: collab.Limits{Limits: apply.Limits{MaxSteps: 3, MaxDocSize: 20}}})
 	e.mustGet(t, "/docs/d")
 	e.mustPost(t, "d", `{"version":0,"steps":[`+insert(1, "ab")+`],"clientID":1}`)
 	e.mustPost(t, "d", `{"version":1,"steps":[],"clientID":1,"comment":[{"type":"create","id":9,"from":1,"to":3,"text":"c"}]}`)

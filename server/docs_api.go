@@ -21,14 +21,9 @@ import (
 // delete documents, read past versions and the step log, pin versions
 // with checkpoints, restore them and see who wrote what (docs/api.md).
 
-// Pages of GET /docs/{id}/steps.
-const (
-	// DefaultStepsLimit is the steps of a page without ?limit (at most
-	// Config.MaxStepsPage).
-	DefaultStepsLimit = 100
-	// DefaultMaxStepsPage is Config.MaxStepsPage's default.
-	DefaultMaxStepsPage = 1000
-)
+// DefaultStepsLimit is the steps of a page of GET /docs/{id}/steps
+// without ?limit (at most Limits.MaxStepsPage).
+const DefaultStepsLimit = 100
 
 // decodeBody reads a JSON object body into v (a pointer to a struct):
 // 400 for a body that is not JSON or nests deeper than Limits.MaxDepth,
@@ -139,7 +134,7 @@ func (s *Server) createDoc(x *exchange, r *http.Request, _ string) {
 		}
 	}
 	// The client's creations count against its limits
-	// (collab.Config.MaxCreatesPerHour, MaxClientDocuments).
+	// (collab.Limits.MaxCreatesPerHour, MaxClientDocuments).
 	version, err := s.collab.CreateFor(r.Context(), id, s.client(r, x.principal), name, doc)
 	if err != nil {
 		s.fail(x, err)
@@ -189,8 +184,8 @@ func (s *Server) getDocAt(x *exchange, r *http.Request, id string) {
 // getSteps answers GET /docs/{id}/steps?from=V&limit=K: {"steps":
 // [{"version", "step", "clientID", "author", "time"}, …], "version",
 // "oldest", "next"?}, "next" being the from of the next page when there
-// are more steps. A page has at most K steps (Config.MaxStepsPage) and
-// stops at Config.MaxStepsPageBytes of them, after its first.
+// are more steps. A page has at most K steps (Limits.MaxStepsPage) and
+// stops at Limits.MaxStepsPageBytes of them, after its first.
 func (s *Server) getSteps(x *exchange, r *http.Request, id string) {
 	q := r.URL.RawQuery
 	var from, limit int64 = -1, DefaultStepsLimit // from the oldest kept step

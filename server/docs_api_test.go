@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/store/memstore"
@@ -54,7 +55,7 @@ func expect(t *testing.T, e *collabEnv, method, target, body string, status int,
 }
 
 func TestDocsCreate(t *testing.T) {
-	e := newCollab(t, Config{}, collab.Config{MaxDocSize: 20})
+	e := newCollab(t, Config{}, collab.Config{Limits: collab.Limits{Limits: apply.Limits{MaxDocSize: 20}}})
 	expect(t, e, "POST", "/docs", `{"id":"n1"}`, 201, `{"id":"n1","version":0}`)
 	if got := e.mustGet(t, "/docs/n1"); !strings.HasPrefix(got, `{"doc":`+docText("")+`,`) {
 		t.Errorf("GET /docs/n1: %s", got)
@@ -341,7 +342,7 @@ func TestDocsAuthors(t *testing.T) {
 // TestDocsCreateLimit: POST /docs over collab.Config.MaxDocuments is a
 // 507.
 func TestDocsCreateLimit(t *testing.T) {
-	e := newCollab(t, Config{}, collab.Config{MaxDocuments: 1})
+	e := newCollab(t, Config{}, collab.Config{Limits: collab.Limits{MaxDocuments: 1}})
 	expect(t, e, "POST", "/docs", `{"id":"one"}`, 201, "")
 	if w := e.serve(defaultIP, "POST", "/docs", `{"id":"two"}`, nil); w.Code != http.StatusInsufficientStorage || !strings.Contains(w.Body.String(), "too many documents") {
 		t.Errorf("over MaxDocuments: %d %s", w.Code, w.Body)
@@ -354,7 +355,7 @@ func TestDocsCreateLimit(t *testing.T) {
 // TestDocsStepsPage: Config.MaxStepsPage bounds a page, also the default
 // one.
 func TestDocsStepsPage(t *testing.T) {
-	e := newCollab(t, Config{MaxStepsPage: 2}, collab.Config{})
+	e := newCollab(t, Config{Limits: Limits{MaxStepsPage: 2}}, collab.Config{})
 	typeInto(t, e, "d", "abcde")
 	for _, target := range []string{"/docs/d/steps", "/docs/d/steps?limit=100"} {
 		var page struct {
@@ -373,7 +374,7 @@ func TestDocsStepsPage(t *testing.T) {
 // TestDocsMaxCheckpoints: a checkpoint over collab.Config.MaxCheckpoints
 // is a 413.
 func TestDocsMaxCheckpoints(t *testing.T) {
-	e := newCollab(t, Config{}, collab.Config{MaxCheckpoints: 1})
+	e := newCollab(t, Config{}, collab.Config{Limits: collab.Limits{MaxCheckpoints: 1}})
 	typeInto(t, e, "d", "a")
 	expect(t, e, "POST", "/docs/d/checkpoints", `{"name":"one"}`, 201, "")
 	expect(t, e, "POST", "/docs/d/checkpoints", `{"name":"two"}`, 413, "checkpoints (--max-checkpoints) over the limit: 2 > 1")

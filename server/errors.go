@@ -78,7 +78,7 @@ type errAnswer struct {
 //	429  *collab.RateError (with Retry-After): a connection or rate limit
 //	503  collab.ErrUnavailable, collab.ErrOverloaded (the memory budget)
 //	     (both with Retry-After), collab.ErrClosed, a canceled request
-//	507  collab.ErrTooManyDocuments (Config.MaxDocuments),
+//	507  collab.ErrTooManyDocuments (collab.Limits.MaxDocuments),
 //	     collab.ErrStorageQuota (a *collab.QuotaError; Retry-After when
 //	     the client's quota refills)
 //	500  anything else (a bug; logged)

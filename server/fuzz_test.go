@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/apply/reqtest"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
@@ -30,7 +31,7 @@ func FuzzApplyHandler(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	s, logs := newServer(f, Config{Limits: Limits{MaxBodyBytes: 1 << 16, MaxSteps: 50, MaxDocSize: 5000, MaxDepth: 32}})
+	s, logs := newServer(f, Config{Limits: Limits{MaxBodyBytes: 1 << 16, MaxDepth: 32}, ApplyLimits: apply.Limits{MaxSteps: 50, MaxDocSize: 5000}})
 	basic, _ := schemas.Get("basic")
 	text, _ := schemas.Get("text")
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -17,7 +17,7 @@ import (
 )
 
 // The connections Serve keeps open are bounded, in all
-// (Config.MaxHTTPConns) and per address (Config.MaxHTTPConnsPerAddress):
+// (Limits.MaxHTTPConns) and per address (Limits.MaxHTTPConnsPerAddress):
 // every connection holds a file descriptor and, idle, some 20 KiB that no
 // budget counts, so that clients opening connections and leaving them idle
 // would otherwise run the process out of descriptors (new connections then
@@ -56,7 +56,7 @@ const refuseHeader = 16 << 10
 // already, in a packet the server has yet to read.
 const newConnGrace = time.Second
 
-// DefaultMaxHTTPConns returns the default of Config.MaxHTTPConns: three
+// DefaultMaxHTTPConns returns the default of Limits.MaxHTTPConns: three
 // quarters of the process's limit of open files (RLIMIT_NOFILE, which Go
 // raises to its hard limit at start), leaving the rest to the store, the
 // listeners and outgoing connections; and, when the Go runtime has a

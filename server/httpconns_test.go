@@ -86,7 +86,7 @@ func waitIdle(t *testing.T, s *Server, n int) {
 // the kept-alive one idle longest and is answered; the others stay open,
 // among them one that has sent nothing yet.
 func TestHTTPConnsShedIdle(t *testing.T) {
-	e := newCollab(t, Config{MaxHTTPConns: 4, MaxHTTPConnsPerAddress: 100}, collab.Config{})
+	e := newCollab(t, Config{Limits: Limits{MaxHTTPConns: 4, MaxHTTPConnsPerAddress: 100}}, collab.Config{})
 	addr, _ := serving(t, e.s)
 	var conns []*rawConn
 	for i := range 4 {
@@ -123,7 +123,7 @@ func TestHTTPConnsShedIdle(t *testing.T) {
 // header newConnGrace after it was accepted counts as idle: at
 // Config.MaxHTTPConns with no kept-alive connection, a new one closes it.
 func TestHTTPConnsShedFresh(t *testing.T) {
-	e := newCollab(t, Config{MaxHTTPConns: 2, MaxHTTPConnsPerAddress: 100, Timeouts: Timeouts{ReadHeader: time.Minute}}, collab.Config{})
+	e := newCollab(t, Config{Limits: Limits{MaxHTTPConns: 2, MaxHTTPConnsPerAddress: 100}, Timeouts: Timeouts{ReadHeader: time.Minute}}, collab.Config{})
 	addr, _ := serving(t, e.s)
 	silent := dialRaw(t, addr)
 	fmt.Fprint(silent, "GET /healthz HTTP/1.1\r\n") // half a header
@@ -167,7 +167,7 @@ func waitingPolls(t *testing.T, e *collabEnv, addr string, n int) []*rawConn {
 // Retry-After naming the flag, and closed; once a connection ends, a new
 // one is answered again.
 func TestHTTPConnsRefuse(t *testing.T) {
-	e := newCollab(t, Config{MaxHTTPConns: 3, MaxHTTPConnsPerAddress: 100, PollTimeout: 20 * time.Second}, collab.Config{})
+	e := newCollab(t, Config{Limits: Limits{MaxHTTPConns: 3, MaxHTTPConnsPerAddress: 100}, PollTimeout: 20 * time.Second}, collab.Config{})
 	addr, _ := serving(t, e.s)
 	polls := waitingPolls(t, e, addr, 3)
 	c := dialRaw(t, addr)
@@ -193,7 +193,7 @@ func TestHTTPConnsRefuse(t *testing.T) {
 // no TrustedProxies) every peer is a proxy, not limited per address.
 func TestHTTPConnsPerAddress(t *testing.T) {
 	for _, trust := range []bool{false, true} {
-		e := newCollab(t, Config{MaxHTTPConns: 100, MaxHTTPConnsPerAddress: 3, PollTimeout: 20 * time.Second, TrustProxy: trust}, collab.Config{})
+		e := newCollab(t, Config{Limits: Limits{MaxHTTPConns: 100, MaxHTTPConnsPerAddress: 3}, PollTimeout: 20 * time.Second, TrustProxy: trust}, collab.Config{})
 		addr, _ := serving(t, e.s)
 		idle := dialRaw(t, addr)
 		if resp, _, err := idle.get("/healthz"); err != nil || resp.StatusCode != 200 {
@@ -231,7 +231,7 @@ func TestHTTPConnsPerAddress(t *testing.T) {
 // TestHTTPConnsWebSockets: a WebSocket stays counted until it is closed,
 // and is never closed to make room.
 func TestHTTPConnsWebSockets(t *testing.T) {
-	e := newCollab(t, Config{MaxHTTPConns: 2, MaxHTTPConnsPerAddress: 100}, collab.Config{})
+	e := newCollab(t, Config{Limits: Limits{MaxHTTPConns: 2, MaxHTTPConnsPerAddress: 100}}, collab.Config{})
 	addr, _ := serving(t, e.s)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

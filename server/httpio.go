@@ -28,7 +28,7 @@ type exchange struct {
 	steps  int
 	err    string
 	waited time.Duration // of a long poll: the time spent waiting for news
-	// reserved is the bytes of the body budget (Config.MaxBodyMemory)
+	// reserved is the bytes of the body budget (Limits.MaxBodyMemory)
 	// that the request holds, released when it ends.
 	reserved int64
 	// mem is the memory budget that the request holds for its answer

@@ -8,8 +8,153 @@ import (
 	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/defaults"
+	"github.com/pmauthority/pmauthority/internal/jsonscan"
 	"github.com/pmauthority/pmauthority/internal/ratelimit"
 )
+
+// Limits bound the transports: the requests, connections and messages of
+// the server's clients. The documents' own limits (steps, document size,
+// memory, storage) are the authority's (collab.Limits), and the apply
+// endpoint's Config.ApplyLimits. Zero fields take the defaults
+// (WithDefaults). Every limit answers with an error naming it and changes
+// nothing: MaxBodyBytes with 413 (a WebSocket message: close 1009),
+// MaxDepth with 400, MaxHeaderBytes with 431 (answered by net/http), the
+// connection and rate limits with 429 and Retry-After.
+//
+// A client is the principal when the policy authenticated one, else the
+// client's address (see Config.TrustProxy), an IPv6 address by its /64.
+type Limits struct {
+	// MaxBodyBytes is the largest request body, and WebSocket message, in
+	// bytes.
+	MaxBodyBytes int64
+	// MaxDepth is the deepest nesting of arrays and objects in a request
+	// or WebSocket message.
+	MaxDepth int
+	// MaxHeaderBytes is the largest request header, in bytes.
+	MaxHeaderBytes int
+	// MaxBodyMemory bounds the bytes of request bodies that the requests
+	// in flight read or hold, all together: a request of the apply
+	// endpoint or the collab API reserves its Content-Length
+	// (MaxBodyBytes when it has none, until its body is read) before
+	// reading its body, and waits briefly when the budget is full; then
+	// it is answered 503 with Retry-After. Config.ApplyWorkers bounds the
+	// CPU, this the memory of the requests waiting for a worker.
+	MaxBodyMemory int64
+
+	// MaxConns is the most WebSocket connections and waiting long polls
+	// the server holds at once, from all clients.
+	MaxConns int
+	// MaxClientConns is the most of them one client holds at once.
+	MaxClientConns int
+	// MaxHTTPConns is the most connections Serve keeps open at once, of
+	// every kind: idle kept-alive ones, requests, waiting long polls,
+	// WebSockets (0 means DefaultMaxHTTPConns(), computed when Serve
+	// starts). A connection over it closes the connection idle longest,
+	// or is answered 503 with Retry-After when none is idle
+	// (httpconns.go).
+	MaxHTTPConns int
+	// MaxHTTPConnsPerAddress is the most connections Serve keeps open at
+	// once from one address (IPv6 by /64) other than a trusted proxy's
+	// (0 means a quarter of MaxHTTPConns). A connection over it closes
+	// its address's connection idle longest, or is answered 429 with
+	// Retry-After when none is idle.
+	MaxHTTPConnsPerAddress int
+
+	// MaxWSMessages is how many messages a WebSocket client may send per
+	// second, on average (twice as many in a burst).
+	MaxWSMessages int
+	// MaxPresence is how many presence messages of a WebSocket are
+	// handled per second (as many in a burst); those beyond are
+	// coalesced: the latest is handled once the rate allows.
+	MaxPresence int
+	// MaxPresenceData is the largest "data" of a WebSocket hello, in
+	// bytes of its JSON: the client's own presence fields, sent to the
+	// others in its presence entries. At most MaxPresenceDataLimit (a
+	// larger value counts as that).
+	MaxPresenceData int
+	// MaxSubmissions is how many submissions (POST /docs/{id}/events,
+	// WebSocket steps) one client may make per second, on average (twice
+	// as many in a burst).
+	MaxSubmissions int
+
+	// MaxStepsPage is the most steps of one page of GET
+	// /docs/{id}/steps; a larger ?limit is taken as it.
+	MaxStepsPage int
+	// MaxStepsPageBytes bounds the bytes of the steps of one page of GET
+	// /docs/{id}/steps (their JSON, client ids and authors): a page stops
+	// before the step that would take it over, and its "next" continues,
+	// but it always has its first step.
+	MaxStepsPageBytes int64
+	// MaxClientAnswers is the most answers of LargeAnswer bytes or more
+	// that the server builds or writes for one client at once; one more
+	// waits up to 2 seconds for one of them to be written, then is
+	// answered 429 with Retry-After (a WebSocket's welcome or snapshot
+	// waits for nothing). Every answer of the collab and documents APIs
+	// is reserved in the authority's memory budget
+	// (collab.Limits.MaxMemory) until it is written, and answered 503
+	// when it does not fit; this keeps one client that does not read its
+	// answers from holding all of the budget.
+	MaxClientAnswers int
+}
+
+// The default limits (DESIGN.md, "Limits").
+const (
+	DefaultMaxBodyBytes   = 8 << 20
+	DefaultMaxDepth       = jsonscan.DefaultMaxDepth
+	DefaultMaxHeaderBytes = 64 << 10
+	// DefaultMaxBodyMemory is the default of Limits.MaxBodyMemory.
+	DefaultMaxBodyMemory  = 256 << 20
+	DefaultMaxConns       = 10_000
+	DefaultMaxClientConns = 256
+	DefaultMaxWSMessages  = 200
+	DefaultMaxPresence    = 20
+	DefaultMaxSubmissions = 500
+	// DefaultMaxStepsPage is Limits.MaxStepsPage's default.
+	DefaultMaxStepsPage = 1000
+	// DefaultMaxStepsPageBytes is Limits.MaxStepsPageBytes's default.
+	DefaultMaxStepsPageBytes = 4 << 20
+	// DefaultMaxClientAnswers is Limits.MaxClientAnswers's default.
+	DefaultMaxClientAnswers = 4
+)
+
+// DefaultMaxPresenceData is the default Limits.MaxPresenceData, and
+// MaxPresenceDataLimit its largest value: a presence entry must fit in
+// one message between nodes (store.MaxBroadcast).
+const (
+	DefaultMaxPresenceData = 512
+	MaxPresenceDataLimit   = 4096
+)
+
+// DefaultLimits returns the default limits. MaxHTTPConns and
+// MaxHTTPConnsPerAddress are 0: their defaults depend on the process
+// (DefaultMaxHTTPConns), and Serve computes them.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxBodyBytes:      DefaultMaxBodyBytes,
+		MaxDepth:          DefaultMaxDepth,
+		MaxHeaderBytes:    DefaultMaxHeaderBytes,
+		MaxBodyMemory:     DefaultMaxBodyMemory,
+		MaxConns:          DefaultMaxConns,
+		MaxClientConns:    DefaultMaxClientConns,
+		MaxWSMessages:     DefaultMaxWSMessages,
+		MaxPresence:       DefaultMaxPresence,
+		MaxPresenceData:   DefaultMaxPresenceData,
+		MaxSubmissions:    DefaultMaxSubmissions,
+		MaxStepsPage:      DefaultMaxStepsPage,
+		MaxStepsPageBytes: DefaultMaxStepsPageBytes,
+		MaxClientAnswers:  DefaultMaxClientAnswers,
+	}
+}
+
+// WithDefaults returns l with its zero (or negative) fields set to the
+// defaults, and MaxPresenceData at most MaxPresenceDataLimit.
+func (l Limits) WithDefaults() Limits {
+	defaults.Fill(&l, DefaultLimits())
+	l.MaxHTTPConns, l.MaxHTTPConnsPerAddress = max(l.MaxHTTPConns, 0), max(l.MaxHTTPConnsPerAddress, 0)
+	l.MaxPresenceData = min(l.MaxPresenceData, MaxPresenceDataLimit)
+	return l
+}
 
 // client returns the client that the limits and the collab user counts
 // know a request by: the principal's id when the policy authenticated

@@ -209,7 +209,7 @@ func (s *Server) wsSelection(clientID string) int {
 // Retry-After (WebSocket: error 429, close 4029), and creations beyond
 // collab.Config.MaxDocuments get 507 (WebSocket: error 507, close 1008).
 func TestDocumentLimits(t *testing.T) {
-	e := newWS(t, Config{}, collab.Config{MaxCreatesPerHour: 2, MaxDocuments: 5, MaxClientDocuments: 5}, nil)
+	e := newWS(t, Config{}, collab.Config{Limits: collab.Limits{MaxCreatesPerHour: 2, MaxDocuments: 5, MaxClientDocuments: 5}}, nil)
 	for _, id := range []string{"a", "b"} {
 		e.mustGet(t, "/docs/"+id)
 	}

@@ -57,7 +57,7 @@ func TestMemoryBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	e := newCollab(t, Config{}, collab.Config{Store: st, MaxMemory: 2*one + one/2})
+	e := newCollab(t, Config{}, collab.Config{Store: st, Limits: collab.Limits{MaxMemory: 2*one + one/2}})
 	for _, id := range []string{"a", "b", "c"} {
 		e.clock.Advance(time.Second)
 		e.mustGet(t, "/docs/"+id) // c unloads a
@@ -99,7 +99,7 @@ func TestMemoryBudget(t *testing.T) {
 // known.
 func TestBodyMemory(t *testing.T) {
 	const size = 100_000
-	e := newCollab(t, Config{MaxBodyMemory: 3 * size, Limits: Limits{MaxBodyBytes: 2 * size}}, collab.Config{})
+	e := newCollab(t, Config{Limits: Limits{MaxBodyBytes: 2 * size, MaxBodyMemory: 3 * size}}, collab.Config{})
 	e.s.bodies.wait = time.Millisecond // no room: refused at once
 	body := []byte(`{"doc":{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"` + strings.Repeat("x", size-200) + `"}]}]},"steps":[]}`)
 	body = append(body, bytes.Repeat([]byte(" "), size-len(body))...)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 )
 
@@ -58,7 +59,7 @@ func (o *recordingObserver) get(f func(o *recordingObserver) int) int {
 // submissions are counted by result.
 func TestObserverWebSocket(t *testing.T) {
 	obs := newRecordingObserver()
-	e := newWS(t, Config{Observer: obs}, collab.Config{MaxDocSize: 1 << 30}, func(h *wsHubs) { h.queueLen = 4 })
+	e := newWS(t, Config{Observer: obs}, collab.Config{Limits: collab.Limits{Limits: apply.Limits{MaxDocSize: 1 << 30}}}, func(h *wsHubs) { h.queueLen = 4 })
 	fast := e.dial(t, "d", false)
 	fast.hello(0, "1")
 	fast.next("welcome")

@@ -25,7 +25,7 @@ func docVersion(t *testing.T, e *collabEnv, id string) int64 {
 // deleted; a client that stored --max-client-storage gets 507 with
 // Retry-After in any document while others go on.
 func TestStorageQuotas(t *testing.T) {
-	e := newCollab(t, Config{}, collab.Config{MaxDocStorage: 20_000, MaxClientStorage: 30_000})
+	e := newCollab(t, Config{}, collab.Config{Limits: collab.Limits{MaxDocStorage: 20_000, MaxClientStorage: 30_000}})
 	text := strings.Repeat("q", 1000)
 	// Each address posts under a client id of its own (client ids belong
 	// to their client).
@@ -83,7 +83,7 @@ func TestStorageQuotas(t *testing.T) {
 // --max-doc-storage gets error 507 naming the flag, and the connection
 // stays.
 func TestStorageQuotaWS(t *testing.T) {
-	e := newWS(t, Config{}, collab.Config{MaxDocStorage: 5000}, nil)
+	e := newWS(t, Config{}, collab.Config{Limits: collab.Limits{MaxDocStorage: 5000}}, nil)
 	c := e.dial(t, "w", false)
 	c.hello(0, "1")
 	c.next("welcome")

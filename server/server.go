@@ -17,6 +17,7 @@ import (
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/export"
 	"github.com/pmauthority/pmauthority/internal/bytesize"
+	"github.com/pmauthority/pmauthority/internal/defaults"
 	"github.com/pmauthority/pmauthority/internal/ratelimit"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
@@ -32,8 +33,14 @@ type Config struct {
 	// DefaultSchema is the schema of requests that name none ("" means
 	// "basic").
 	DefaultSchema string
-	// Limits bound each request; zero fields take the defaults.
+	// Limits bound the requests, connections and messages of clients
+	// (limits.go); zero fields take the defaults.
 	Limits Limits
+	// ApplyLimits bound the documents of the apply endpoint (POST /,
+	// POST /v1/apply); zero fields take apply's defaults. The collab and
+	// documents APIs, and WebSockets, go by their authority's
+	// (collab.Limits).
+	ApplyLimits apply.Limits
 	// Timeouts bound each connection; zero fields take the defaults.
 	Timeouts Timeouts
 	// Logger gets the startup line, the access log and errors (nil means
@@ -50,15 +57,6 @@ type Config struct {
 	// finishes sooner than if all shared the CPUs. Small requests, whose
 	// cost is mostly HTTP, never wait.
 	ApplyWorkers int
-	// MaxBodyMemory bounds the bytes of request bodies that the requests
-	// in flight read or hold, all together (0 means
-	// DefaultMaxBodyMemory): a request of the apply endpoint or the
-	// collab API reserves its Content-Length (Limits.MaxBodyBytes when it
-	// has none, until its body is read) before reading its body, and
-	// waits briefly when the budget is full; then it is answered 503
-	// with Retry-After. ApplyWorkers bounds the CPU, this the memory of
-	// the requests waiting for a worker.
-	MaxBodyMemory int64
 	// SlowRequest is the duration from which a request is logged as slow
 	// (0 means DefaultSlowRequest, negative never). A long poll's wait
 	// does not count.
@@ -72,27 +70,6 @@ type Config struct {
 	// answering {} (0 means DefaultPollTimeout). Waiting requests get
 	// their own connection deadlines, so it may exceed Timeouts.Write.
 	PollTimeout time.Duration
-	// MaxStepsPage is the most steps of one page of GET
-	// /docs/{id}/steps (0 means DefaultMaxStepsPage); a larger ?limit is
-	// taken as it.
-	MaxStepsPage int
-	// MaxStepsPageBytes bounds the bytes of the steps of one page of GET
-	// /docs/{id}/steps (their JSON, client ids and authors; 0 means
-	// DefaultMaxStepsPageBytes): a page stops before the step that would
-	// take it over, and its "next" continues, but it always has its first
-	// step.
-	MaxStepsPageBytes int64
-	// MaxClientAnswers is the most answers of LargeAnswer bytes or more
-	// that the server builds or writes for one client (its principal,
-	// else its address) at once (0 means DefaultMaxClientAnswers); one
-	// more waits up to 2 seconds for one of them to be written, then is
-	// answered 429 with Retry-After (a WebSocket's welcome or snapshot
-	// waits for nothing). Every answer of the collab
-	// and documents APIs is reserved in the authority's memory budget
-	// (collab.Config.MaxMemory) until it is written, and answered 503
-	// when it does not fit; this keeps one client that does not read its
-	// answers from holding all of the budget.
-	MaxClientAnswers int
 	// TrustProxy takes the client's address, which the user counts and
 	// the limits of clients without a principal go by, from
 	// X-Forwarded-For instead of the connection, when the connection
@@ -109,18 +86,6 @@ type Config struct {
 	// connections are not limited per address (MaxHTTPConnsPerAddress);
 	// with TrustProxy and no TrustedProxies no connection is.
 	TrustedProxies []netip.Prefix
-	// MaxHTTPConns is the most connections Serve keeps open at once, of
-	// every kind: idle kept-alive ones, requests, waiting long polls,
-	// WebSockets (0 means DefaultMaxHTTPConns()). A connection over it
-	// closes the connection idle longest, or is answered 503 with
-	// Retry-After when none is idle (httpconns.go).
-	MaxHTTPConns int
-	// MaxHTTPConnsPerAddress is the most connections Serve keeps open at
-	// once from one address (IPv6 by /64) other than a trusted proxy's
-	// (0 means a quarter of MaxHTTPConns). A connection over it closes its
-	// address's connection idle longest, or is answered 429 with
-	// Retry-After when none is idle.
-	MaxHTTPConnsPerAddress int
 	// Strict also checks the apply endpoint's documents against their
 	// schema, as Node.check() does (see apply.Applier.Strict). The
 	// collab API's documents are checked by its authority's own
@@ -164,26 +129,6 @@ type Config struct {
 	Observer Observer
 }
 
-// Limits bound what one request may ask for: the one Limits type of
-// pmauthority (apply.Limits). Every limit answers with a JSON error naming
-// it, and changes nothing: MaxBodyBytes, MaxSteps, MaxDocSize and
-// MaxDocBytes with 413, MaxDepth with 400, MaxHeaderBytes with 431
-// (answered by net/http).
-type Limits = apply.Limits
-
-// The default limits (DESIGN.md, "Limits").
-const (
-	DefaultMaxBodyBytes   = apply.DefaultMaxBodyBytes
-	DefaultMaxSteps       = apply.DefaultMaxSteps
-	DefaultMaxDocSize     = apply.DefaultMaxDocSize
-	DefaultMaxDocBytes    = apply.DefaultMaxDocBytes
-	DefaultMaxDepth       = apply.DefaultMaxDepth
-	DefaultMaxHeaderBytes = apply.DefaultMaxHeaderBytes
-)
-
-// DefaultLimits returns the default limits.
-func DefaultLimits() Limits { return apply.DefaultLimits() }
-
 // Timeouts bound the life of connections and of the server, so that slow
 // or idle clients cannot hold connections open (slowloris).
 type Timeouts struct {
@@ -224,22 +169,7 @@ func DefaultTimeouts() Timeouts {
 }
 
 func (t Timeouts) withDefaults() Timeouts {
-	d := DefaultTimeouts()
-	if t.ReadHeader <= 0 {
-		t.ReadHeader = d.ReadHeader
-	}
-	if t.Read <= 0 {
-		t.Read = d.Read
-	}
-	if t.Write <= 0 {
-		t.Write = d.Write
-	}
-	if t.Idle <= 0 {
-		t.Idle = d.Idle
-	}
-	if t.Shutdown <= 0 {
-		t.Shutdown = d.Shutdown
-	}
+	defaults.Fill(&t, DefaultTimeouts())
 	return t
 }
 
@@ -306,106 +236,119 @@ type Server struct {
 	jsonType []string
 }
 
+// checked is what New takes from a Config that check accepted.
+type checked struct {
+	reg            *schemas.Registry
+	origins, hosts []string       // Config.AllowOrigins and AllowedHosts, lower-cased
+	proxies        []netip.Prefix // Config.TrustedProxies, masked
+}
+
+// Check reports whether New accepts cfg, and if not why, without making
+// a Server: a program checks its configuration before it opens the store
+// of the Server's authority.
+func (cfg Config) Check() error {
+	_, err := cfg.check()
+	return err
+}
+
+// check returns what New takes from cfg, or why it refuses it.
+func (cfg Config) check() (checked, error) {
+	var c checked
+	var err error
+	if c.reg, err = schemas.NewRegistry(cfg.Schemas, cfg.DefaultSchema); err != nil {
+		return c, err
+	}
+	for _, name := range c.reg.Names() {
+		sc, _ := c.reg.Get(name)
+		if err := export.Check(sc); err != nil {
+			return c, fmt.Errorf("schema %q: %w", name, err)
+		}
+	}
+	if c.origins, err = checkHostPatterns(cfg.AllowOrigins); err != nil {
+		return c, err
+	}
+	if c.hosts, err = checkHostPatterns(cfg.AllowedHosts); err != nil {
+		return c, fmt.Errorf("allowed hosts: %w", err)
+	}
+	for _, p := range cfg.TrustedProxies {
+		if !p.IsValid() {
+			return c, fmt.Errorf("trusted proxies: invalid prefix %v", p)
+		}
+		c.proxies = append(c.proxies, p.Masked())
+	}
+	return c, nil
+}
+
+// withDefaults returns cfg with its zero fields set to the defaults.
+func (cfg Config) withDefaults() Config {
+	cfg.Limits = cfg.Limits.WithDefaults()
+	cfg.ApplyLimits = cfg.ApplyLimits.WithDefaults()
+	cfg.Timeouts = cfg.Timeouts.withDefaults()
+	defaults.Fill(&cfg, Config{ApplyWorkers: runtime.GOMAXPROCS(0), PollTimeout: DefaultPollTimeout})
+	if cfg.SlowRequest == 0 { // negative: never
+		cfg.SlowRequest = DefaultSlowRequest
+	}
+	cfg.DrainDelay = max(cfg.DrainDelay, 0)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Policy == nil {
+		cfg.Policy = AllowAll
+	}
+	return cfg
+}
+
 // New returns a Server for cfg. It fails when a schema name is taken
 // twice, the default schema is unknown, or a schema cannot be served: no
 // document can satisfy it (model.Schema.CheckSatisfiable), or a toDOM
 // template of its spec cannot be used (export.Check).
 func New(cfg Config) (*Server, error) {
-	reg, err := schemas.NewRegistry(cfg.Schemas, cfg.DefaultSchema)
+	c, err := cfg.check()
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range reg.Names() {
-		sc, _ := reg.Get(name)
-		if err := export.Check(sc); err != nil {
-			return nil, fmt.Errorf("schema %q: %w", name, err)
-		}
-	}
-	def := reg.Default()
-	origins, err := checkHostPatterns(cfg.AllowOrigins)
-	if err != nil {
-		return nil, err
-	}
-	hosts, err := checkHostPatterns(cfg.AllowedHosts)
-	if err != nil {
-		return nil, fmt.Errorf("allowed hosts: %w", err)
-	}
+	cfg = cfg.withDefaults()
 	s := &Server{
-		origins:     origins,
-		hosts:       hosts,
-		limits:      cfg.Limits.WithDefaults(),
-		timeouts:    cfg.Timeouts.withDefaults(),
+		origins:     c.origins,
+		hosts:       c.hosts,
+		proxies:     c.proxies,
+		limits:      cfg.Limits,
+		timeouts:    cfg.Timeouts,
 		log:         cfg.Logger,
 		logRequests: cfg.LogRequests,
 		slow:        cfg.SlowRequest,
-		schemaNames: reg.Names(),
-		defName:     def,
+		schemaNames: c.reg.Names(),
+		defName:     c.reg.Default(),
 		jsonType:    []string{"application/json; charset=utf-8"},
 		collab:      cfg.Collab,
 		pollTimeout: cfg.PollTimeout,
-		stepsPage:   cfg.MaxStepsPage,
+		stepsPage:   cfg.Limits.MaxStepsPage,
 		trustProxy:  cfg.TrustProxy,
 		web:         cfg.Web,
 		policy:      cfg.Policy,
-		drainDelay:  max(cfg.DrainDelay, 0),
+		drainDelay:  cfg.DrainDelay,
 		drainCut:    make(chan struct{}),
 		obs:         cfg.Observer,
-	}
-	s.maxHTTPConns, s.maxAddrConns = max(cfg.MaxHTTPConns, 0), max(cfg.MaxHTTPConnsPerAddress, 0)
-	for _, p := range cfg.TrustedProxies {
-		if !p.IsValid() {
-			return nil, fmt.Errorf("trusted proxies: invalid prefix %v", p)
-		}
-		s.proxies = append(s.proxies, p.Masked())
+
+		maxHTTPConns:     cfg.Limits.MaxHTTPConns,
+		maxAddrConns:     cfg.Limits.MaxHTTPConnsPerAddress,
+		stepsPageBytes:   cfg.Limits.MaxStepsPageBytes,
+		maxClientAnswers: cfg.Limits.MaxClientAnswers,
 	}
 	s.requestIDs.init()
-	if s.policy == nil {
-		s.policy = AllowAll
-	}
 	s.submissions = newSubmissionTable(s.limits)
 	s.now = time.Now
-	if s.pollTimeout <= 0 {
-		s.pollTimeout = DefaultPollTimeout
-	}
-	if s.stepsPage <= 0 {
-		s.stepsPage = DefaultMaxStepsPage
-	}
-	s.stepsPageBytes = cfg.MaxStepsPageBytes
-	if s.stepsPageBytes <= 0 {
-		s.stepsPageBytes = DefaultMaxStepsPageBytes
-	}
-	s.maxClientAnswers = cfg.MaxClientAnswers
-	if s.maxClientAnswers <= 0 {
-		s.maxClientAnswers = DefaultMaxClientAnswers
-	}
 	s.large.wait = largeAnswerWait
 	s.polls, s.stopPolls = context.WithCancel(context.Background())
-	workers := cfg.ApplyWorkers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	s.workers = make(chan struct{}, workers)
-	maxBodies := cfg.MaxBodyMemory
-	if maxBodies <= 0 {
-		maxBodies = DefaultMaxBodyMemory
-	}
-	s.bodies = newBodyBudget(maxBodies, bodyMemoryWait)
-	if s.log == nil {
-		s.log = slog.Default()
-	}
-	if s.slow == 0 {
-		s.slow = DefaultSlowRequest
-	}
+	s.workers = make(chan struct{}, cfg.ApplyWorkers)
+	s.bodies = newBodyBudget(cfg.Limits.MaxBodyMemory, bodyMemoryWait)
 	s.app = apply.Applier{
-		Schemas: &apply.Schemas{Registry: reg},
-		Limits: apply.Limits{
-			MaxSteps:    s.limits.MaxSteps,
-			MaxDocSize:  s.limits.MaxDocSize,
-			MaxDocBytes: s.limits.MaxDocBytes,
-			MaxDepth:    s.limits.MaxDepth,
-		},
-		Strict: cfg.Strict,
+		Schemas:  &apply.Schemas{Registry: c.reg},
+		Limits:   cfg.ApplyLimits,
+		MaxDepth: s.limits.MaxDepth,
+		Strict:   cfg.Strict,
 	}
+	def := s.defName
 	buf := []byte(`{"default":`)
 	buf = model.AppendJSONString(buf, def)
 	buf = append(buf, `,"schemas":[`...)
@@ -533,12 +476,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs.ConnState = cl.connState
 	s.httpConns.Store(cl)
 	ln = cl
-	l := s.limits
+	l, al := s.limits, s.app.Limits
 	s.log.Info("pmauthority serving",
 		"addr", ln.Addr().String(), "url", openURL(ln.Addr()),
 		"schemas", s.schemaNames, "default_schema", s.defName,
-		slog.Group("limits", "max_body_bytes", bytesize.Size(l.MaxBodyBytes), "max_steps", l.MaxSteps,
-			"max_doc_size", l.MaxDocSize, "max_doc_bytes", bytesize.Size(l.MaxDocBytes), "max_depth", l.MaxDepth,
+		slog.Group("limits", "max_body_bytes", bytesize.Size(l.MaxBodyBytes), "max_steps", al.MaxSteps,
+			"max_doc_size", al.MaxDocSize, "max_doc_bytes", bytesize.Size(al.MaxDocBytes), "max_depth", l.MaxDepth,
 			"max_header_bytes", bytesize.Size(l.MaxHeaderBytes),
 			"max_conns", l.MaxConns, "max_client_conns", l.MaxClientConns, "max_ws_messages", l.MaxWSMessages,
 			"max_presence", l.MaxPresence, "max_presence_data", l.MaxPresenceData, "max_submissions", l.MaxSubmissions,

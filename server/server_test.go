@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/apply/reqtest"
 	"github.com/pmauthority/pmauthority/internal/testutil"
 	"github.com/pmauthority/pmauthority/model"
@@ -106,8 +107,9 @@ func checkAnswer(t *testing.T, status int, h http.Header, body []byte) (step int
 
 func TestHandler(t *testing.T) {
 	s, _ := newServer(t, Config{
-		Schemas: map[string]*model.Schema{"lines": linesSchema(t)},
-		Limits:  Limits{MaxBodyBytes: 1000, MaxSteps: 3, MaxDocSize: 20, MaxDepth: 10},
+		Schemas:     map[string]*model.Schema{"lines": linesSchema(t)},
+		Limits:      Limits{MaxBodyBytes: 1000, MaxDepth: 10},
+		ApplyLimits: apply.Limits{MaxSteps: 3, MaxDocSize: 20},
 	})
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	tests := []struct {
@@ -503,7 +505,7 @@ func TestAccessLog(t *testing.T) {
 // TestConcurrent sends many requests at once through a real server: run
 // with -race. Every answer must be the one for its request.
 func TestConcurrent(t *testing.T) {
-	s, logs := newServer(t, Config{Limits: Limits{MaxSteps: 30}, SlowRequest: -1})
+	s, logs := newServer(t, Config{ApplyLimits: apply.Limits{MaxSteps: 30}, SlowRequest: -1})
 	ts := httptest.NewServer(s)
 	defer ts.Close()
 	large := reqtest.Large(20_000, 10)

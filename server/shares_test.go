@@ -28,7 +28,7 @@ func TestClientMemoryShare(t *testing.T) {
 	if err := setup.auth.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e := newWS(t, Config{}, collab.Config{Store: st, MaxMemory: 4*one + one/2, MaxClientMemory: one + one/2}, nil)
+	e := newWS(t, Config{}, collab.Config{Store: st, Limits: collab.Limits{MaxMemory: 4*one + one/2, MaxClientMemory: one + one/2}}, nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -91,7 +91,7 @@ func TestCreateLimits(t *testing.T) {
 		}
 		return w.Code, w.Body.String()
 	}
-	e := newCollab(t, Config{}, collab.Config{MaxCreatesPerHour: 2})
+	e := newCollab(t, Config{}, collab.Config{Limits: collab.Limits{MaxCreatesPerHour: 2}})
 	for _, id := range []string{"a", "b"} {
 		if status, body := create(e, defaultIP, id); status != 201 {
 			t.Fatalf("POST /docs %s: %d %s", id, status, body)
@@ -101,7 +101,7 @@ func TestCreateLimits(t *testing.T) {
 		t.Fatalf("a third POST /docs in the hour: %d %s, want 429 naming --max-creates", status, body)
 	}
 
-	e = newCollab(t, Config{}, collab.Config{MaxDocuments: 10, MaxClientDocuments: 2})
+	e = newCollab(t, Config{}, collab.Config{Limits: collab.Limits{MaxDocuments: 10, MaxClientDocuments: 2}})
 	if status, body := create(e, defaultIP, "a"); status != 201 {
 		t.Fatalf("POST /docs a: %d %s", status, body)
 	}

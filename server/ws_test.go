@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/store/memstore"
 )
@@ -707,7 +708,7 @@ func ptrInt(p *int) int {
 // TestWSSlowClient: a client that stops reading is closed with 4008 once
 // its queue is full, while the others keep receiving promptly.
 func TestWSSlowClient(t *testing.T) {
-	e := newWS(t, Config{}, collab.Config{MaxDocSize: 1 << 30}, func(h *wsHubs) { h.queueLen = 4 })
+	e := newWS(t, Config{}, collab.Config{Limits: collab.Limits{Limits: apply.Limits{MaxDocSize: 1 << 30}}}, func(h *wsHubs) { h.queueLen = 4 })
 	fast := e.dial(t, "d", false)
 	fast.hello(0, "1")
 	fast.next("welcome")
@@ -1095,7 +1096,7 @@ func FuzzWSMessage(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	e := newWS(f, Config{Limits: Limits{MaxBodyBytes: 1 << 16, MaxSteps: 20, MaxDepth: 32}}, collab.Config{MaxDocSize: 10000}, nil)
+	e := newWS(f, Config{Limits: Limits{MaxBodyBytes: 1 << 16, MaxDepth: 32}}, collab.Config{Limits: collab.Limits{Limits: apply.Limits{MaxSteps: 20, MaxDocSize: 10000}}}, nil)
 	url := "ws" + strings.TrimPrefix(e.ts.URL, "http") + "/docs/fuzz/ws"
 	var conn *websocket.Conn
 	defer func() {

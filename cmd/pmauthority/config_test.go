@@ -56,14 +56,14 @@ strict
 			if err != nil {
 				t.Fatalf("%v: %s", err, &stderr)
 			}
-			if f.limits.MaxSteps != tc.steps {
-				t.Errorf("--max-steps %d, want %d", f.limits.MaxSteps, tc.steps)
+			if f.collab.MaxSteps != tc.steps {
+				t.Errorf("--max-steps %d, want %d", f.collab.MaxSteps, tc.steps)
 			}
 			if tc.name == "env alone" {
 				return
 			}
-			if f.maxMemory != 2<<30 || !f.strict || !slices.Equal(f.origins, []string{"a.example.com", "b.example.com"}) {
-				t.Errorf("from the file: --max-memory %d, --strict %v, --allow-origin %q", f.maxMemory, f.strict, f.origins)
+			if f.maxMemory != 2<<30 || !f.collab.Strict || !slices.Equal(f.server.AllowOrigins, []string{"a.example.com", "b.example.com"}) {
+				t.Errorf("from the file: --max-memory %d, --strict %v, --allow-origin %q", f.maxMemory, f.collab.Strict, f.server.AllowOrigins)
 			}
 		})
 	}
@@ -183,8 +183,8 @@ func TestServeDrainDelayLoopback(t *testing.T) {
 			t.Setenv(k, v)
 		}
 		f, err := parseServeFlags(tc.args, &testutil.LogBuffer{})
-		if err != nil || f.drainDelay != tc.want {
-			t.Errorf("%v %q: --drain-delay %v (%v), want %v", tc.env, tc.args, f.drainDelay, err, tc.want)
+		if err != nil || f.server.DrainDelay != tc.want {
+			t.Errorf("%v %q: --drain-delay %v (%v), want %v", tc.env, tc.args, f.server.DrainDelay, err, tc.want)
 		}
 		for k := range tc.env {
 			os.Unsetenv(k)

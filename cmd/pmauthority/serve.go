@@ -19,7 +19,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/metrics"
 	"github.com/pmauthority/pmauthority/model"
@@ -182,116 +181,98 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 // reported, with the usage.
 var errReported = errors.New("bad flags")
 
-// serveFlags are the flags of `pmauthority serve`.
+// serveFlags are the flags of `pmauthority serve`: most of them set the
+// fields of the server's and the authority's configurations directly.
 type serveFlags struct {
 	addr, storeKind, data, syncMode string
 	postgres                        postgresFlags
-	history, snapshotEvery          int
-	keepSteps                       int64
-	autoCreate                      bool
-	idleUnload                      time.Duration // -1: never
-	pollTimeout                     time.Duration
-	trustProxy, strict, webPages    bool
-	trustedProxies                  prefixesFlag
-	maxHTTPConns, maxAddrConns      int // 0: the defaults
-	origins                         stringsFlag
-	hosts                           stringsFlag
+	server                          server.Config // without Collab, Logger, Policy, Web, Observer
+	collab                          collab.Config // without Store, Schemas, Logger, Observer
+	webPages                        bool
 	named                           schemaFlags
-	defaultSchema                   string
-	limits                          server.Limits
-	maxDocuments, maxCreates        int
-	maxClientDocuments              int   // 0: collab's default
-	maxClientMemory                 int64 // 0: collab's default
-	maxCheckpoints, maxStepsPage    int
-	maxStepsPageBytes               int64
-	maxClientAnswers                int
-	timeouts                        server.Timeouts
-	workers                         int
 	maxMemory, maxBodyMemory        int64 // 0: the defaults (planMemory)
-	maxCommentBytes                 int64
-	maxDocStorage, maxClientStorage int64
-	logRequests                     bool
-	logSlow                         time.Duration // -1: never
 	logFormat                       string
 	metricsAddr                     string
 	auth                            authFlags
-	drainDelay, drainTimeout        time.Duration
+	drainTimeout                    time.Duration
 	webhook                         webhookFlags
 	unknownEnv                      []string // PMA_ variables of no flag
 }
+
+// The binary's own defaults of flags that the library leaves at zero.
+const (
+	defaultDrainDelay   = 5 * time.Second
+	defaultDrainTimeout = 30 * time.Second
+)
 
 // parseServeFlags parses and checks the arguments of `pmauthority serve`.
 // It returns flag.ErrHelp for -h, errReported when package flag reported
 // the error, and other errors for the caller to report.
 func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
-	f := &serveFlags{limits: server.DefaultLimits(), timeouts: server.DefaultTimeouts()}
+	f := &serveFlags{
+		server: server.Config{Limits: server.DefaultLimits(), Timeouts: server.DefaultTimeouts()},
+		collab: collab.Config{Limits: collab.DefaultLimits()},
+	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	lim, tmo := &f.limits, &f.timeouts
+	sc, cc := &f.server, &f.collab
+	lim, doc, tmo := &sc.Limits, &cc.Limits, &sc.Timeouts
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "`address` to listen on (host:port; port 0 picks a free port)")
 	fs.StringVar(&f.storeKind, "store", "sqlite", "document store: sqlite (durable, in --data), memory (nothing survives the process) or postgres (durable, in the database of --postgres-url, which several servers may share)")
 	fs.StringVar(&f.data, "data", "./pmauthority-data", "`directory` of the SQLite store, the file pmauthority.db (created if missing)")
 	fs.StringVar(&f.syncMode, "sync", "full", "SQLite sync: full (an acknowledged step survives a power loss) or normal (it survives a crash of the process; faster)")
 	f.postgres.register(fs)
-	fs.IntVar(&f.history, "history", 10_000, "steps kept in memory per document; a client further behind reloads (410)")
-	fs.IntVar(&f.snapshotEvery, "snapshot-every", 1000, "snapshot a document after this many steps since the last snapshot")
-	fs.Int64Var(&f.keepSteps, "keep-steps", 0, "steps the store keeps behind the latest version, for past versions (GET /docs/{id}?version=N, /steps, /authors; 410 beyond) and clients catching up; pruning stops at a snapshot, and checkpoints keep their version (0: as many as --history; -1: all)")
-	fs.BoolVar(&f.autoCreate, "auto-create", true, "create a document, with the default schema, when a request first uses it (as the collab demo does); false: an unknown document answers 404 (WebSocket close 4404) and only POST /docs creates")
-	fs.DurationVar(&f.idleUnload, "idle-unload", 10*time.Minute, "unload documents idle for this long, snapshotting them (0: never)")
-	fs.DurationVar(&f.pollTimeout, "poll-timeout", server.DefaultPollTimeout, "how long GET /docs/{id}/events waits for news before answering {}")
-	fs.BoolVar(&f.trustProxy, "trust-proxy", false, "count users, and clients without a token, by X-Forwarded-For (only behind a proxy that sets or appends to it): its right-most address that is not a --trusted-proxies one")
-	fs.Var(&f.trustedProxies, "trusted-proxies", "the addresses of the proxies, as `CIDR,…` (e.g. 10.0.0.0/8,192.0.2.7; repeatable), whose X-Forwarded-For is believed, and whose connections are not limited per address; implies --trust-proxy. Default with --trust-proxy: the connection's peer, whatever its address, as the one proxy")
-	fs.IntVar(&f.maxHTTPConns, "max-http-conns", 0, "most connections open at once, of every kind (kept-alive, requests, waiting long polls, WebSockets); over it the connection idle longest is closed, and when none is idle the new one is answered 503 (0: three quarters of the open-file limit, at most an eighth of --max-memory at 24KiB each)")
-	fs.IntVar(&f.maxAddrConns, "max-http-conns-per-address", 0, "most connections open at once from one address (IPv6 by /64), a trusted proxy's excepted; over it that address's connection idle longest is closed, and when none is idle the new one is answered 429 (0: a quarter of --max-http-conns)")
-	fs.BoolVar(&f.strict, "strict", false, "also check every document against its schema as Node.check() does (content, marks, attributes), and refuse steps that make one invalid (422); off: what prosemirror-transform accepts, pmauthority accepts")
+	fs.IntVar(&cc.History, "history", collab.DefaultHistory, "steps kept in memory per document; a client further behind reloads (410)")
+	fs.IntVar(&cc.SnapshotEvery, "snapshot-every", collab.DefaultSnapshotEvery, "snapshot a document after this many steps since the last snapshot")
+	fs.Int64Var(&cc.KeepSteps, "keep-steps", 0, "steps the store keeps behind the latest version, for past versions (GET /docs/{id}?version=N, /steps, /authors; 410 beyond) and clients catching up; pruning stops at a snapshot, and checkpoints keep their version (0: as many as --history; -1: all)")
+	fs.BoolVar(&cc.AutoCreate, "auto-create", true, "create a document, with the default schema, when a request first uses it (as the collab demo does); false: an unknown document answers 404 (WebSocket close 4404) and only POST /docs creates")
+	fs.DurationVar(&cc.IdleUnload, "idle-unload", collab.DefaultIdleUnload, "unload documents idle for this long, snapshotting them (0: never)")
+	fs.DurationVar(&sc.PollTimeout, "poll-timeout", server.DefaultPollTimeout, "how long GET /docs/{id}/events waits for news before answering {}")
+	fs.BoolVar(&sc.TrustProxy, "trust-proxy", false, "count users, and clients without a token, by X-Forwarded-For (only behind a proxy that sets or appends to it): its right-most address that is not a --trusted-proxies one")
+	fs.Var((*prefixesFlag)(&sc.TrustedProxies), "trusted-proxies", "the addresses of the proxies, as `CIDR,…` (e.g. 10.0.0.0/8,192.0.2.7; repeatable), whose X-Forwarded-For is believed, and whose connections are not limited per address; implies --trust-proxy. Default with --trust-proxy: the connection's peer, whatever its address, as the one proxy")
+	fs.IntVar(&lim.MaxHTTPConns, "max-http-conns", lim.MaxHTTPConns, "most connections open at once, of every kind (kept-alive, requests, waiting long polls, WebSockets); over it the connection idle longest is closed, and when none is idle the new one is answered 503 (0: three quarters of the open-file limit, at most an eighth of --max-memory at 24KiB each)")
+	fs.IntVar(&lim.MaxHTTPConnsPerAddress, "max-http-conns-per-address", lim.MaxHTTPConnsPerAddress, "most connections open at once from one address (IPv6 by /64), a trusted proxy's excepted; over it that address's connection idle longest is closed, and when none is idle the new one is answered 429 (0: a quarter of --max-http-conns)")
+	fs.BoolVar(&cc.Strict, "strict", false, "also check every document against its schema as Node.check() does (content, marks, attributes), and refuse steps that make one invalid (422); off: what prosemirror-transform accepts, pmauthority accepts")
 	fs.BoolVar(&f.webPages, "web", true, "serve the demo pages: GET / (the documents), /edit/{id} (a collaborative editor) and /assets/")
-	fs.Var(&f.hosts, "allowed-host", "answer only requests whose Host matches `PATTERN` (e.g. pma.example.com, *.example.com; with or without :port), others 421; repeatable. Default: on a loopback --addr, localhost and loopback addresses only (against DNS rebinding); otherwise any host")
-	fs.Var(&f.origins, "allow-origin", "let pages of another origin whose host[:port] matches `PATTERN` (e.g. app.example.com, *.example.com, localhost:*) use the API: WebSockets and CORS; repeatable")
+	fs.Var((*stringsFlag)(&sc.AllowedHosts), "allowed-host", "answer only requests whose Host matches `PATTERN` (e.g. pma.example.com, *.example.com; with or without :port), others 421; repeatable. Default: on a loopback --addr, localhost and loopback addresses only (against DNS rebinding); otherwise any host")
+	fs.Var((*stringsFlag)(&sc.AllowOrigins), "allow-origin", "let pages of another origin whose host[:port] matches `PATTERN` (e.g. app.example.com, *.example.com, localhost:*) use the API: WebSockets and CORS; repeatable")
 	fs.Var(&f.named, "schema", "serve the schema spec in `NAME=FILE` (JSON) under NAME; repeatable")
-	fs.StringVar(&f.defaultSchema, "default-schema", "basic", "`name` of the schema of requests that name none (a built-in: basic, text; or a --schema NAME)")
-	maxBody := sizeFlag(lim.MaxBodyBytes)
-	fs.Var(&maxBody, "max-body", "largest request `size` (bytes, or with KiB, MiB, GiB); 413 above")
-	fs.IntVar(&lim.MaxSteps, "max-steps", lim.MaxSteps, "most steps in one request; 413 above")
-	fs.IntVar(&lim.MaxDocSize, "max-doc-size", lim.MaxDocSize, "largest document content size in positions, as given and after every step; 413 above")
-	maxDocBytes := sizeFlag(lim.MaxDocBytes)
-	fs.Var(&maxDocBytes, "max-doc-bytes", "largest document `size` in bytes of its JSON, as given and after every step (the apply endpoint, the collab API and WebSockets); 413 above")
-	maxComments := sizeFlag(collab.DefaultMaxCommentBytes)
-	fs.Var(&maxComments, "max-comment-bytes", "largest `size` of one document's comments (their texts as JSON plus 80 bytes each, which bounds them in GET /docs/{id}); 413 for a comment beyond it")
+	fs.StringVar(&cc.DefaultSchema, "default-schema", "basic", "`name` of the schema of requests that name none (a built-in: basic, text; or a --schema NAME)")
+	fs.Var((*sizeFlag)(&lim.MaxBodyBytes), "max-body", "largest request `size` (bytes, or with KiB, MiB, GiB); 413 above")
+	fs.IntVar(&doc.MaxSteps, "max-steps", doc.MaxSteps, "most steps in one request; 413 above")
+	fs.IntVar(&doc.MaxDocSize, "max-doc-size", doc.MaxDocSize, "largest document content size in positions, as given and after every step; 413 above")
+	fs.Var((*sizeFlag)(&doc.MaxDocBytes), "max-doc-bytes", "largest document `size` in bytes of its JSON, as given and after every step (the apply endpoint, the collab API and WebSockets); 413 above")
+	fs.Var((*intSizeFlag)(&doc.MaxCommentBytes), "max-comment-bytes", "largest `size` of one document's comments (their texts as JSON plus 80 bytes each, which bounds them in GET /docs/{id}); 413 for a comment beyond it")
 	fs.IntVar(&lim.MaxDepth, "max-depth", lim.MaxDepth, "deepest nesting of JSON arrays and objects in a request; 400 above")
-	maxHeader := sizeFlag(lim.MaxHeaderBytes)
-	fs.Var(&maxHeader, "max-header", "largest request header `size`; 431 above")
+	fs.Var((*intSizeFlag)(&lim.MaxHeaderBytes), "max-header", "largest request header `size`; 431 above")
 	fs.IntVar(&lim.MaxConns, "max-conns", lim.MaxConns, "most WebSockets and waiting long polls at once, in all; 429 above")
 	fs.IntVar(&lim.MaxClientConns, "max-client-conns", lim.MaxClientConns, "most WebSockets and waiting long polls at once from one client (its principal, else its address); 429 above")
 	fs.IntVar(&lim.MaxWSMessages, "max-ws-messages", lim.MaxWSMessages, "most messages per second from one WebSocket (twice as many in a burst); above: error 429 and close 4029")
 	fs.IntVar(&lim.MaxPresence, "max-presence", lim.MaxPresence, "most presence messages per second handled for one WebSocket; those above are coalesced (the latest is handled later)")
-	maxPresenceData := sizeFlag(lim.MaxPresenceData)
-	fs.Var(&maxPresenceData, "max-presence-data", "largest \"data\" (the client's own presence fields) of a WebSocket hello, `size` of its JSON, at most 4KiB; above: error 400 and close 1008")
+	fs.Var((*intSizeFlag)(&lim.MaxPresenceData), "max-presence-data", "largest \"data\" (the client's own presence fields) of a WebSocket hello, `size` of its JSON, at most 4KiB; above: error 400 and close 1008")
 	fs.IntVar(&lim.MaxSubmissions, "max-submissions", lim.MaxSubmissions, "most submissions (POST events, WebSocket steps) per second from one client (twice as many in a burst); 429 above")
-	fs.IntVar(&f.maxDocuments, "max-documents", collab.DefaultMaxDocuments, "most documents in the store (counted at the first creation, then this server's creations and deletions); creating one more: 507")
-	fs.IntVar(&f.maxCreates, "max-creates", collab.DefaultMaxCreatesPerHour, "most documents one client creates per hour (as many at once), by using them or with POST /docs; 429 above")
-	fs.IntVar(&f.maxClientDocuments, "max-client-documents", 0, "most documents one client (its principal, else its address) has created through this server since it started, less those deleted since; creating one more: 507. Default: a quarter of --max-documents")
-	fs.IntVar(&f.maxCheckpoints, "max-checkpoints", collab.DefaultMaxCheckpoints, "most checkpoints of one document (each at a new version keeps a copy of the document); 413 above")
-	maxDocStorage, maxClientStorage := sizeFlag(collab.DefaultMaxDocStorage), sizeFlag(collab.DefaultMaxClientStorage)
-	fs.Var(&maxDocStorage, "max-doc-storage", "most bytes (a `size`) one document holds in the store: its steps, snapshots, checkpoints (one copy per version) and comments; a change or checkpoint beyond it: 507 (delete the document to free them)")
-	fs.Var(&maxClientStorage, "max-client-storage", "most bytes (a `size`) one client (its principal, else its address) adds to the store per day (as many at once), with steps, comments and checkpoints; beyond it: 507 with Retry-After")
-	fs.IntVar(&f.maxStepsPage, "max-steps-page", server.DefaultMaxStepsPage, "most steps of one page of GET /docs/{id}/steps (a larger ?limit is taken as it)")
-	maxStepsPageBytes := sizeFlag(server.DefaultMaxStepsPageBytes)
-	fs.Var(&maxStepsPageBytes, "max-steps-page-bytes", "most bytes of steps (a `size`) in one page of GET /docs/{id}/steps: a page stops before the step that would take it over (its \"next\" continues), but always has its first step")
-	fs.IntVar(&f.maxClientAnswers, "max-client-answers", server.DefaultMaxClientAnswers, "most answers of 1 MiB or more being built or written for one client (its principal, else its address) at once; 429 above. Every answer is reserved in the memory budget of the documents until written (503 when it does not fit)")
+	fs.IntVar(&doc.MaxDocuments, "max-documents", doc.MaxDocuments, "most documents in the store (counted at the first creation, then this server's creations and deletions); creating one more: 507")
+	fs.IntVar(&doc.MaxCreatesPerHour, "max-creates", doc.MaxCreatesPerHour, "most documents one client creates per hour (as many at once), by using them or with POST /docs; 429 above")
+	fs.IntVar(&doc.MaxClientDocuments, "max-client-documents", doc.MaxClientDocuments, "most documents one client (its principal, else its address) has created through this server since it started, less those deleted since; creating one more: 507. Default: a quarter of --max-documents")
+	fs.IntVar(&doc.MaxCheckpoints, "max-checkpoints", doc.MaxCheckpoints, "most checkpoints of one document (each at a new version keeps a copy of the document); 413 above")
+	fs.Var((*sizeFlag)(&doc.MaxDocStorage), "max-doc-storage", "most bytes (a `size`) one document holds in the store: its steps, snapshots, checkpoints (one copy per version) and comments; a change or checkpoint beyond it: 507 (delete the document to free them)")
+	fs.Var((*sizeFlag)(&doc.MaxClientStorage), "max-client-storage", "most bytes (a `size`) one client (its principal, else its address) adds to the store per day (as many at once), with steps, comments and checkpoints; beyond it: 507 with Retry-After")
+	fs.IntVar(&lim.MaxStepsPage, "max-steps-page", lim.MaxStepsPage, "most steps of one page of GET /docs/{id}/steps (a larger ?limit is taken as it)")
+	fs.Var((*sizeFlag)(&lim.MaxStepsPageBytes), "max-steps-page-bytes", "most bytes of steps (a `size`) in one page of GET /docs/{id}/steps: a page stops before the step that would take it over (its \"next\" continues), but always has its first step")
+	fs.IntVar(&lim.MaxClientAnswers, "max-client-answers", lim.MaxClientAnswers, "most answers of 1 MiB or more being built or written for one client (its principal, else its address) at once; 429 above. Every answer is reserved in the memory budget of the documents until written (503 when it does not fit)")
 	fs.DurationVar(&tmo.ReadHeader, "read-header-timeout", tmo.ReadHeader, "time allowed to read a request's header")
 	fs.DurationVar(&tmo.Read, "read-timeout", tmo.Read, "time allowed to read a whole request, body included")
 	fs.DurationVar(&tmo.Write, "write-timeout", tmo.Write, "time allowed from the end of a request's header to the end of its answer")
 	fs.DurationVar(&tmo.Idle, "idle-timeout", tmo.Idle, "how long an idle kept-alive connection stays open")
 	fs.DurationVar(&tmo.Shutdown, "shutdown-timeout", tmo.Shutdown, "how long requests in flight may take to finish on shutdown")
-	fs.DurationVar(&f.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM or SIGINT, how long to go on serving with /readyz answering 503 before no more connections are accepted (0: none). On a loopback --addr it is 0 unless given")
-	fs.DurationVar(&f.drainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long the whole drain may take (delay, requests in flight, closing the store); past it the process exits 1")
-	maxMemory, maxBodyMemory, maxClientMemory := sizeFlag(0), sizeFlag(0), sizeFlag(0)
-	fs.Var(&maxClientMemory, "max-client-memory", "most memory (a `size`, estimated) that the documents one client (its principal, else its address) has in use (its requests, waiting polls and WebSockets) may hold together; beyond it that client's loads, polls, WebSockets and growing submissions answer 503 (Retry-After), unless the document is the only one it uses. Default: a quarter of the loaded documents' share of --max-memory (an eighth of --max-memory)")
-	fs.Var(&maxMemory, "max-memory", "memory budget (a `size`) of the process, its Go soft memory limit; the loaded documents may hold half of it (estimated): beyond that idle documents are unloaded, then loads and submissions answer 503 (Retry-After), a document over a quarter of it 413. Default: 70% of the cgroup's memory limit, else of the machine's memory")
-	fs.Var(&maxBodyMemory, "max-body-memory", "memory budget (a `size`) of the request bodies being read or held, all together; beyond it requests wait briefly, then answer 503 (Retry-After). Default: an eighth of --max-memory, at most 256MiB")
-	fs.IntVar(&f.workers, "apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
-	fs.BoolVar(&f.logRequests, "log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
-	fs.DurationVar(&f.logSlow, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
+	fs.DurationVar(&sc.DrainDelay, "drain-delay", defaultDrainDelay, "on SIGTERM or SIGINT, how long to go on serving with /readyz answering 503 before no more connections are accepted (0: none). On a loopback --addr it is 0 unless given")
+	fs.DurationVar(&f.drainTimeout, "drain-timeout", defaultDrainTimeout, "on SIGTERM or SIGINT, how long the whole drain may take (delay, requests in flight, closing the store); past it the process exits 1")
+	fs.Var((*sizeFlag)(&doc.MaxClientMemory), "max-client-memory", "most memory (a `size`, estimated) that the documents one client (its principal, else its address) has in use (its requests, waiting polls and WebSockets) may hold together; beyond it that client's loads, polls, WebSockets and growing submissions answer 503 (Retry-After), unless the document is the only one it uses. Default: a quarter of the loaded documents' share of --max-memory (an eighth of --max-memory)")
+	fs.Var((*sizeFlag)(&f.maxMemory), "max-memory", "memory budget (a `size`) of the process, its Go soft memory limit; the loaded documents may hold half of it (estimated): beyond that idle documents are unloaded, then loads and submissions answer 503 (Retry-After), a document over a quarter of it 413. Default: 70% of the cgroup's memory limit, else of the machine's memory")
+	fs.Var((*sizeFlag)(&f.maxBodyMemory), "max-body-memory", "memory budget (a `size`) of the request bodies being read or held, all together; beyond it requests wait briefly, then answer 503 (Retry-After). Default: an eighth of --max-memory, at most 256MiB")
+	fs.IntVar(&sc.ApplyWorkers, "apply-workers", 0, "how many large requests (16 KiB or more) are applied at once; the others wait their turn (0: one per CPU, GOMAXPROCS)")
+	fs.BoolVar(&sc.LogRequests, "log-requests", false, "log every request (by default only 5xx answers and slow requests are logged)")
+	fs.DurationVar(&sc.SlowRequest, "log-slow", server.DefaultSlowRequest, "log requests taking at least this long (0: never)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr); a request's line carries its request_id (its X-Request-Id, else generated; echoed in the answer's X-Request-Id) and its doc")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (GET /metrics) and Go's profiles (/debug/pprof/) on this `address` (host:port, e.g. 127.0.0.1:9090), a listener of their own without auth: keep it private (docs/operations.md). Default: none")
 	f.auth.register(fs)
@@ -323,85 +304,13 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if !given["drain-delay"] && loopbackAddr(f.addr) {
 		// Nothing balances load to a loopback address: stopping a
 		// server run by hand (Ctrl-C) does not wait.
-		f.drainDelay = 0
-	}
-	if f.workers < 0 {
-		return nil, errors.New("--apply-workers must not be negative")
+		sc.DrainDelay = 0
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	lim.MaxBodyBytes, lim.MaxHeaderBytes, lim.MaxDocBytes = int64(maxBody), int(maxHeader), int64(maxDocBytes)
-	if maxPresenceData > apply.MaxPresenceDataLimit {
-		return nil, fmt.Errorf("--max-presence-data is %d bytes: at most %d (a presence entry must fit in one message between nodes)", maxPresenceData, apply.MaxPresenceDataLimit)
-	}
-	lim.MaxPresenceData = int(maxPresenceData)
-	f.maxMemory, f.maxBodyMemory, f.maxClientMemory = int64(maxMemory), int64(maxBodyMemory), int64(maxClientMemory)
-	if f.maxClientDocuments < 0 {
-		return nil, errors.New("--max-client-documents must not be negative")
-	}
-	f.maxCommentBytes = int64(maxComments)
-	f.maxDocStorage, f.maxClientStorage = int64(maxDocStorage), int64(maxClientStorage)
-	f.maxStepsPageBytes = int64(maxStepsPageBytes)
-	if f.maxStepsPageBytes <= 0 || f.maxClientAnswers <= 0 {
-		return nil, errors.New("--max-steps-page-bytes and --max-client-answers must be positive")
-	}
-	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(lim.MaxSteps),
-		"max-comment-bytes": f.maxCommentBytes, "max-doc-size": int64(lim.MaxDocSize), "max-doc-bytes": lim.MaxDocBytes,
-		"max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes),
-		"max-conns": int64(lim.MaxConns), "max-client-conns": int64(lim.MaxClientConns), "max-ws-messages": int64(lim.MaxWSMessages),
-		"max-presence": int64(lim.MaxPresence), "max-presence-data": int64(lim.MaxPresenceData), "max-submissions": int64(lim.MaxSubmissions),
-		"max-documents": int64(f.maxDocuments), "max-creates": int64(f.maxCreates),
-		"max-checkpoints": int64(f.maxCheckpoints), "max-steps-page": int64(f.maxStepsPage),
-		"max-doc-storage": f.maxDocStorage, "max-client-storage": f.maxClientStorage} {
-		if v <= 0 {
-			return nil, fmt.Errorf("--%s must be positive", name)
-		}
-	}
-	if f.maxHTTPConns < 0 || f.maxAddrConns < 0 {
-		return nil, errors.New("--max-http-conns and --max-http-conns-per-address must not be negative (0: the default)")
-	}
-	if len(f.trustedProxies) > 0 {
-		f.trustProxy = true
-	}
-	if f.logFormat != "text" && f.logFormat != "json" {
-		return nil, fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
-	}
-	if err := checkMetricsAddr(f.metricsAddr, f.addr); err != nil {
+	if err := f.check(); err != nil {
 		return nil, err
-	}
-	if f.storeKind != "sqlite" && f.storeKind != "memory" && f.storeKind != "postgres" {
-		return nil, fmt.Errorf("--store must be sqlite, memory or postgres, not %q", f.storeKind)
-	}
-	if err := f.postgres.check(f.storeKind == "postgres"); err != nil {
-		return nil, err
-	}
-	if f.syncMode != "full" && f.syncMode != "normal" {
-		return nil, fmt.Errorf("--sync must be full or normal, not %q", f.syncMode)
-	}
-	for name, v := range map[string]int64{"history": int64(f.history), "snapshot-every": int64(f.snapshotEvery),
-		"poll-timeout": int64(f.pollTimeout)} {
-		if v <= 0 {
-			return nil, fmt.Errorf("--%s must be positive", name)
-		}
-	}
-	if f.idleUnload < 0 {
-		return nil, errors.New("--idle-unload must not be negative")
-	}
-	if f.keepSteps < -1 {
-		return nil, errors.New("--keep-steps must be -1 (all), 0 (as many as --history) or positive")
-	}
-	if f.drainDelay < 0 {
-		return nil, errors.New("--drain-delay must not be negative")
-	}
-	if f.drainTimeout <= f.drainDelay {
-		return nil, fmt.Errorf("--drain-timeout (%v) must be longer than --drain-delay (%v)", f.drainTimeout, f.drainDelay)
-	}
-	if f.idleUnload == 0 {
-		f.idleUnload = -1 // never, for collab.Config
-	}
-	if f.logSlow <= 0 {
-		f.logSlow = -1
 	}
 	if err := f.auth.check(f.addr); err != nil {
 		return nil, err
@@ -410,6 +319,83 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// check checks the values of f's flags, and turns those of their zeros
+// that mean "never" into the configurations' negatives.
+func (f *serveFlags) check() error {
+	sc, cc := &f.server, &f.collab
+	lim, doc := sc.Limits, cc.Limits
+	if sc.ApplyWorkers < 0 {
+		return errors.New("--apply-workers must not be negative")
+	}
+	if lim.MaxPresenceData > server.MaxPresenceDataLimit {
+		return fmt.Errorf("--max-presence-data is %d bytes: at most %d (a presence entry must fit in one message between nodes)", lim.MaxPresenceData, server.MaxPresenceDataLimit)
+	}
+	if doc.MaxClientDocuments < 0 {
+		return errors.New("--max-client-documents must not be negative")
+	}
+	if lim.MaxStepsPageBytes <= 0 || lim.MaxClientAnswers <= 0 {
+		return errors.New("--max-steps-page-bytes and --max-client-answers must be positive")
+	}
+	for name, v := range map[string]int64{"max-body": lim.MaxBodyBytes, "max-steps": int64(doc.MaxSteps),
+		"max-comment-bytes": int64(doc.MaxCommentBytes), "max-doc-size": int64(doc.MaxDocSize), "max-doc-bytes": doc.MaxDocBytes,
+		"max-depth": int64(lim.MaxDepth), "max-header": int64(lim.MaxHeaderBytes),
+		"max-conns": int64(lim.MaxConns), "max-client-conns": int64(lim.MaxClientConns), "max-ws-messages": int64(lim.MaxWSMessages),
+		"max-presence": int64(lim.MaxPresence), "max-presence-data": int64(lim.MaxPresenceData), "max-submissions": int64(lim.MaxSubmissions),
+		"max-documents": int64(doc.MaxDocuments), "max-creates": int64(doc.MaxCreatesPerHour),
+		"max-checkpoints": int64(doc.MaxCheckpoints), "max-steps-page": int64(lim.MaxStepsPage),
+		"max-doc-storage": doc.MaxDocStorage, "max-client-storage": doc.MaxClientStorage} {
+		if v <= 0 {
+			return fmt.Errorf("--%s must be positive", name)
+		}
+	}
+	if lim.MaxHTTPConns < 0 || lim.MaxHTTPConnsPerAddress < 0 {
+		return errors.New("--max-http-conns and --max-http-conns-per-address must not be negative (0: the default)")
+	}
+	if len(sc.TrustedProxies) > 0 {
+		sc.TrustProxy = true
+	}
+	if f.logFormat != "text" && f.logFormat != "json" {
+		return fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
+	}
+	if err := checkMetricsAddr(f.metricsAddr, f.addr); err != nil {
+		return err
+	}
+	if f.storeKind != "sqlite" && f.storeKind != "memory" && f.storeKind != "postgres" {
+		return fmt.Errorf("--store must be sqlite, memory or postgres, not %q", f.storeKind)
+	}
+	if err := f.postgres.check(f.storeKind == "postgres"); err != nil {
+		return err
+	}
+	if f.syncMode != "full" && f.syncMode != "normal" {
+		return fmt.Errorf("--sync must be full or normal, not %q", f.syncMode)
+	}
+	for name, v := range map[string]int64{"history": int64(cc.History), "snapshot-every": int64(cc.SnapshotEvery),
+		"poll-timeout": int64(sc.PollTimeout)} {
+		if v <= 0 {
+			return fmt.Errorf("--%s must be positive", name)
+		}
+	}
+	if cc.IdleUnload < 0 {
+		return errors.New("--idle-unload must not be negative")
+	}
+	if cc.KeepSteps < -1 {
+		return errors.New("--keep-steps must be -1 (all), 0 (as many as --history) or positive")
+	}
+	if sc.DrainDelay < 0 {
+		return errors.New("--drain-delay must not be negative")
+	}
+	if f.drainTimeout <= sc.DrainDelay {
+		return fmt.Errorf("--drain-timeout (%v) must be longer than --drain-delay (%v)", f.drainTimeout, sc.DrainDelay)
+	}
+	if cc.IdleUnload == 0 {
+		cc.IdleUnload = -1 // never, for collab.Config
+	}
+	if sc.SlowRequest <= 0 {
+		sc.SlowRequest = -1 // never, for server.Config
+	}
+	return nil
 }
 
 // serveConfigs are the configurations that serve runs with, built from
@@ -432,7 +418,7 @@ type serveConfigs struct {
 // configs builds the configurations of f, logging on stderr, and checks
 // them as far as possible without opening anything.
 func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
-	reg, err := schemas.NewRegistry(f.named.schemas, f.defaultSchema)
+	reg, err := schemas.NewRegistry(f.named.schemas, f.collab.DefaultSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -453,61 +439,25 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 	for _, v := range f.unknownEnv {
 		c.logger.Warn("environment variable of no flag, ignored", "var", v)
 	}
-	c.server = server.Config{
-		Schemas:       f.named.schemas,
-		DefaultSchema: reg.Default(),
-		Limits:        f.limits,
-		Timeouts:      f.timeouts,
-		Logger:        c.logger,
-		ApplyWorkers:  f.workers,
-		MaxBodyMemory: c.memory.bodyMemory,
-		LogRequests:   f.logRequests,
-		SlowRequest:   f.logSlow,
-		PollTimeout:   f.pollTimeout,
-		MaxStepsPage:  f.maxStepsPage,
-		TrustProxy:    f.trustProxy,
-		Strict:        f.strict,
-		AllowOrigins:  f.origins,
-		AllowedHosts:  f.hosts,
-		DrainDelay:    f.drainDelay,
-	}
-	c.server.TrustedProxies = f.trustedProxies
-	c.server.MaxHTTPConns, c.server.MaxHTTPConnsPerAddress = f.maxHTTPConns, f.maxAddrConns
-	c.server.MaxStepsPageBytes, c.server.MaxClientAnswers = f.maxStepsPageBytes, f.maxClientAnswers
+	c.server, c.collab = f.server, f.collab
+	cc, sc := &c.collab, &c.server
+	cc.Schemas, cc.DefaultSchema, cc.Logger = reg.Lookup, reg.Default(), c.logger
+	cc.MaxMemory = c.memory.docMemory
+	sc.Schemas, sc.DefaultSchema, sc.Logger = f.named.schemas, reg.Default(), c.logger
+	sc.Limits.MaxBodyMemory = c.memory.bodyMemory
+	// The apply endpoint goes by the documents' limits, and checks its
+	// documents as the authority does.
+	sc.ApplyLimits, sc.Strict = cc.Limits.Limits, cc.Strict
 	if f.webPages {
-		c.server.Web = web.Handler()
+		sc.Web = web.Handler()
 	}
-	if c.server.Policy, err = f.auth.policy(c.logger); err != nil {
+	if sc.Policy, err = f.auth.policy(c.logger); err != nil {
 		return nil, err
 	}
 	if c.webhook, err = f.webhook.config(c.logger); err != nil {
 		return nil, err
 	}
 	c.webhookDoc = f.webhook.includeDoc
-	c.collab = collab.Config{
-		Schemas:         reg.Lookup,
-		DefaultSchema:   reg.Default(),
-		AutoCreate:      f.autoCreate,
-		History:         f.history,
-		KeepSteps:       f.keepSteps,
-		SnapshotEvery:   f.snapshotEvery,
-		IdleUnload:      f.idleUnload,
-		MaxSteps:        f.limits.MaxSteps,
-		MaxDocSize:      f.limits.MaxDocSize,
-		MaxDocBytes:     f.limits.MaxDocBytes,
-		MaxMemory:       c.memory.docMemory,
-		MaxClientMemory: f.maxClientMemory,
-		MaxCommentBytes: int(f.maxCommentBytes),
-		MaxDocuments:    f.maxDocuments,
-		Strict:          f.strict,
-		Logger:          c.logger,
-
-		MaxCreatesPerHour:  f.maxCreates,
-		MaxClientDocuments: f.maxClientDocuments,
-		MaxCheckpoints:     f.maxCheckpoints,
-		MaxDocStorage:      f.maxDocStorage,
-		MaxClientStorage:   f.maxClientStorage,
-	}
 	if f.metricsAddr != "" {
 		if c.registry, c.metrics, err = newMetrics(); err != nil {
 			return nil, err
@@ -515,9 +465,9 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 		c.server.Observer = c.metrics
 		c.collab.Observer = c.metrics
 	}
-	// server.New checks the rest (the origins); check before the store is
-	// opened, so that a bad flag leaves no data directory behind.
-	if _, err := server.New(c.server); err != nil {
+	// Check the rest (the origins) before the store is opened, so that
+	// a bad flag leaves no data directory behind.
+	if err := c.server.Check(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -572,7 +522,7 @@ func (c *serveConfigs) open() (*serveRun, int, error) {
 	scfg := c.server
 	scfg.Collab = auth
 	srv, err := server.New(scfg)
-	if err != nil { // checked by configs: not expected
+	if err != nil { // checked by configs (Config.Check): not expected
 		auth.Close()
 		if hook != nil {
 			hook.Close(context.Background())
@@ -755,6 +705,26 @@ func (s *sizeFlag) Set(v string) error {
 		return fmt.Errorf("want a size in bytes such as 8388608 or 8MiB, not %q", v)
 	}
 	*s = sizeFlag(n * mult)
+	return nil
+}
+
+// intSizeFlag is a sizeFlag of an int field.
+type intSizeFlag int
+
+func (s *intSizeFlag) String() string {
+	n := sizeFlag(*s)
+	return n.String()
+}
+
+func (s *intSizeFlag) Set(v string) error {
+	var n sizeFlag
+	if err := n.Set(v); err != nil {
+		return err
+	}
+	if int64(int(n)) != int64(n) {
+		return fmt.Errorf("size %q too large", v)
+	}
+	*s = intSizeFlag(n)
 	return nil
 }
 

@@ -200,10 +200,10 @@ func TestServeConnFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc := c.server
-		if sc.MaxHTTPConns != tc.conns || sc.MaxHTTPConnsPerAddress != tc.perAddr || sc.TrustProxy != tc.trust ||
+		if sc.Limits.MaxHTTPConns != tc.conns || sc.Limits.MaxHTTPConnsPerAddress != tc.perAddr || sc.TrustProxy != tc.trust ||
 			fmt.Sprint(sc.TrustedProxies) != tc.proxies {
 			t.Errorf("serve %q: MaxHTTPConns %d, per address %d, TrustProxy %v, TrustedProxies %v", tc.args,
-				sc.MaxHTTPConns, sc.MaxHTTPConnsPerAddress, sc.TrustProxy, sc.TrustedProxies)
+				sc.Limits.MaxHTTPConns, sc.Limits.MaxHTTPConnsPerAddress, sc.TrustProxy, sc.TrustedProxies)
 		}
 	}
 }
