@@ -48,8 +48,8 @@ type Config struct {
 	// (default 10 minutes; negative never unloads).
 	IdleUnload time.Duration
 	// UsersWindow is how long a user counts as present after its last
-	// request (default 1 minute). Users waiting for events always count.
-	// Waiting Events calls answer when the count changes (see Events).
+	// request (default 1 minute). Users subscribed (Subscribe) always
+	// count. A change of the count is news for the subscriptions.
 	UsersWindow time.Duration
 	// UsersRefresh, when the store is a store.Broadcaster (several
 	// nodes), is how often the Authority sends the users of its loaded
@@ -82,7 +82,7 @@ type Config struct {
 	// client has in use may hold together, in bytes (default MaxMemory/4;
 	// negative: no share; ignored without MaxMemory). A client is the
 	// user of Get, Events, Submit and Hold; a document is in use by it
-	// while one of its calls holds it (a request, a waiting Events, a
+	// while one of its calls holds it (a request, a Subscription, a
 	// Hold), and counts whole for each client using it. Beginning to use
 	// a document, or growing one by a load or a submission, that would
 	// take the client over its share fails with an error matching
@@ -405,8 +405,8 @@ func New(cfg Config) (*Authority, error) {
 	return a, nil
 }
 
-// Close stops the janitor and the store's notices, makes waiting Events
-// calls return ErrClosed, waits for the submissions in flight and
+// Close stops the janitor and the store's notices, makes waiting
+// subscriptions return ErrClosed, waits for the submissions in flight and
 // snapshots every loaded document that moved on since its last snapshot.
 // Then it runs the commits queued for Config.AfterCommit and calls
 // Config.OnUnload for every loaded document. It does not close the store.
@@ -835,7 +835,7 @@ func emptyDoc(schema *model.Schema, name string) (*model.Node, error) {
 }
 
 // Delete deletes the document id from the store and from memory. Its
-// waiting Events calls and queued submissions answer ErrNotFound. The
+// subscriptions and queued submissions answer ErrNotFound. The
 // store keeps its last version: a document created again under id
 // starts after it, so that the clients of this one, at its versions, get
 // ErrHistoryGone (HTTP 410) from the new one's Events and ErrConflict

@@ -515,10 +515,10 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 	res, err := s.collab.Submit(s.polls, c.id, c.user, sub)
 	switch {
 	case err == nil:
-		h.acked(s.polls, c, id, res)
+		h.acked(c, id, res)
 		s.observeSubmission(http.StatusOK)
 	case errors.Is(err, collab.ErrConflict):
-		h.conflicted(s.polls, c, id)
+		h.conflicted(c, id)
 		s.observeSubmission(http.StatusConflict)
 	case shuttingDown(err):
 		c.closeAfterQueue(wsCloseRestart, "server restarting")

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/ratelimit"
 )
 
@@ -50,12 +49,10 @@ type wsConn struct {
 	deadline atomic.Int64     // unix nanoseconds of conn's write deadline (armWriteDeadline)
 
 	// Guarded by the hub's mu.
-	joined                  bool
-	idx                     int // in hub.conns
-	version, commentVersion int64
-	acks                    []wsAck
-	anchor, head            int // the selection at the hub's version; -1 when hidden
-	changed                 bool
+	joined       bool
+	idx          int // in hub.conns
+	anchor, head int // the selection at the hub's version; -1 when hidden
+	changed      bool
 
 	// The send queue, guarded by mu.
 	mu          sync.Mutex
@@ -71,32 +68,6 @@ type wsConn struct {
 	// held is what a welcome or snapshot in the queue holds until it is
 	// written (answers.go).
 	held *wsHeld
-}
-
-// wsAck is the answer to an accepted submission, waiting for the push of
-// its steps.
-type wsAck struct {
-	id  []byte
-	res collab.Result
-}
-
-// flushAcksLocked sends the acks whose steps c has been sent. It is
-// called with the hub's mu held.
-func (c *wsConn) flushAcksLocked() {
-	n := 0
-	for _, a := range c.acks {
-		if a.res.Version > c.version || a.res.CommentVersion > c.commentVersion {
-			c.acks[n] = a
-			n++
-			continue
-		}
-		c.send(appendAck(make([]byte, 0, 64+len(a.id)), a.id, a.res))
-	}
-	clear(c.acks[n:])
-	c.acks = c.acks[:n]
-	if n == 0 {
-		c.acks = nil
-	}
 }
 
 // send queues msg, which must not be modified afterwards, and never
@@ -327,7 +298,7 @@ func (c *wsConn) ping() {
 	c.armWriteDeadline(true)
 	c.ws.Ping(ctx) // a pong counts as life; no pong is dealt with above
 	if h := c.hub.Load(); h != nil {
-		h.touch(ctx, c.user)
+		h.touch(c.user)
 	}
 	cancel()
 	c.mu.Lock()
