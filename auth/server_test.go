@@ -92,7 +92,7 @@ func (e *env) state(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := e.collab.Events(ctx, "d", "", 0, 0, false)
+	ev, err := e.collab.Events(ctx, "d", "", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

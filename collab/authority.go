@@ -48,8 +48,8 @@ type Config struct {
 	// (default 10 minutes; negative never unloads).
 	IdleUnload time.Duration
 	// UsersWindow is how long a user counts as present after its last
-	// request (default 1 minute). Users waiting for events always count.
-	// Waiting Events calls answer when the count changes (see Events).
+	// request (default 1 minute). Users subscribed (Subscribe) always
+	// count. A change of the count is news for the subscriptions.
 	UsersWindow time.Duration
 	// UsersRefresh, when the store is a store.Broadcaster (several
 	// nodes), is how often the Authority sends the users of its loaded
@@ -247,8 +247,8 @@ func New(cfg Config) (*Authority, error) {
 	return a, nil
 }
 
-// Close stops the janitor and the store's notices, makes waiting Events
-// calls return ErrClosed, waits for the submissions in flight and
+// Close stops the janitor and the store's notices, makes waiting
+// subscriptions return ErrClosed, waits for the submissions in flight and
 // snapshots every loaded document that moved on since its last snapshot.
 // Then it runs the commits queued for Config.AfterCommit and calls
 // Config.OnUnload for every loaded document. It does not close the store.
@@ -677,7 +677,7 @@ func emptyDoc(schema *model.Schema, name string) (*model.Node, error) {
 }
 
 // Delete deletes the document id from the store and from memory. Its
-// waiting Events calls and queued submissions answer ErrNotFound. The
+// subscriptions and queued submissions answer ErrNotFound. The
 // store keeps its last version: a document created again under id
 // starts after it, so that the clients of this one, at its versions, get
 // ErrHistoryGone (HTTP 410) from the new one's Events and ErrConflict

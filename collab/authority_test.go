@@ -42,7 +42,7 @@ func TestRestart(t *testing.T) {
 				a1.WaitBackground()
 			}
 			before := mustGet(t, a1, "d")
-			evBefore, err := a1.Events(ctx, "d", "", 0, 0, false)
+			evBefore, err := a1.Events(ctx, "d", "", 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func TestRestart(t *testing.T) {
 				t.Fatalf("after restart:\n%s v%d c%d %v\nwant\n%s v%d c%d %v", after.DocJSON, after.Version, after.CommentVersion, after.Comments,
 					before.DocJSON, before.Version, before.CommentVersion, before.Comments)
 			}
-			evAfter, err := a2.Events(ctx, "d", "", 0, 0, false)
+			evAfter, err := a2.Events(ctx, "d", "", 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,15 +127,15 @@ func TestSnapshots(t *testing.T) {
 		t.Fatalf("Steps(0, 7) after pruning: %v", err)
 	}
 	// Memory still has all the steps.
-	if ev, err := a.Events(ctx, "d", "", 0, 0, false); err != nil || len(ev.Steps) != 7 {
+	if ev, err := a.Events(ctx, "d", "", 0, 0); err != nil || len(ev.Steps) != 7 {
 		t.Fatalf("events after 0: %d steps, %v", len(ev.Steps), err)
 	}
 	// A new authority has those the store kept.
 	b := newAuthority(t, fs, collab.Config{SnapshotEvery: 3, KeepSteps: 2})
-	if _, err := b.Events(ctx, "d", "", 2, 0, false); err != collab.ErrHistoryGone {
+	if _, err := b.Events(ctx, "d", "", 2, 0); err != collab.ErrHistoryGone {
 		t.Fatalf("events after 2 after a restart: %v, want ErrHistoryGone", err)
 	}
-	if ev, err := b.Events(ctx, "d", "", 3, 0, false); err != nil || len(ev.Steps) != 4 {
+	if ev, err := b.Events(ctx, "d", "", 3, 0); err != nil || len(ev.Steps) != 4 {
 		t.Fatalf("events after 3 after a restart: %d steps, %v", len(ev.Steps), err)
 	}
 	if got, want := mustGet(t, b, "d").DocJSON, mustGet(t, a, "d").DocJSON; !bytes.Equal(got, want) {
@@ -182,7 +182,7 @@ func TestIdleUnload(t *testing.T) {
 	if !bytes.Equal(after.DocJSON, before.DocJSON) || after.Version != 1 || after.CommentVersion != 1 || !equalComments(after.Comments, before.Comments) {
 		t.Fatalf("reloaded: %+v, want %+v", after, before)
 	}
-	if ev, err := a.Events(ctx, "d", "", 0, 0, false); err != nil || len(ev.Steps) != 1 || len(ev.Comment) != 1 {
+	if ev, err := a.Events(ctx, "d", "", 0, 0); err != nil || len(ev.Steps) != 1 || len(ev.Comment) != 1 {
 		t.Fatalf("events after reload: %+v, %v", ev, err)
 	}
 
@@ -242,7 +242,7 @@ func TestUsers(t *testing.T) {
 		{0, func() int { return users("") }, 1},
 		{10 * time.Second, func() int { return users("b") }, 2},
 		{0, func() int {
-			ev, err := a.Events(ctx, "d", "c", 0, 0, false)
+			ev, err := a.Events(ctx, "d", "c", 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,7 +300,7 @@ func TestCreateDelete(t *testing.T) {
 	if _, err := a.Get(ctx, "d", ""); !errors.Is(err, collab.ErrNotFound) {
 		t.Fatalf("Get of an unknown document without AutoCreate: %v", err)
 	}
-	if _, err := a.Events(ctx, "d", "", 0, 0, false); !errors.Is(err, collab.ErrNotFound) {
+	if _, err := a.Events(ctx, "d", "", 0, 0); !errors.Is(err, collab.ErrNotFound) {
 		t.Fatalf("Events of an unknown document without AutoCreate: %v", err)
 	}
 	if _, err := a.Submit(ctx, "d", "", collab.Submission{}); !errors.Is(err, collab.ErrNotFound) {
@@ -449,7 +449,7 @@ func TestConcurrent(t *testing.T) {
 				var version, commentVersion int64
 				counts := map[string]int{}
 				for version < writers*edits {
-					ev, err := a.Events(ctx, id, fmt.Sprint("p", p), version, commentVersion, true)
+					ev, err := nextEvents(ctx, a, id, fmt.Sprint("p", p), version, commentVersion)
 					if err != nil {
 						errs <- fmt.Errorf("poller %d of %s at %d: %w", p, id, version, err)
 						return

@@ -89,7 +89,7 @@ func benchSubmit(b *testing.B, submitters int, oneDoc bool) {
 						return
 					}
 					c++
-					ev, err := a.Events(ctx, id, "", version, 0, true)
+					ev, err := nextEvents(ctx, a, id, "", version, 0)
 					if err != nil {
 						b.Error(err)
 						return
@@ -165,7 +165,7 @@ func BenchmarkReloadedDocMemory(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		// Events loads it without caching its JSON (which Get does).
-		if _, err := a.Events(ctx, fmt.Sprint("doc", i), "", 20, 0, false); err != nil {
+		if _, err := a.Events(ctx, fmt.Sprint("doc", i), "", 20, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -56,7 +56,7 @@ func TestCommentAuthor(t *testing.T) {
 		}
 	}
 	check("Get", authors(a))
-	ev, err := a.Events(ctx, "d", "", 1, 0, false)
+	ev, err := a.Events(ctx, "d", "", 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

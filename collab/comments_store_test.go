@@ -178,8 +178,8 @@ func sameComments(t *testing.T, what string, a, b *collab.Authority) {
 			sb.Version, sb.CommentVersion, commentsJSON(sb.Comments))
 	}
 	for since := max(0, sa.CommentVersion-30); since <= sa.CommentVersion; since++ {
-		ea, errA := a.Events(ctx, "d", "", sa.Version, since, false)
-		eb, errB := b.Events(ctx, "d", "", sa.Version, since, false)
+		ea, errA := a.Events(ctx, "d", "", sa.Version, since)
+		eb, errB := b.Events(ctx, "d", "", sa.Version, since)
 		if (errA == nil) != (errB == nil) || fmt.Sprint(ea.Comment) != fmt.Sprint(eb.Comment) {
 			t.Fatalf("%s: events after comment version %d differ:\n%v %v\n%v %v", what, since, ea.Comment, errA, eb.Comment, errB)
 		}
@@ -242,7 +242,7 @@ func TestCommentsOldLayout(t *testing.T) {
 	if string(s.DocJSON) != doc || s.CommentVersion != 3 || !equalComments(s.Comments, want) {
 		t.Fatalf("old layout: %s, comment version %d, comments %+v", s.DocJSON, s.CommentVersion, s.Comments)
 	}
-	ev, err := a.Events(ctx, "d", "", 1, 0, false)
+	ev, err := a.Events(ctx, "d", "", 1, 0)
 	if err != nil || fmt.Sprint(ev.Comment) != fmt.Sprint([]collab.CommentEvent{
 		{Type: "create", ID: 7, From: 2, To: 5, Text: "ello"}, {Type: "create", ID: 8, From: 7, To: 12, Text: `world "w"`}}) {
 		t.Fatalf("old layout: events %+v, %v", ev.Comment, err)

@@ -157,7 +157,7 @@ func TestComments(t *testing.T) {
 		{9, ``},
 	}
 	for _, tt := range eventTests {
-		ev, err := a.Events(ctx, "d", "", version, tt.since, false)
+		ev, err := a.Events(ctx, "d", "", version, tt.since)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,10 +191,10 @@ func TestCommentHistory(t *testing.T) {
 		mustSubmit(t, a, "d", collab.Submission{Version: 1, Comments: events})
 	}
 	ctx := context.Background()
-	if _, err := a.Events(ctx, "d", "", 1, 0, false); err != collab.ErrHistoryGone {
+	if _, err := a.Events(ctx, "d", "", 1, 0); err != collab.ErrHistoryGone {
 		t.Fatalf("events after comment version 0 of 1001: %v, want ErrHistoryGone", err)
 	}
-	ev, err := a.Events(ctx, "d", "", 1, 1, false)
+	ev, err := a.Events(ctx, "d", "", 1, 1)
 	if err != nil || len(ev.Comment) != 1000 || ev.Comment[0].ID != 1 || ev.Comment[999].ID != 1000 {
 		t.Fatalf("events after comment version 1: %d events, %v", len(ev.Comment), err)
 	}

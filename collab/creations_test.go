@@ -65,7 +65,7 @@ func TestMaxCreatesPerHour(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := a.Events(ctx, "c", "10.0.0.1", 0, 0, false)
+	_, err := a.Events(ctx, "c", "10.0.0.1", 0, 0)
 	var re *collab.RateError
 	if !errors.As(err, &re) || re.RetryAfter != 30*time.Minute {
 		t.Fatalf("a third document in the hour: %v, want a *RateError with RetryAfter 30m", err)

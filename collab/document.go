@@ -56,8 +56,8 @@ type document struct {
 	usersWake     chan struct{} // closed (and replaced) when users came or went
 	usersDirty    bool          // users came or went since usersWake was last closed
 	usersWoken    time.Time     // when usersWake was last closed
-	listeners     int           // Events calls of users waiting now
-	watchers      int           // WatchUsers calls waiting now
+	listeners     int           // subscriptions of users (waiting long polls)
+	subs          int           // subscriptions, of users or not (stream.go)
 	usersTimer    stopper       // nil when not armed
 	usersTimerAt  time.Time     // when usersTimer is due, by Config.Now
 	usersTimerSeq uint64        // counts the arming of usersTimer

@@ -46,7 +46,7 @@ var (
 	// the server's policy point refuses requests with it.
 	ErrForbidden = errors.New("forbidden")
 	// ErrClosed is returned by every method after Close, and by waiting
-	// Events calls when Close is called.
+	// subscriptions (Subscription.Wait) when Close is called.
 	ErrClosed = errors.New("collab: authority closed")
 	// ErrUnavailable is matched by the errors of a store that failed (a
 	// full disk, a lost database connection, a closed store) (HTTP 503).

@@ -46,8 +46,14 @@ func (a *Authority) Get(ctx context.Context, id, user string) (State, error) {
 	if deleted {
 		return State{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
 	}
+	return *d.stateOf(st, js, users), nil
+}
+
+// stateOf returns the State of st, whose JSON is js (nil when not yet
+// encoded), with users users. It is called without mu held: a document's
+// JSON, encoded here when needed, can be large.
+func (d *document) stateOf(st docState, js []byte, users int) *State {
 	if js == nil {
-		// Encode outside the lock: documents can be large.
 		js = st.node.AppendJSON(nil)
 		d.mu.Lock()
 		if d.st.node == st.node {
@@ -55,7 +61,7 @@ func (a *Authority) Get(ctx context.Context, id, user string) (State, error) {
 		}
 		d.mu.Unlock()
 	}
-	return State{
+	return &State{
 		Doc:            st.node,
 		DocJSON:        js,
 		Version:        st.version,
@@ -63,7 +69,7 @@ func (a *Authority) Get(ctx context.Context, id, user string) (State, error) {
 		CommentVersion: st.comments.version,
 		Users:          users,
 		Schema:         st.schemaName,
-	}, nil
+	}
 }
 
 // StepRecord is an accepted step as Events reports it.
@@ -101,76 +107,32 @@ type Events struct {
 	Size int
 }
 
-// Events returns the steps and comment events of the document id after
-// version and commentVersion, and counts user as one of its users.
+// Events returns, without waiting, the steps and comment events of the
+// document id after version and commentVersion, and counts user as one of
+// its users. To wait for news, Subscribe.
 //
 // It fails with ErrInvalidVersion when either version is negative or
 // ahead of the document's, and with ErrHistoryGone when some of the steps
-// or comment events after them are no longer kept. When there are no
-// steps or comment events to return (even if the comment version moved on:
-// the create event of a comment that collapsed since is left out) it
-// returns an Events without them at once, or, when wait is true, waits
-// for the next accepted change (steps or comments) and returns that; when
-// ctx is done first it returns ctx's error.
-//
-// A waiting call with a user also returns, with no steps or comment
-// events, as soon as the number of users differs from the number when it
-// began to wait: a new user was seen, or users expired after
-// Config.UsersWindow without a request. So clients show an up-to-date
-// count, as with the ProseMirror demo server. The waiters of a document
-// are woken for this at most every 250 milliseconds, all at once. A call
-// without a user (such as a relay that pushes to clients of its own, and
-// is no user itself) waits only for steps and comment events.
-func (a *Authority) Events(ctx context.Context, id, user string, version, commentVersion int64, wait bool) (Events, error) {
+// or comment events after them are no longer kept.
+func (a *Authority) Events(ctx context.Context, id, user string, version, commentVersion int64) (Events, error) {
 	d, err := a.acquire(ctx, id, user)
 	if err != nil {
 		return Events{}, err
 	}
 	defer a.release(d, user)
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.deleted {
+		return Events{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
+	}
 	now := a.now()
 	d.seen(user, now, a.cfg.UsersWindow)
-	base := -1 // the user count when the call began to wait (with a user)
-	for {
-		if d.deleted {
-			d.mu.Unlock()
-			return Events{}, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
-		}
-		ev, newer, err := d.eventsAfter(version, commentVersion)
-		if err == nil {
-			ev.Users = d.userCount(now, a.cfg.UsersWindow)
-		}
-		if err != nil || newer || !wait || base >= 0 && ev.Users != base {
-			d.mu.Unlock()
-			return ev, err
-		}
-		var usersWake chan struct{} // nil, never ready, without a user
-		if user != "" {
-			usersWake = d.usersWake
-			if base < 0 {
-				base = ev.Users
-			}
-		}
-		wake := d.wake
-		d.wait(user, 1, now, a.cfg.UsersWindow)
-		d.mu.Unlock()
-		select {
-		case <-wake:
-		case <-usersWake:
-		case <-ctx.Done():
-		case <-a.done:
-		}
-		d.mu.Lock()
-		now = a.now()
-		d.wait(user, -1, now, a.cfg.UsersWindow)
-		if !chanClosed(wake) && !chanClosed(usersWake) {
-			d.mu.Unlock()
-			if err := ctx.Err(); err != nil {
-				return Events{}, err
-			}
-			return Events{}, ErrClosed
-		}
+	ev, _, err := d.eventsAfter(version, commentVersion)
+	if err != nil {
+		return Events{}, err
 	}
+	ev.Users = d.userCount(now, a.cfg.UsersWindow)
+	return ev, nil
 }
 
 // chanClosed reports whether c is closed (false for nil).

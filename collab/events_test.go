@@ -34,7 +34,7 @@ func TestEventsVersions(t *testing.T) {
 		{5, 1, 0, nil, ""},
 	}
 	for _, tt := range tests {
-		ev, err := a.Events(ctx, "d", "", tt.version, tt.commentVersion, false)
+		ev, err := a.Events(ctx, "d", "", tt.version, tt.commentVersion)
 		if !errors.Is(err, tt.want) || (err != nil && err.Error() != tt.msg) {
 			t.Errorf("Events(%d, %d): %v, want %q", tt.version, tt.commentVersion, err, tt.msg)
 			continue
@@ -85,7 +85,7 @@ func poll(t *testing.T, a *collab.Authority, ctx context.Context, user string, v
 	before := a.Waiting("d")
 	out := make(chan eventsResult, 1)
 	go func() {
-		ev, err := a.Events(ctx, "d", user, version, commentVersion, true)
+		ev, err := nextEvents(ctx, a, "d", user, version, commentVersion)
 		out <- eventsResult{ev, err}
 	}()
 	waitFor(t, "the poll to wait", func() bool { return a.Waiting("d") > before })
@@ -122,13 +122,13 @@ func TestEventsWait(t *testing.T) {
 
 	// Answers at once when either version is behind.
 	for _, v := range [][2]int64{{0, 1}, {1, 0}} {
-		ev, err := a.Events(ctx, "d", "u1", v[0], v[1], true)
+		ev, err := nextEvents(ctx, a, "d", "u1", v[0], v[1])
 		if err != nil || ev.Version != 1 || ev.CommentVersion != 1 {
 			t.Fatalf("Events(%d, %d) behind: %+v, %v", v[0], v[1], ev, err)
 		}
 	}
 	// Not waiting: an empty answer at the current versions.
-	ev, err := a.Events(ctx, "d", "u1", 1, 1, false)
+	ev, err := a.Events(ctx, "d", "u1", 1, 1)
 	if err != nil || ev.Version != 1 || ev.CommentVersion != 1 || len(ev.Steps)+len(ev.Comment) != 0 {
 		t.Fatalf("Events without wait: %+v, %v", ev, err)
 	}
@@ -152,7 +152,7 @@ func TestEventsWait(t *testing.T) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer cancel()
-	if _, err := a.Events(tctx, "d", "u2", 1, 1, true); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := nextEvents(tctx, a, "d", "u2", 1, 1); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("poll past its deadline: %v", err)
 	}
 }
@@ -168,7 +168,7 @@ func TestEventsWaitCollapsedComment(t *testing.T) {
 	mustSubmit(t, a, "d", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: "create", ID: 9, From: 2, To: 4, Text: "c"}}})
 	mustSubmit(t, a, "d", collab.Submission{Version: 1, Steps: steps(del(1, 5)), ClientID: collab.ClientID(`1`)})
 
-	ev, err := a.Events(ctx, "d", "u", 2, 0, false)
+	ev, err := a.Events(ctx, "d", "u", 2, 0)
 	if err != nil || ev.Version != 2 || ev.CommentVersion != 1 || len(ev.Steps)+len(ev.Comment) != 0 {
 		t.Fatalf("events of a collapsed comment: %+v, %v", ev, err)
 	}
@@ -195,7 +195,7 @@ func TestManyWaiters(t *testing.T) {
 	results := make([]eventsResult, n)
 	for i := range n {
 		wg.Go(func() {
-			ev, err := a.Events(ctx, "d", "user", 0, 0, true)
+			ev, err := nextEvents(ctx, a, "d", "user", 0, 0)
 			results[i] = eventsResult{ev, err}
 		})
 	}

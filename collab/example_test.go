@@ -40,7 +40,7 @@ func Example() {
 	fmt.Println("accepted, now at version", res.Version, err)
 
 	// Bob was at version 0: he gets the step, with its author.
-	ev, _ := a.Events(ctx, "notes", "bob", 0, 0, false)
+	ev, _ := a.Events(ctx, "notes", "bob", 0, 0)
 	fmt.Printf("%s\n", ev.AppendJSON(nil))
 
 	// Bob's own step, made on version 0, must wait until he has rebased it.
@@ -58,9 +58,9 @@ func Example() {
 	// true Version not current
 }
 
-// Events waits for the next change when asked to: this is the long poll
+// A subscription waits for the next change: this is the long poll
 // behind GET /docs/{id}/events.
-func ExampleAuthority_Events() {
+func ExampleAuthority_Subscribe() {
 	a, _ := collab.New(collab.Config{Store: memstore.New(), Schemas: lookupSchema, AutoCreate: true})
 	defer a.Close()
 	ctx := context.Background()
@@ -68,17 +68,13 @@ func ExampleAuthority_Events() {
 	// the new user count would answer his poll at once.
 	a.Get(ctx, "notes", "alice")
 
-	got := make(chan collab.Events)
-	go func() {
-		ev, _ := a.Events(ctx, "notes", "bob", 0, 0, true) // waits
-		got <- ev
-	}()
-	// A comment-only change wakes it too. (Had the poll started after
-	// the change, it would have answered at once with the same.)
+	sub, _ := a.Subscribe(ctx, "notes", "bob", 0, 0)
+	defer sub.Close()
+	// A comment-only change is news too.
 	a.Submit(ctx, "notes", "alice", collab.Submission{
 		Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 1, From: 0, To: 2, Text: "nice"}},
 	})
-	ev := <-got
+	ev, _ := sub.Next(ctx)
 	fmt.Printf("%s\n", ev.AppendJSON(nil))
 	// Output:
 	// {"version":0,"commentVersion":1,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":1,"text":"nice","from":0,"to":2}],"users":2}

@@ -45,3 +45,17 @@ func (a *Authority) UsersWokenAt(id string) time.Time {
 	defer d.mu.Unlock()
 	return d.usersWoken
 }
+
+// Waiting returns the number of subscriptions of users (waiting long
+// polls) of the document id; 0 when it is not loaded.
+func (a *Authority) Waiting(id string) int {
+	a.mu.Lock()
+	d := a.docs[id]
+	a.mu.Unlock()
+	if d == nil {
+		return 0
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.listeners
+}

@@ -152,3 +152,21 @@ func (s *faultStore) SaveSnapshot(ctx context.Context, id string, snap store.Sna
 	s.lastSnapAt.Store(snap.Version)
 	return nil
 }
+
+// nextEvents returns the events of id after version and commentVersion
+// as a long poll of user does: at once when there are steps or comment
+// events after them, else once some come or, for a user, once the user
+// count changes.
+func nextEvents(ctx context.Context, a *collab.Authority, id, user string, version, commentVersion int64) (collab.Events, error) {
+	sub, err := a.Subscribe(ctx, id, user, version, commentVersion)
+	if err != nil {
+		return collab.Events{}, err
+	}
+	defer sub.Close()
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil || user != "" || len(ev.Steps) > 0 || len(ev.Comment) > 0 {
+			return ev, err
+		}
+	}
+}

@@ -246,7 +246,7 @@ func TestAfterCommit(t *testing.T) {
 	mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "ab"), insert(3, "c")), Author: "ann"})
 	mustSubmit(t, a, "d", collab.Submission{Version: 2, Steps: steps(insert(1, "x")), ClientID: collab.ClientID("9"), Author: "bob"})
 	mustSubmit(t, a, "d", collab.Submission{Version: 3, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 1, From: 1, To: 2}}})
-	ev, err := a.Events(ctx, "d", "", 0, 0, false)
+	ev, err := a.Events(ctx, "d", "", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestAutoCreateAfterDelete(t *testing.T) {
 		t.Fatalf("recreated: version %d, doc %s; want version 2, empty", s.Version, s.DocJSON)
 	}
 	for _, v := range []int64{0, 1} {
-		if ev, err := a.Events(ctx, "d", "", v, 0, false); !errors.Is(err, collab.ErrHistoryGone) {
+		if ev, err := a.Events(ctx, "d", "", v, 0); !errors.Is(err, collab.ErrHistoryGone) {
 			t.Errorf("Events at the deleted document's version %d: %+v, %v; want ErrHistoryGone", v, ev, err)
 		}
 		sub := collab.Submission{Version: v, ClientID: collab.ClientID("1"), Steps: steps(insert(1, "x"))}
@@ -36,7 +36,7 @@ func TestAutoCreateAfterDelete(t *testing.T) {
 		}
 	}
 	mustSubmit(t, a, "d", collab.Submission{Version: 2, Steps: steps(insert(1, "new"))})
-	if ev, err := a.Events(ctx, "d", "", 2, 0, false); err != nil || ev.Version != 3 || len(ev.Steps) != 1 {
+	if ev, err := a.Events(ctx, "d", "", 2, 0); err != nil || ev.Version != 3 || len(ev.Steps) != 1 {
 		t.Errorf("Events at 2: %+v, %v", ev, err)
 	}
 	// Verify takes a document whose steps start after 0.
@@ -91,7 +91,7 @@ func TestIncarnationCatchUp(t *testing.T) {
 	if r, err := a.Submit(ctx, "d", "", sub); !errors.Is(err, collab.ErrConflict) {
 		t.Errorf("Submit at the old version 5: %+v, %v; want ErrConflict", r, err)
 	}
-	if ev, err := a.Events(ctx, "d", "", 5, 0, false); !errors.Is(err, collab.ErrHistoryGone) {
+	if ev, err := a.Events(ctx, "d", "", 5, 0); !errors.Is(err, collab.ErrHistoryGone) {
 		t.Errorf("Events at the old version 5 after the catch-up: %d steps to %d, %v; want ErrHistoryGone", len(ev.Steps), ev.Version, err)
 	}
 	sa, sb := mustGet(t, a, "d"), mustGet(t, b, "d")

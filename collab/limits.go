@@ -37,7 +37,7 @@ type Limits struct {
 	// client has in use may hold together, in bytes (default MaxMemory/4;
 	// negative: no share; ignored without MaxMemory). A client is the
 	// user of Get, Events, Submit and Hold; a document is in use by it
-	// while one of its calls holds it (a request, a waiting Events, a
+	// while one of its calls holds it (a request, a Subscription, a
 	// Hold), and counts whole for each client using it. Beginning to use
 	// a document, or growing one by a load or a submission, that would
 	// take the client over its share fails with an error matching

@@ -101,7 +101,7 @@ func (e *budgetEnv) hold(t *testing.T, id string) {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			ev, err := e.a.Events(ctx, id, "holder-"+id, version.Load(), st.CommentVersion, true)
+			ev, err := nextEvents(ctx, e.a, id, "holder-"+id, version.Load(), st.CommentVersion)
 			if err == nil && ev.Version > version.Load() {
 				version.Store(ev.Version)
 			}

@@ -175,7 +175,7 @@ func TestTwoAuthoritiesComments(t *testing.T) {
 			var version, commentVersion int64
 			for followCtx.Err() == nil {
 				wctx, cancel := context.WithTimeout(followCtx, 50*time.Millisecond)
-				ev, err := a.Events(wctx, "d", "", version, commentVersion, true)
+				ev, err := nextEvents(wctx, a, "d", "", version, commentVersion)
 				cancel()
 				if err != nil {
 					if followCtx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {

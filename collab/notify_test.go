@@ -62,7 +62,7 @@ func waitEvents(t *testing.T, a *collab.Authority, id string, version, commentVe
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return a.Events(ctx, id, "", version, commentVersion, true)
+	return nextEvents(ctx, a, id, "", version, commentVersion)
 }
 
 // sameSteps fails the test unless got and want hold the same steps, maps
@@ -110,7 +110,7 @@ func TestTwoAuthorities(t *testing.T) {
 		waitWaiting(t, b, "d")
 		mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "hello"), del(2, 4)), ClientID: collab.ClientID("7")})
 		ev := <-got
-		want, err := a.Events(ctx, "d", "", 0, 0, false)
+		want, err := a.Events(ctx, "d", "", 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestTwoAuthorities(t *testing.T) {
 			t.Fatalf("loser: %v, want ErrConflict", errs[loser])
 		}
 		winner := []*collab.Authority{a, b}[1-loser]
-		want, _ := winner.Events(ctx, "d", "", 2, 1, false)
+		want, _ := winner.Events(ctx, "d", "", 2, 1)
 		ev, err := waitEvents(t, []*collab.Authority{a, b}[loser], "d", 2, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -215,8 +215,8 @@ func TestCatchUp(t *testing.T) {
 	if !errors.Is(err, collab.ErrConflict) {
 		t.Fatalf("Submit behind the store: %v, want ErrConflict", err)
 	}
-	ev, err := b.Events(ctx, "d", "", 0, 0, false)
-	want, _ := a.Events(ctx, "d", "", 0, 0, false)
+	ev, err := b.Events(ctx, "d", "", 0, 0)
+	want, _ := a.Events(ctx, "d", "", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestCatchUp(t *testing.T) {
 	if err != nil || len(ev.Steps) != 2 || len(ev.Comment) != 1 {
 		t.Fatalf("after Notice{}: %+v, %v", ev, err)
 	}
-	want, _ = a.Events(ctx, "d", "", 1, 0, false)
+	want, _ = a.Events(ctx, "d", "", 1, 0)
 	sameSteps(t, ev.Steps, want.Steps)
 	sameState(t, a, b, "d")
 
@@ -352,8 +352,8 @@ func TestTwoAuthoritiesConcurrent(t *testing.T) {
 		}
 	}
 	sameState(t, auths[0], auths[1], "d")
-	e0, _ := auths[0].Events(ctx, "d", "", 0, 0, false)
-	e1, _ := auths[1].Events(ctx, "d", "", 0, 0, false)
+	e0, _ := auths[0].Events(ctx, "d", "", 0, 0)
+	e1, _ := auths[1].Events(ctx, "d", "", 0, 0)
 	sameSteps(t, e0.Steps, e1.Steps)
 }
 

@@ -29,8 +29,8 @@ import (
 // another replaces what it heard before for that document, and expires
 // after usersPeerExpiry refreshes without news: so a node that dies
 // stops counting within that time, and a lost message is repaired by the
-// next refresh. A change of a document's count answers its waiting
-// Events calls of users, as a local change does.
+// next refresh. A change of a document's count is news for its
+// subscriptions, as a local change is.
 
 // usersTopic is the store.Broadcaster topic of the users.
 const usersTopic = "users"

@@ -53,7 +53,7 @@ func longPoll(t *testing.T, a *collab.Authority, id, user string) <-chan collab.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	go func() {
-		ev, err := a.Events(ctx, id, user, st.Version, st.CommentVersion, true)
+		ev, err := nextEvents(ctx, a, id, user, st.Version, st.CommentVersion)
 		if err != nil {
 			t.Errorf("Events: %v", err)
 		}
@@ -74,25 +74,25 @@ func TestUsersAcrossNodes(t *testing.T) {
 	as, _ := nodes(t, bus, 3, collab.Config{UsersRefresh: time.Hour})
 	a, b, c := as[0], as[1], as[2]
 	ctx := context.Background()
-	if _, err := a.Events(ctx, "d", "x", 0, 0, false); err != nil {
+	if _, err := a.Events(ctx, "d", "x", 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	poll := longPoll(t, a, "d", "x")
-	if _, err := b.Events(ctx, "d", "y", 0, 0, false); err != nil {
+	if _, err := b.Events(ctx, "d", "y", 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if ev := <-poll; ev.Users != 2 || len(ev.Steps) != 0 {
 		t.Fatalf("the waiting Events answered %d users and %d steps, want 2 users and no steps", ev.Users, len(ev.Steps))
 	}
 	// x on c too: still 2 users, on every node.
-	if _, err := c.Events(ctx, "d", "x", 0, 0, false); err != nil {
+	if _, err := c.Events(ctx, "d", "x", 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	for i, n := range as {
 		eventually(t, fmt.Sprintf("node %d counts 2 users of d", i), func() bool { return users(t, n, "d") == 2 })
 	}
 	// A document loaded only on b: its users show in a's list.
-	if _, err := b.Events(ctx, "e", "z", 0, 0, false); err != nil {
+	if _, err := b.Events(ctx, "e", "z", 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "a lists e with 1 user", func() bool {
@@ -120,7 +120,7 @@ func TestUsersNodeDies(t *testing.T) {
 	as, sts := nodes(t, bus, 3, collab.Config{UsersRefresh: 20 * time.Millisecond})
 	ctx := context.Background()
 	for i, a := range as {
-		if _, err := a.Events(ctx, "d", fmt.Sprint("user", i), 0, 0, false); err != nil {
+		if _, err := a.Events(ctx, "d", fmt.Sprint("user", i), 0, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -142,11 +142,11 @@ func TestUsersGoodbye(t *testing.T) {
 	ctx := context.Background()
 	for i := range 1000 {
 		// Enough users for several messages.
-		if _, err := b.Events(ctx, "d", fmt.Sprint("user", i), 0, 0, false); err != nil {
+		if _, err := b.Events(ctx, "d", fmt.Sprint("user", i), 0, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := a.Events(ctx, "d", "x", 0, 0, false); err != nil {
+	if _, err := a.Events(ctx, "d", "x", 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "a counts 1001 users", func() bool { return users(t, a, "d") == 1001 })
@@ -171,7 +171,7 @@ func TestUsersOneNode(t *testing.T) {
 		a := newAuthority(t, st, collab.Config{UsersRefresh: 10 * time.Millisecond})
 		ctx := context.Background()
 		for _, u := range []string{"x", "y", "x"} {
-			if _, err := a.Events(ctx, "d", u, 0, 0, false); err != nil {
+			if _, err := a.Events(ctx, "d", u, 0, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -188,7 +188,7 @@ func TestUsersBadMessages(t *testing.T) {
 	as, _ := nodes(t, bus, 1, collab.Config{UsersRefresh: time.Hour})
 	a := as[0]
 	other := bus.Node(memstore.New()).(store.Broadcaster)
-	if _, err := a.Events(context.Background(), "d", "x", 0, 0, false); err != nil {
+	if _, err := a.Events(context.Background(), "d", "x", 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []string{

@@ -45,7 +45,7 @@ func (e *shareEnv) wait(t *testing.T, id, user string) error {
 	st := mustGet(t, e.a, id)
 	failed := make(chan error, 1)
 	go func() {
-		_, err := e.a.Events(ctx, id, user, st.Version, st.CommentVersion, true)
+		_, err := nextEvents(ctx, e.a, id, user, st.Version, st.CommentVersion)
 		failed <- err
 	}()
 	t.Cleanup(func() { cancel(); <-failed })

@@ -40,7 +40,7 @@ func TestSubmit(t *testing.T) {
 	if got := string(st.Doc.AppendJSON(nil)); got != string(st.DocJSON) {
 		t.Fatalf("Doc %s and DocJSON %s differ", got, st.DocJSON)
 	}
-	ev, err := a.Events(ctx, "d", "", 0, 0, false)
+	ev, err := a.Events(ctx, "d", "", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestSubmit(t *testing.T) {
 		t.Fatalf("comment-only submission: %+v, %v", r, err)
 	}
 	// And so does the store.
-	stored, err := a.Events(ctx, "d", "", 1, 0, false)
+	stored, err := a.Events(ctx, "d", "", 1, 0)
 	if err != nil || len(stored.Steps) != 1 || string(stored.Steps[0].JSON) != want[1] {
 		t.Fatalf("events after 1: %+v, %v", stored, err)
 	}
@@ -181,7 +181,7 @@ func TestSubmitAtomic(t *testing.T) {
 			if head.Version != headBefore.Version || !bytes.Equal(head.Meta, headBefore.Meta) {
 				t.Errorf("store changed: version %d -> %d, meta %s -> %s", headBefore.Version, head.Version, headBefore.Meta, head.Meta)
 			}
-			ev, err := a.Events(ctx, "d", "", 1, 1, false)
+			ev, err := a.Events(ctx, "d", "", 1, 1)
 			if err != nil || len(ev.Steps) != 0 || len(ev.Comment) != 0 {
 				t.Errorf("events after the rejection: %+v, %v", ev, err)
 			}
@@ -270,7 +270,7 @@ func TestClientID(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := a.Events(context.Background(), "d", "", 0, 0, false)
+			ev, err := a.Events(context.Background(), "d", "", 0, 0)
 			if err != nil || len(ev.Steps) != 1 || string(ev.Steps[0].ClientID) != tt.want {
 				t.Fatalf("events: %+v, %v; want client id %s", ev, err, tt.want)
 			}
@@ -318,7 +318,7 @@ func TestAppendFailure(t *testing.T) {
 		if string(after.DocJSON) != string(before.DocJSON) || after.Version != 1 || after.CommentVersion != 0 || len(after.Comments) != 0 {
 			t.Fatalf("state changed after a failed append: %s v%d c%d %v", after.DocJSON, after.Version, after.CommentVersion, after.Comments)
 		}
-		if ev, err := a.Events(ctx, "d", "", 1, 0, false); err != nil || len(ev.Steps)+len(ev.Comment) != 0 {
+		if ev, err := a.Events(ctx, "d", "", 1, 0); err != nil || len(ev.Steps)+len(ev.Comment) != 0 {
 			t.Fatalf("events after a failed append: %+v, %v", ev, err)
 		}
 	}
@@ -339,7 +339,7 @@ func TestAppendFailure(t *testing.T) {
 	if st.Version != 3 || string(st.DocJSON) != paragraph("yxhello") {
 		t.Fatalf("after a lost acknowledgement: version %d, doc %s", st.Version, st.DocJSON)
 	}
-	ev, err := a.Events(ctx, "d", "", 2, 0, false)
+	ev, err := a.Events(ctx, "d", "", 2, 0)
 	if err != nil || len(ev.Steps) != 1 || string(ev.Steps[0].ClientID) != "4" {
 		t.Fatalf("events after a lost acknowledgement: %+v, %v", ev, err)
 	}
@@ -367,7 +367,7 @@ func TestSubmitInFlight(t *testing.T) {
 		go func() {
 			_, err := a.Submit(ctx, "d", "", collab.Submission{Version: version, Steps: steps(insert(1, clientID)), ClientID: collab.ClientID(clientID)})
 			if errors.Is(err, collab.ErrConflict) {
-				if ev, everr := a.Events(ctx, "d", "", version, 0, false); everr != nil || len(ev.Steps) == 0 {
+				if ev, everr := a.Events(ctx, "d", "", version, 0); everr != nil || len(ev.Steps) == 0 {
 					err = fmt.Errorf("%w, and then events %+v, %v", err, ev, everr)
 				}
 			}

@@ -1,16 +1,15 @@
 package collab
 
 import (
-	"context"
-	"fmt"
 	"time"
 )
 
 // The users of a document are the client addresses (or other names) that
 // the server passes with each request, counted while seen within
-// Config.UsersWindow or waiting in Events. As in the ProseMirror collab
-// demo, a change of the count answers the waiting Events calls of users,
-// with no steps, so that clients update the count they show.
+// Config.UsersWindow or subscribed (a waiting long poll). As in the
+// ProseMirror collab demo, a change of the count is news for the
+// document's subscriptions (stream.go): a waiting long poll answers with
+// no steps, so that clients update the count they show.
 //
 // How this differs from the demo (src/collab/server/instance.js, whose
 // registerUser and collectUsers call sendUpdates):
@@ -24,8 +23,6 @@ import (
 //   - Wake-ups are coalesced (usersWakeEvery), where the demo answers all
 //     waiters at every new user: n users joining at once would otherwise
 //     cost n² answers.
-//   - Waiters without a user (such as the server's WebSocket hub, which
-//     sends its own clients the count with each push) are not woken.
 
 // usersWakeEvery is the shortest time between two wake-ups of a
 // document's waiters on user-count changes. The first change after a
@@ -39,7 +36,7 @@ const usersWakeEvery = 250 * time.Millisecond
 // userEntry is a user seen recently.
 type userEntry struct {
 	last    time.Time
-	waiting int    // Events calls of this user waiting now
+	waiting int    // subscriptions of this user (waiting long polls)
 	hash    uint64 // userHash, by which other nodes know it
 }
 
@@ -57,75 +54,6 @@ func (a *Authority) afterFunc(dur time.Duration, f func()) stopper {
 		return a.timerFunc(dur, f)
 	}
 	return time.AfterFunc(dur, f)
-}
-
-// Waiting returns the number of Events calls of users (those made with a
-// non-empty user) that wait for news of the document id: the long polls
-// waiting now. It is 0 when the document is not loaded.
-func (a *Authority) Waiting(id string) int {
-	a.mu.Lock()
-	d := a.docs[id]
-	a.mu.Unlock()
-	if d == nil {
-		return 0
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.listeners
-}
-
-// WatchUsers returns the number of users of the document id once it
-// differs from base (at once when it does already), or after the
-// document's next change (steps or comments): for a relay that pushes the
-// count to clients of its own, such as the server's WebSocket hub, and is
-// no user itself (its pushes of changes carry a count, perhaps another
-// than base). Changes of the count wake it as they wake the waiting
-// Events calls of users, at most every 250 milliseconds. When ctx is done
-// first it returns ctx's error.
-func (a *Authority) WatchUsers(ctx context.Context, id string, base int) (int, error) {
-	d, err := a.acquire(ctx, id, "")
-	if err != nil {
-		return 0, err
-	}
-	defer a.release(d, "")
-	d.mu.Lock()
-	for {
-		if d.deleted {
-			d.mu.Unlock()
-			return 0, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
-		}
-		now := a.now()
-		if n := d.userCount(now, a.cfg.UsersWindow); n != base {
-			d.mu.Unlock()
-			return n, nil
-		}
-		usersWake, wake := d.usersWake, d.wake
-		d.watchers++
-		d.scheduleUsers(now)
-		d.mu.Unlock()
-		select {
-		case <-usersWake:
-		case <-wake:
-		case <-ctx.Done():
-		case <-a.done:
-		}
-		d.mu.Lock()
-		d.watchers--
-		now = a.now()
-		d.scheduleUsers(now)
-		switch {
-		case chanClosed(wake) && !d.deleted:
-			n := d.userCount(now, a.cfg.UsersWindow)
-			d.mu.Unlock()
-			return n, nil
-		case !chanClosed(usersWake) && !chanClosed(wake):
-			d.mu.Unlock()
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
-			return 0, ErrClosed
-		}
-	}
 }
 
 // seen records a request of user (none when user is empty). It is called
@@ -148,8 +76,8 @@ func (d *document) seen(user string, now time.Time, window time.Duration) {
 	d.scheduleUsers(now)
 }
 
-// wait records that an Events call of user starts (delta 1) or stops
-// (delta −1) waiting. It is called with mu held.
+// wait records that a subscription of user starts (delta 1) or ends
+// (delta −1). It is called with mu held.
 func (d *document) wait(user string, delta int, now time.Time, window time.Duration) {
 	if user == "" {
 		return
@@ -208,7 +136,7 @@ func (d *document) userCount(now time.Time, window time.Duration) int {
 // so an idle document (which is unloaded) has none. It is called with mu
 // held whenever users or waiters change.
 func (d *document) scheduleUsers(now time.Time) {
-	if d.listeners == 0 && d.watchers == 0 || d.deleted || chanClosed(d.auth.done) {
+	if d.subs == 0 || d.deleted || chanClosed(d.auth.done) {
 		// Nobody to wake: a waiter starts from the count it finds.
 		d.usersDirty = false
 		d.stopUsersTimer()

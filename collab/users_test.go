@@ -192,9 +192,12 @@ func TestEventsUsersWake(t *testing.T) {
 			user: "u1",
 		},
 		{
-			name:   "no user: steps only",
+			// A subscription without a user (a relay such as the
+			// WebSocket hub) is told of the count too.
+			name:   "no user: the count too",
 			during: func(t *testing.T, a *collab.Authority, _ *clock, _ *fakeTimers) { get(t, a, "u2") },
 			user:   "",
+			want:   1,
 		},
 	}
 	for _, tt := range tests {
@@ -235,20 +238,24 @@ func TestEventsUsersWake(t *testing.T) {
 	}
 }
 
-// pollAnyone is poll for any user, "" included (poll waits for
-// Authority.Waiting, which counts only users): it gives a poll without a
-// user a moment to start waiting.
+// pollAnyone is poll for any user, "" included: for "", whose
+// subscription Authority.Waiting does not count, it subscribes before it
+// returns and takes the first update in the background.
 func pollAnyone(t *testing.T, a *collab.Authority, user string) <-chan eventsResult {
 	t.Helper()
 	if user != "" {
 		return poll(t, a, context.Background(), user, 0, 0)
 	}
+	sub, err := a.Subscribe(context.Background(), "d", "", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Close)
 	out := make(chan eventsResult, 1)
 	go func() {
-		ev, err := a.Events(context.Background(), "d", "", 0, 0, true)
+		ev, err := sub.Next(context.Background())
 		out <- eventsResult{ev, err}
 	}()
-	time.Sleep(10 * time.Millisecond)
 	return out
 }
 
@@ -382,93 +389,73 @@ func TestUsersRealTimer(t *testing.T) {
 	}
 }
 
-// TestWatchUsers checks WatchUsers: at once when the count differs from
-// the base; else woken by a new user, by the expiry of one (with the
-// users timer it arms, as a waiting user would), and by a change of the
-// document; ctx's error when ctx is done.
-func TestWatchUsers(t *testing.T) {
+// TestSubscriptionUsers checks a subscription without a user, as the
+// WebSocket hub holds: Next answers a new user, the expiry of users (with
+// the users timer the subscription arms, as a waiting user would) and a
+// change of the document, each with the count; ctx's error when ctx is
+// done.
+func TestSubscriptionUsers(t *testing.T) {
 	ctx := context.Background()
 	clk, ft := newClock(), &fakeTimers{}
 	a := newAuthority(t, nil, collab.Config{Now: clk.Now, UsersWindow: time.Minute, IdleUnload: time.Hour})
 	a.SetTimerFunc(ft.AfterFunc)
 	get(t, a, "u1")
-	if n, err := a.WatchUsers(ctx, "d", 0); n != 1 || err != nil {
-		t.Fatalf("WatchUsers(0) = %d, %v; want 1 at once", n, err)
+	sub, err := a.Subscribe(ctx, "d", "", -1, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer sub.Close()
 	type result struct {
-		n   int
+		ev  collab.Events
 		err error
 	}
-	watch := func(ctx context.Context, base int) <-chan result {
+	next := func(ctx context.Context) <-chan result {
 		out := make(chan result, 1)
 		go func() {
-			n, err := a.WatchUsers(ctx, "d", base)
-			out <- result{n, err}
+			ev, err := sub.Next(ctx)
+			out <- result{ev, err}
 		}()
 		return out
 	}
-	wait := func(what string, ch <-chan result, want int) {
+	wait := func(what string, ch <-chan result, users int, version int64) {
 		t.Helper()
 		select {
 		case r := <-ch:
-			if r.n != want || r.err != nil {
-				t.Fatalf("%s: %d, %v; want %d", what, r.n, r.err, want)
+			if r.ev.Users != users || r.ev.Version != version || r.err != nil {
+				t.Fatalf("%s: %+v, %v; want %d users at version %d", what, r.ev, r.err, users, version)
 			}
 		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: WatchUsers did not return", what)
+			t.Fatalf("%s: Next did not return", what)
 		}
 	}
-	waitArmed := func() {
-		t.Helper()
-		for i := 0; ft.Armed() == 0; i++ {
-			if i == 500 {
-				t.Fatal("WatchUsers armed no users timer")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+	if ft.Armed() == 0 {
+		t.Fatal("the subscription armed no users timer") // the expiry of u1
 	}
 
-	ch := watch(ctx, 1)
-	waitArmed() // the expiry of u1
+	ch := next(ctx)
 	get(t, a, "u2")
 	clk.Advance(time.Second) // past the wake-up delay
 	ft.Fire()
-	wait("a new user", ch, 2)
+	wait("a new user", ch, 2, 0)
 
-	ch = watch(ctx, 2)
-	waitArmed()
+	ch = next(ctx)
 	clk.Advance(time.Minute)
 	ft.Fire()
-	wait("both expired", ch, 0)
+	wait("both expired", ch, 0, 0)
 
-	// (No user can expire: no timer to tell when it waits. Steps until
-	// it returns.)
-	ch = watch(ctx, 0)
-	for v := int64(0); ; v++ {
-		mustSubmit(t, a, "d", collab.Submission{Version: v, Steps: steps(insert(1, "x")), ClientID: collab.ClientID("1")})
-		select {
-		case r := <-ch:
-			if r.n != 0 || r.err != nil {
-				t.Fatalf("a change of the document: %d, %v; want 0", r.n, r.err)
-			}
-		case <-time.After(10 * time.Millisecond):
-			if v < 500 {
-				continue
-			}
-			t.Fatal("a change of the document: WatchUsers did not return")
-		}
-		break
-	}
+	ch = next(ctx)
+	mustSubmit(t, a, "d", collab.Submission{Version: 0, Steps: steps(insert(1, "x")), ClientID: collab.ClientID("1")})
+	wait("a change of the document", ch, 0, 1)
 
 	cctx, cancel := context.WithCancel(ctx)
-	ch = watch(cctx, 0)
+	ch = next(cctx)
 	cancel()
 	select {
 	case r := <-ch:
 		if !errors.Is(r.err, context.Canceled) {
-			t.Fatalf("canceled: %d, %v", r.n, r.err)
+			t.Fatalf("canceled: %+v, %v", r.ev, r.err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("WatchUsers did not return after its ctx was done")
+		t.Fatal("Next did not return after its ctx was done")
 	}
 }

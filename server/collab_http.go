@@ -212,7 +212,7 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 	user := s.client(r, x.principal)
 	// First without waiting: a client that is behind (after every edit)
 	// is answered without the timer and deadlines a wait needs.
-	ev, err := s.collab.Events(r.Context(), id, user, version, cv, false)
+	ev, err := s.collab.Events(r.Context(), id, user, version, cv)
 	if err == nil && len(ev.Steps) == 0 && len(ev.Comment) == 0 {
 		// Nothing to tell (collab.Events decides as the demo does):
 		// wait for news or a new user count. The connection's read and
@@ -235,7 +235,7 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 		ctx, cancel := context.WithTimeout(r.Context(), s.pollTimeout)
 		stop := context.AfterFunc(s.polls, cancel)
 		start := time.Now()
-		ev, err = s.collab.Events(ctx, id, user, version, cv, true)
+		ev, err = s.nextEvents(ctx, id, user, version, cv)
 		x.waited = time.Since(start)
 		done := ctx.Err() // before cancel, which sets it
 		stop()
@@ -257,6 +257,21 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 	x.steps = len(ev.Steps)
 	x.out = ev.AppendJSON(x.out[:0])
 	s.write(x, http.StatusOK, x.out)
+}
+
+// nextEvents waits, on a subscription of user to the document id at
+// version and cv, for its first news, and returns it.
+func (s *Server) nextEvents(ctx context.Context, id, user string, version, cv int64) (collab.Events, error) {
+	sub, err := s.collab.Subscribe(ctx, id, user, version, cv)
+	if err != nil {
+		return collab.Events{}, err
+	}
+	defer sub.Close()
+	if s.pollWaiting != nil {
+		s.pollWaiting(id, 1)
+		defer s.pollWaiting(id, -1)
+	}
+	return sub.Next(ctx)
 }
 
 var emptyObject = []byte("{}")

@@ -41,6 +41,9 @@ type collabEnv struct {
 	auth  *collab.Authority
 	clock *fakeClock
 	logs  *logBuffer
+
+	mu    sync.Mutex
+	polls map[string]int // long polls waiting, by document (Server.pollWaiting)
 }
 
 // newCollab returns a Server for cfg with an authority for ccfg (the
@@ -83,7 +86,13 @@ func newCollabAuto(t testing.TB, cfg Config, ccfg collab.Config, auto bool) *col
 		cfg.DefaultSchema = "basic"
 	}
 	s, logs := newServer(t, cfg)
-	return &collabEnv{s: s, auth: auth, clock: clock, logs: logs}
+	e := &collabEnv{s: s, auth: auth, clock: clock, logs: logs, polls: make(map[string]int)}
+	s.pollWaiting = func(id string, delta int) {
+		e.mu.Lock()
+		e.polls[id] += delta
+		e.mu.Unlock()
+	}
+	return e
 }
 
 // defaultIP is the client address of requests that name none.
@@ -159,10 +168,17 @@ func (e *collabEnv) users(t *testing.T, id string) int {
 	return 0
 }
 
+// waiting returns the number of long polls waiting on document id.
+func (e *collabEnv) waiting(id string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.polls[id]
+}
+
 // waitWaiting waits until n long polls wait on document id.
 func (e *collabEnv) waitWaiting(t *testing.T, id string, n int) {
 	t.Helper()
-	waitFor(t, func() bool { return e.auth.Waiting(id) == n })
+	waitFor(t, func() bool { return e.waiting(id) == n })
 }
 
 // insert returns a step inserting text at pos (in the basic schema).

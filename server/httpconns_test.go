@@ -149,7 +149,7 @@ func waitingPolls(t *testing.T, e *collabEnv, addr string, n int) []*rawConn {
 	r := httptest.NewRequest("GET", "/docs/d", nil)
 	r.RemoteAddr = "127.0.0.1:1"
 	e.s.ServeHTTP(httptest.NewRecorder(), r)
-	base := e.auth.Waiting("d")
+	base := e.waiting("d")
 	var conns []*rawConn
 	for range n {
 		c := dialRaw(t, addr)

@@ -80,7 +80,7 @@ func TestMemoryBudget(t *testing.T) {
 		t.Fatalf("growing c over its share: %d %s", status, body)
 	}
 	cancel()
-	waitFor(t, func() bool { return e.auth.Waiting("b") == 0 && e.auth.Waiting("c") == 0 })
+	waitFor(t, func() bool { return e.waiting("b") == 0 && e.waiting("c") == 0 })
 	status, body = e.request(t, "GET", "/docs/big", "")
 	if status != 413 || !strings.Contains(body, "document memory") {
 		t.Fatalf("GET of a stored document over the share: %d %.200s", status, body)

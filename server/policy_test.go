@@ -74,7 +74,7 @@ func docState(t *testing.T, e *collabEnv) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := e.auth.Events(ctx, "d", "", 0, 0, false)
+	ev, err := e.auth.Events(ctx, "d", "", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

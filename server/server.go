@@ -206,13 +206,16 @@ type Server struct {
 	polls         context.Context    // done when Serve shuts down: waiting polls answer at once
 	stopPolls     context.CancelFunc // ends polls
 	ws            wsHubs             // WebSocket connections and their per-document hubs (ws_hub.go)
-	web           http.Handler       // the demo pages (Config.Web), or nil
-	policy        Policy             // Config.Policy, or AllowAll
-	drainDelay    time.Duration      // Config.DrainDelay
-	draining      atomic.Bool        // Drain was called: /readyz answers 503
-	drainCut      chan struct{}      // closed by a test to end Drain's delay
-	obs           Observer           // Config.Observer, or nil
-	requestIDs    requestIDs         // of requests without their own (log.go)
+	// pollWaiting, when set (by tests), is told of each long poll that
+	// starts (1) or stops (-1) waiting on a document.
+	pollWaiting func(id string, delta int)
+	web         http.Handler  // the demo pages (Config.Web), or nil
+	policy      Policy        // Config.Policy, or AllowAll
+	drainDelay  time.Duration // Config.DrainDelay
+	draining    atomic.Bool   // Drain was called: /readyz answers 503
+	drainCut    chan struct{} // closed by a test to end Drain's delay
+	obs         Observer      // Config.Observer, or nil
+	requestIDs  requestIDs    // of requests without their own (log.go)
 
 	// Connection limits of Serve (httpconns.go).
 	proxies      []netip.Prefix              // Config.TrustedProxies, masked

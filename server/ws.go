@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
@@ -113,16 +112,15 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		conn.Close()
 		return nil, nil, err
 	}
-	br := bufio.NewReaderSize(conn, wsReadBuffer)
+	src := &wsSource{Conn: conn}
 	if n := brw.Reader.Buffered(); n > 0 {
-		// Frames the client sent right after its handshake: they must be
-		// in the new reader's buffer, which coder/websocket keeps when it
-		// points the reader at conn.
+		// Frames the client sent right after its handshake.
 		b, _ := brw.Reader.Peek(n)
-		br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn), max(n, wsReadBuffer))
-		br.Peek(n)
+		src.pending = bytes.Clone(b)
 	}
-	return conn, bufio.NewReadWriter(br, bufio.NewWriterSize(conn, wsWriteBuffer)), nil
+	br := bufio.NewReaderSize(src, wsReadBuffer)
+	w.c.src, w.c.br = src, br
+	return src, bufio.NewReadWriter(br, bufio.NewWriterSize(conn, wsWriteBuffer)), nil
 }
 
 // wsBuffers holds the buffers messages are read into.
@@ -157,6 +155,7 @@ func (c *wsConn) serve(untilJoined bool) (goesOn bool) {
 		}
 	}()
 	for {
+		c.waitFrame()
 		typ, rd, err := c.ws.Reader(context.Background())
 		if err != nil {
 			return false
@@ -515,10 +514,10 @@ func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
 	res, err := s.collab.Submit(s.polls, c.id, c.user, sub)
 	switch {
 	case err == nil:
-		h.acked(s.polls, c, id, res)
+		h.acked(c, id, res)
 		s.observeSubmission(http.StatusOK)
 	case errors.Is(err, collab.ErrConflict):
-		h.conflicted(s.polls, c, id)
+		h.conflicted(c, id)
 		s.observeSubmission(http.StatusConflict)
 	case shuttingDown(err):
 		c.closeAfterQueue(wsCloseRestart, "server restarting")

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"net"
 	"net/http"
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/ratelimit"
 )
 
@@ -21,6 +21,10 @@ type wsConn struct {
 	s    *Server
 	ws   *websocket.Conn
 	conn net.Conn // under ws
+	// The reading side under ws: src below the bufio.Reader br that ws
+	// reads frames from (waitFrame).
+	src  *wsSource
+	br   *bufio.Reader
 	user string
 	id   string // the document
 
@@ -50,12 +54,10 @@ type wsConn struct {
 	deadline atomic.Int64     // unix nanoseconds of conn's write deadline (armWriteDeadline)
 
 	// Guarded by the hub's mu.
-	joined                  bool
-	idx                     int // in hub.conns
-	version, commentVersion int64
-	acks                    []wsAck
-	anchor, head            int // the selection at the hub's version; -1 when hidden
-	changed                 bool
+	joined       bool
+	idx          int // in hub.conns
+	anchor, head int // the selection at the hub's version; -1 when hidden
+	changed      bool
 
 	// The send queue, guarded by mu.
 	mu          sync.Mutex
@@ -71,32 +73,6 @@ type wsConn struct {
 	// held is what a welcome or snapshot in the queue holds until it is
 	// written (answers.go).
 	held *wsHeld
-}
-
-// wsAck is the answer to an accepted submission, waiting for the push of
-// its steps.
-type wsAck struct {
-	id  []byte
-	res collab.Result
-}
-
-// flushAcksLocked sends the acks whose steps c has been sent. It is
-// called with the hub's mu held.
-func (c *wsConn) flushAcksLocked() {
-	n := 0
-	for _, a := range c.acks {
-		if a.res.Version > c.version || a.res.CommentVersion > c.commentVersion {
-			c.acks[n] = a
-			n++
-			continue
-		}
-		c.send(appendAck(make([]byte, 0, 64+len(a.id)), a.id, a.res))
-	}
-	clear(c.acks[n:])
-	c.acks = c.acks[:n]
-	if n == 0 {
-		c.acks = nil
-	}
 }
 
 // send queues msg, which must not be modified afterwards, and never
@@ -327,7 +303,7 @@ func (c *wsConn) ping() {
 	c.armWriteDeadline(true)
 	c.ws.Ping(ctx) // a pong counts as life; no pong is dealt with above
 	if h := c.hub.Load(); h != nil {
-		h.touch(ctx, c.user)
+		h.touch(c.user)
 	}
 	cancel()
 	c.mu.Lock()
@@ -360,4 +336,60 @@ func (c *wsConn) fail(err error) {
 	}
 	status := c.sendRefusal(nil, err)
 	c.closeAfterQueue(wsCloseOf(err, status))
+}
+
+// waitFrame waits until the connection has something to read. The reader
+// goroutine waits there, on a shallow stack, rather than deep inside
+// coder/websocket's Reader: a goroutine's stack keeps the size it grew to
+// while the goroutine is parked deep (8 KiB for Reader), and shrinks at a
+// GC when it is parked shallow, so an idle connection costs a 2 KiB stack.
+func (c *wsConn) waitFrame() {
+	if c.br.Buffered() == 0 {
+		c.src.wait()
+	}
+}
+
+// wsSource is the connection as coder/websocket reads it (through the
+// bufio.Reader br): what is read from it first goes to pending, the frames
+// the client sent right after its handshake and the byte that waitFrame
+// read to know that something comes. Its mutex orders the reads of the
+// reader goroutine and those of coder/websocket's close handshake.
+type wsSource struct {
+	net.Conn
+	mu      sync.Mutex
+	pending []byte
+	b       [1]byte
+	err     error // the error of wait's read, for the next Read
+}
+
+// Read reads what is pending, then from the connection.
+func (s *wsSource) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case len(s.pending) > 0:
+		n := copy(p, s.pending)
+		s.pending = s.pending[n:]
+		if len(s.pending) == 0 {
+			s.pending = nil
+		}
+		return n, nil
+	case s.err != nil:
+		err := s.err
+		s.err = nil
+		return 0, err
+	}
+	return s.Conn.Read(p)
+}
+
+// wait blocks until a byte is read from the connection, or the read
+// fails, unless something is pending already.
+func (s *wsSource) wait() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) == 0 && s.err == nil {
+		var n int
+		n, s.err = s.Conn.Read(s.b[:])
+		s.pending = s.b[:n]
+	}
 }

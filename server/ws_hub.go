@@ -29,9 +29,6 @@ const (
 	// wsMaxMaps is how many recent step maps a hub keeps to map presence
 	// sent at an older version.
 	wsMaxMaps = 512
-	// wsJoinTries bounds how often a join retries to catch a document
-	// that keeps moving while it is read.
-	wsJoinTries = 16
 )
 
 // wsCloseRestart (1012, service restart) closes the connections of a
@@ -213,11 +210,13 @@ func (s *Server) forgetHub(h *wsHub) {
 	hs.mu.Unlock()
 }
 
-// wsHub serves the WebSocket connections of one document. One goroutine
-// (run) waits for the authority to publish and pushes every publish, encoded
-// once, to all connections; the connections' reader goroutines join, submit
-// and update presence under mu. Every joined connection has been sent
-// exactly the hub's version and comment version, so one message fits all.
+// wsHub serves the WebSocket connections of one document. It relays the
+// document's stream (collab.Subscription): one goroutine (run) waits for
+// news and pushes each update, encoded once, to all connections; the
+// connections' reader goroutines join, submit and update presence under
+// mu. Every update is taken from the subscription under mu and pushed to
+// every joined connection, so all of them are at the subscription's
+// cursor and one message fits all.
 type wsHub struct {
 	s    *Server
 	id   string
@@ -226,15 +225,14 @@ type wsHub struct {
 	ctx    context.Context // done when the hub stops
 	cancel context.CancelFunc
 
-	mu             sync.Mutex
-	started        bool  // run is running: the fields below are set
-	stopped        bool  // no more messages
-	err            error // why the hub failed
-	version        int64
-	commentVersion int64
-	users          int // the user count last pushed (watchUsers)
-	// maps are the step maps of the versions after mapsFrom, up to
-	// version; sizes[i] is the document's size at version mapsFrom+i.
+	mu      sync.Mutex
+	sub     *collab.Subscription // set by the first join (start)
+	stopped bool                 // no more messages
+	err     error                // why the hub failed
+	// Presence: version is that of the last update relayed; maps are the
+	// step maps of the versions after mapsFrom, up to version; sizes[i]
+	// is the document's size at version mapsFrom+i.
+	version  int64
 	maps     []*transform.StepMap
 	sizes    []int
 	mapsFrom int64
@@ -266,84 +264,52 @@ type wsHub struct {
 func (h *wsHub) stop() {
 	h.cancel()
 	h.mu.Lock()
-	if !h.stopped && h.started {
+	if !h.stopped && h.sub != nil {
 		h.castPresenceLocked(nil, h.left)
 	}
 	h.stopped = true
 	h.releasePeersLocked()
+	sub := h.sub
 	h.mu.Unlock()
+	if sub != nil {
+		sub.Close()
+	}
 }
 
-// start reads the document's state and starts run. It is called with mu
-// held, by the first join, for its connection's user: a document that
-// does not exist is created for that user (collab's MaxCreatesPerHour).
-func (h *wsHub) start(ctx context.Context, user string) error {
-	st, err := h.s.collab.Get(ctx, h.id, user)
+// start subscribes to the document's stream at its current versions and
+// starts run. It is called with mu held, by the first join (whose client
+// id hold created the document when it did not exist).
+func (h *wsHub) start(ctx context.Context) error {
+	sub, err := h.s.collab.Subscribe(ctx, h.id, "", -1, 0)
 	if err != nil {
 		return err
 	}
-	h.version, h.commentVersion = st.Version, st.CommentVersion
-	h.mapsFrom = st.Version
-	h.sizes = append(h.sizes[:0], st.Doc.Content.Size())
-	h.started = true
-	h.users = st.Users
+	ev, _, err := sub.Take()
+	if err != nil {
+		sub.Close()
+		return err
+	}
+	h.sub = sub
+	h.version, h.mapsFrom = ev.Version, ev.Version
+	h.sizes = append(h.sizes[:0], ev.Size)
 	h.askPeersLocked()
 	go h.run()
-	go h.watchUsers()
 	return nil
 }
 
-// watchUsers pushes the user count to the hub's connections when it
-// changes between pushes of steps (someone came or went), as a push
-// without steps, until the hub stops or fails.
-func (h *wsHub) watchUsers() {
-	for {
-		h.mu.Lock()
-		base := h.users
-		h.mu.Unlock()
-		n, err := h.s.collab.WatchUsers(h.ctx, h.id, base)
-		if err != nil {
-			return // the hub stopped, or run reports the failure
-		}
-		h.mu.Lock()
-		if h.err == nil && !h.stopped && n != h.users {
-			h.publishLocked(collab.Events{Version: h.version, CommentVersion: h.commentVersion, Users: n})
-		}
-		failed := h.err != nil
-		h.mu.Unlock()
-		if failed {
-			return
-		}
-	}
-}
-
-// run waits for each publish of the document and pushes it, until the hub
-// stops or the authority fails.
+// run waits for the news of the document's stream and relays it, until
+// the hub stops or the stream fails.
 func (h *wsHub) run() {
 	for {
-		h.mu.Lock()
-		v, cv := h.version, h.commentVersion
-		h.mu.Unlock()
-		ev, err := h.s.collab.Events(h.ctx, h.id, "", v, cv, true)
+		err := h.sub.Wait(h.ctx)
 		if h.ctx.Err() != nil {
 			return
 		}
 		h.mu.Lock()
-		switch {
-		case errors.Is(err, collab.ErrHistoryGone):
-			// Unless a join caught the hub up meanwhile (then ask again).
-			if h.version == v && h.commentVersion == cv {
-				if err := h.resyncLocked(h.ctx); err != nil && h.ctx.Err() == nil {
-					h.failLocked(err)
-				}
-			}
-		case err != nil:
+		if err == nil || errors.Is(err, collab.ErrHistoryGone) {
+			h.relayNewsLocked()
+		} else {
 			h.failLocked(err)
-		case h.version == v && h.commentVersion == cv:
-			h.publishLocked(ev)
-		default:
-			// A join or a submitter caught the hub up meanwhile: ev
-			// starts too early; ask again from the new version.
 		}
 		failed := h.err != nil
 		h.mu.Unlock()
@@ -353,52 +319,41 @@ func (h *wsHub) run() {
 	}
 }
 
-// syncLocked catches the hub up with the document without waiting. It is
-// called with mu held.
-func (h *wsHub) syncLocked(ctx context.Context) error {
-	if h.err != nil {
-		return h.err
+// relayNewsLocked takes the update of the stream that waits, if any, and
+// relays it. It is called with mu held.
+func (h *wsHub) relayNewsLocked() {
+	if h.err != nil || h.sub == nil {
+		return
 	}
-	ev, err := h.s.collab.Events(ctx, h.id, "", h.version, h.commentVersion, false)
-	if errors.Is(err, collab.ErrHistoryGone) {
-		err = h.resyncLocked(ctx)
+	ev, news, err := h.sub.Take()
+	switch {
+	case errors.Is(err, collab.ErrHistoryGone):
+		h.resyncLocked(ev)
+	case err != nil:
+		h.failLocked(err)
+	default:
+		h.relayLocked(ev, news)
 	}
-	if err != nil {
-		if ctx.Err() == nil {
-			h.failLocked(err)
-		}
-		return err
-	}
-	if ev.Version != h.version || ev.CommentVersion != h.commentVersion {
-		h.publishLocked(ev)
-	}
-	return nil
 }
 
-// resyncLocked moves the hub to the document's current state when the
-// steps after the hub's version are no longer kept: a submission of more
-// steps than collab's Config.History, or a hub that was late by as many.
-// Those steps cannot be pushed, so every connection is closed as one
-// whose queue is full, with 4008 "too slow: resync": its client reconnects
-// with hello at its version and is sent a snapshot (docs/protocol.md).
-// The hub goes on for the connections that join next. It is called with
-// mu held.
-func (h *wsHub) resyncLocked(ctx context.Context) error {
-	st, err := h.s.collab.Get(ctx, h.id, "")
-	if err != nil {
-		return err
-	}
+// resyncLocked moves the hub to ev, the document's current versions, when
+// the steps before them are no longer kept: a submission of more steps
+// than collab's Config.History, or a hub that was late by as many. Those
+// steps cannot be pushed, so every connection is closed as one whose
+// queue is full, with 4008 "too slow: resync": its client reconnects with
+// hello at its version and is sent a snapshot (docs/protocol.md). The hub
+// goes on for the connections that join next. It is called with mu held.
+func (h *wsHub) resyncLocked(ev collab.Events) {
 	for len(h.conns) > 0 {
 		c := h.conns[len(h.conns)-1]
 		c.closeAfterQueue(wsCloseTooSlow, "too slow: resync")
 		h.removeLocked(c)
 	}
 	h.s.log.Info("websocket: history gone behind the document hub: its clients resync", "doc", h.id,
-		"from", h.version, "to", st.Version)
-	h.version, h.commentVersion = st.Version, st.CommentVersion
-	h.maps, h.mapsFrom, h.noMaps = nil, st.Version, false
-	h.sizes = append(h.sizes[:0], st.Doc.Content.Size())
-	return nil
+		"from", h.version, "to", ev.Version)
+	h.version = ev.Version
+	h.maps, h.mapsFrom, h.noMaps = nil, ev.Version, false
+	h.sizes = append(h.sizes[:0], ev.Size)
 }
 
 // failLocked ends the hub after an error of the authority: every
@@ -426,34 +381,24 @@ func (h *wsHub) failLocked(err error) {
 	h.s.forgetHub(h)
 }
 
-// publishLocked pushes ev, the events after the hub's versions, to every
-// connection, maps the stored selections through its steps and moves the
-// hub to its versions. It is called with mu held.
-func (h *wsHub) publishLocked(ev collab.Events) {
-	if ev.Version-h.version != int64(len(ev.Steps)) {
-		// Events answered from another version than asked: a bug.
-		h.failLocked(errors.New("websocket: events do not follow the hub's version"))
-		return
-	}
+// relayLocked pushes ev, the update after the hub's version, to every
+// connection when it is news, and maps the stored selections through its
+// steps. It is called with mu held.
+func (h *wsHub) relayLocked(ev collab.Events, news bool) {
 	h.mapSteps(ev.Steps)
-	var msg []byte
-	if len(ev.Steps) > 0 || len(ev.Comment) > 0 || ev.Users != h.users {
+	h.version = ev.Version
+	if news {
 		h.scratch = ev.AppendJSON(h.scratch[:0])
-		msg = appendStepsPush(make([]byte, 0, len(h.scratch)+16), h.scratch)
-		h.users = ev.Users
-	}
-	h.version, h.commentVersion = ev.Version, ev.CommentVersion
-	var gone []*wsConn
-	for _, c := range h.conns {
-		if msg != nil && !c.send(msg) {
-			gone = append(gone, c)
-			continue
+		msg := appendStepsPush(make([]byte, 0, len(h.scratch)+16), h.scratch)
+		var gone []*wsConn
+		for _, c := range h.conns {
+			if !c.send(msg) {
+				gone = append(gone, c)
+			}
 		}
-		c.version, c.commentVersion = ev.Version, ev.CommentVersion
-		c.flushAcksLocked()
-	}
-	for _, c := range gone {
-		h.removeLocked(c)
+		for _, c := range gone {
+			h.removeLocked(c)
+		}
 	}
 	if len(h.peerChanged) > 0 {
 		h.schedulePresence() // those held back for this version, perhaps
@@ -516,7 +461,8 @@ func mapPos(maps []*transform.StepMap, pos int) int {
 
 // join adds c to the hub after its hello: it sends the welcome (the events
 // after version and commentVersion) or, for a null version or history that
-// is gone, the snapshot, both at exactly the hub's versions.
+// is gone, the snapshot, both at the stream's cursor, after relaying to the
+// other connections what came before it.
 func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int64, snapshot bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -524,66 +470,51 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 		c.closeAfterQueue(wsCloseRestart, "server restarting")
 		return
 	}
-	if !h.started && h.err == nil {
-		if err := h.start(ctx, c.user); err != nil {
+	if h.sub == nil && h.err == nil {
+		if err := h.start(ctx); err != nil {
 			c.fail(err)
 			return
 		}
 	}
-	for try := 0; ; try++ {
-		if h.err != nil {
-			c.fail(h.err)
-			return
-		}
-		if err := h.syncLocked(ctx); err != nil {
-			c.fail(err)
-			return
-		}
-		var msg []byte
-		if !snapshot {
-			ev, err := h.s.collab.Events(ctx, h.id, c.user, version, commentVersion, false)
-			if errors.Is(err, collab.ErrHistoryGone) {
-				snapshot = true
-				continue
-			}
-			if err != nil {
-				c.fail(err)
-				return
-			}
-			if ev.Version == h.version && ev.CommentVersion == h.commentVersion {
-				h.scratch = ev.AppendJSON(h.scratch[:0])
-				msg = appendWelcome(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns, h.joinPeersLocked(c))
-			}
-		} else {
-			st, err := h.s.collab.Get(ctx, h.id, c.user)
-			if err != nil {
-				c.fail(err)
-				return
-			}
-			if st.Version == h.version && st.CommentVersion == h.commentVersion {
-				h.scratch = st.AppendJSON(h.scratch[:0])
-				msg = appendSnapshot(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns, h.joinPeersLocked(c))
-			}
-		}
-		if msg != nil {
-			held, err := h.s.holdWelcome(c, len(msg))
-			if err != nil {
-				c.fail(err)
-				return
-			}
-			c.version, c.commentVersion = h.version, h.commentVersion
-			c.idx = len(h.conns)
-			h.conns = append(h.conns, c)
-			c.joined = true
-			c.sendHeld(msg, held)
-			h.markChanged(c) // the others learn its name and color
-			return
-		}
-		if try == wsJoinTries {
-			c.closeAfterQueue(websocket.StatusTryAgainLater, "document too busy: retry")
-			return
-		}
+	if h.err != nil {
+		c.fail(h.err)
+		return
 	}
+	ev, news, w, err := h.sub.Join(c.user, version, commentVersion, snapshot)
+	if errors.Is(err, collab.ErrHistoryGone) {
+		// Behind the hub, not the client: the cursor is current now.
+		h.resyncLocked(ev)
+		ev, news, w, err = h.sub.Join(c.user, version, commentVersion, snapshot)
+	}
+	switch {
+	case errors.Is(err, collab.ErrInvalidVersion):
+		h.relayLocked(ev, news)
+		c.fail(err)
+		return
+	case err != nil:
+		h.failLocked(err)
+		c.fail(err)
+		return
+	}
+	h.relayLocked(ev, news)
+	var msg []byte
+	if w.State != nil {
+		h.scratch = w.State.AppendJSON(h.scratch[:0])
+		msg = appendSnapshot(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns, h.joinPeersLocked(c))
+	} else {
+		h.scratch = w.Events.AppendJSON(h.scratch[:0])
+		msg = appendWelcome(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns, h.joinPeersLocked(c))
+	}
+	held, err := h.s.holdWelcome(c, len(msg))
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.idx = len(h.conns)
+	h.conns = append(h.conns, c)
+	c.joined = true
+	c.sendHeld(msg, held)
+	h.markChanged(c) // the others learn its name and color
 }
 
 // leave removes c, which was joined or not, and tells the others.
@@ -604,7 +535,6 @@ func (h *wsHub) removeLocked(c *wsConn) {
 	h.conns[c.idx].idx = c.idx
 	h.conns[last] = nil
 	h.conns = h.conns[:last]
-	c.acks = nil
 	if c.changed {
 		c.changed = false
 		for i, o := range h.changed {
@@ -625,32 +555,33 @@ func (h *wsHub) isJoined(c *wsConn) bool {
 	return c.joined
 }
 
-// acked answers a submission of c accepted at res: the ack follows the
-// push of the steps it produced, at once if c has been sent them already.
-func (h *wsHub) acked(ctx context.Context, c *wsConn, id []byte, res collab.Result) {
+// acked answers a submission of c accepted at res. Its steps were
+// published before Submit returned: the hub relays them first, so that
+// the ack follows their push.
+func (h *wsHub) acked(c *wsConn, id []byte, res collab.Result) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !c.joined {
 		return
 	}
-	if c.version < res.Version || c.commentVersion < res.CommentVersion {
-		// Push the steps now rather than waiting for run to wake up.
-		h.syncLocked(ctx)
+	h.relayNewsLocked()
+	if c.joined {
+		c.send(appendAck(make([]byte, 0, 64+len(id)), id, res))
 	}
-	c.acks = append(c.acks, wsAck{id: id, res: res})
-	c.flushAcksLocked()
 }
 
 // conflicted answers a submission of c made at a stale version, after
-// pushing the steps c has not been sent yet.
-func (h *wsHub) conflicted(ctx context.Context, c *wsConn, id []byte) {
+// relaying the steps c has not been sent yet.
+func (h *wsHub) conflicted(c *wsConn, id []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !c.joined {
 		return
 	}
-	h.syncLocked(ctx)
-	c.send(appendConflict(nil, id, h.version))
+	h.relayNewsLocked()
+	if c.joined {
+		c.send(appendConflict(nil, id, h.version))
+	}
 }
 
 // setPresence stores c's selection, given at version, mapped to the hub's
@@ -791,11 +722,12 @@ func (h *wsHub) flushPresence() {
 // touch counts user as a user of the document again (users count while
 // seen within collab.Config.UsersWindow; connections call it at every
 // ping).
-func (h *wsHub) touch(ctx context.Context, user string) {
+func (h *wsHub) touch(user string) {
 	h.mu.Lock()
-	v, cv, ok := h.version, h.commentVersion, h.started && h.err == nil
+	sub := h.sub
+	ok := sub != nil && h.err == nil && !h.stopped
 	h.mu.Unlock()
 	if ok {
-		h.s.collab.Events(ctx, h.id, user, v, cv, false)
+		sub.Seen(user)
 	}
 }

@@ -224,7 +224,7 @@ func (h *wsHub) takeInbox() {
 
 // takeLocked takes in m, from node. It is called with mu held.
 func (h *wsHub) takeLocked(node string, m *peerMessage, now time.Time) {
-	if h.stopped || !h.started {
+	if h.stopped || h.sub == nil {
 		return
 	}
 	if m.Ask {

@@ -191,26 +191,26 @@ func TestAuthoritiesUsers(t *testing.T) {
 	if st.Users != 1 {
 		t.Fatalf("%d users, want 1", st.Users)
 	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	sub, err := a.Subscribe(wctx, "d", "x", st.Version, st.CommentVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
 	answer := make(chan collab.Events, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		ev, err := a.Events(ctx, "d", "x", st.Version, st.CommentVersion, true)
+		ev, err := sub.Next(wctx)
 		if err != nil {
-			t.Errorf("Events: %v", err)
+			t.Errorf("Next: %v", err)
 		}
 		answer <- ev
 	}()
-	for deadline := time.Now().Add(wait); a.Waiting("d") == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no Events call waits")
-		}
-	}
 	if _, err := b.Get(ctx, "d", "y"); err != nil {
 		t.Fatal(err)
 	}
 	if ev := <-answer; ev.Users != 2 {
-		t.Errorf("the waiting Events answered %d users, want 2", ev.Users)
+		t.Errorf("the waiting subscription answered %d users, want 2", ev.Users)
 	}
 }
 

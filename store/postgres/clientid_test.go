@@ -36,7 +36,7 @@ func TestAuthoritiesClientIDOwner(t *testing.T) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if ev, err := b.Events(wctx, "d", "", 0, 0, true); err != nil || ev.Version != 1 {
+	if ev, err := nextEvents(wctx, b, "d", "", 0, 0); err != nil || ev.Version != 1 {
 		t.Fatalf("b's events: %+v, %v", ev, err)
 	}
 	if err := submit(b, 1, "7", "mallory"); !errors.Is(err, collab.ErrForbidden) {

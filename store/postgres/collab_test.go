@@ -100,7 +100,7 @@ func TestAuthoritiesMissedNotice(t *testing.T) {
 	sb.notes.mu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	ev, err := b.Events(wctx, "d", "", 0, 0, true)
+	ev, err := nextEvents(wctx, b, "d", "", 0, 0)
 	if err != nil {
 		t.Fatalf("b did not catch up after the listener reconnected: %v", err)
 	}
@@ -113,14 +113,14 @@ func TestAuthoritiesMissedNotice(t *testing.T) {
 	if _, err := a.Submit(ctx, "d", "", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 3, From: 1, To: 3, Text: "note"}}}); err != nil {
 		t.Fatal(err)
 	}
-	ev, err = b.Events(wctx, "d", "", 1, 0, true)
+	ev, err = nextEvents(wctx, b, "d", "", 1, 0)
 	if err != nil || ev.CommentVersion != 1 || len(ev.Comment) != 1 || ev.Comment[0].Text != "note" {
 		t.Fatalf("b's events after a's comment: %+v, %v", ev, err)
 	}
 	if _, err := b.Submit(ctx, "d", "", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 4, From: 1, To: 2, Text: "reply"}}}); err != nil {
 		t.Fatal(err)
 	}
-	ev, err = a.Events(wctx, "d", "", 1, 1, true)
+	ev, err = nextEvents(wctx, a, "d", "", 1, 1)
 	if err != nil || ev.CommentVersion != 2 || len(ev.Comment) != 1 || ev.Comment[0].Text != "reply" {
 		t.Fatalf("a's events after b's comment: %+v, %v", ev, err)
 	}
@@ -153,16 +153,15 @@ func TestAuthoritiesDelete(t *testing.T) {
 	// b waits on both documents at version 1.
 	waited := make(chan error, 2)
 	for _, id := range []string{"gone", "keep"} {
+		sub, err := b.Subscribe(waitCtx, id, "w", 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
 		go func() {
-			_, err := b.Events(waitCtx, id, "w", 1, 0, true)
+			_, err := sub.Next(waitCtx)
 			waited <- err
 		}()
-	}
-	for b.Waiting("gone") == 0 || b.Waiting("keep") == 0 {
-		if waitCtx.Err() != nil {
-			t.Fatal("b's waiters did not start")
-		}
-		time.Sleep(time.Millisecond)
 	}
 	if err := a.Delete(ctx, "gone"); err != nil {
 		t.Fatal(err)
@@ -245,7 +244,7 @@ func TestAuthoritiesRecreate(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	for _, au := range []*collab.Authority{a, b} {
-		if ev, err := au.Events(ctx, "d", "", 5, 0, false); !errors.Is(err, collab.ErrHistoryGone) {
+		if ev, err := au.Events(ctx, "d", "", 5, 0); !errors.Is(err, collab.ErrHistoryGone) {
 			t.Errorf("Events at the old version 5: %d steps to %d, %v; want ErrHistoryGone", len(ev.Steps), ev.Version, err)
 		}
 		for _, v := range []int64{5, 8} {
@@ -265,4 +264,20 @@ func TestAuthoritiesRecreate(t *testing.T) {
 func insertStep(pos int, text string) []byte {
 	return []byte(`{"stepType":"replace","from":` + strconv.Itoa(pos) + `,"to":` + strconv.Itoa(pos) +
 		`,"slice":{"content":[{"type":"text","text":` + strconv.Quote(text) + `}]}}`)
+}
+
+// nextEvents returns the events of id after version and commentVersion
+// once there are some (or, for a user, once the user count changes).
+func nextEvents(ctx context.Context, a *collab.Authority, id, user string, version, commentVersion int64) (collab.Events, error) {
+	sub, err := a.Subscribe(ctx, id, user, version, commentVersion)
+	if err != nil {
+		return collab.Events{}, err
+	}
+	defer sub.Close()
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil || user != "" || len(ev.Steps) > 0 || len(ev.Comment) > 0 {
+			return ev, err
+		}
+	}
 }

@@ -296,7 +296,7 @@ func TestLostCommitAck(t *testing.T) {
 			if _, err := a.Submit(ctx, "d", "", sub); !errors.Is(err, collab.ErrConflict) {
 				t.Fatalf("resend at version 1: %v, want ErrConflict", err)
 			}
-			ev, err := a.Events(ctx, "d", "", 1, 0, false)
+			ev, err := a.Events(ctx, "d", "", 1, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
