@@ -54,145 +54,175 @@ var (
 // point into body. Its errors are a 400 or, over Limits.MaxSteps, a 413;
 // n is the number of steps.
 func (s *Server) decodeSubmission(sc *collabScratch, body []byte) (sub collab.Submission, n int, err error) {
-	bad := func(m string) (collab.Submission, int, error) {
-		return collab.Submission{}, n, &httpError{http.StatusBadRequest, m}
-	}
 	d := &sc.d
 	d.Reset(body)
 	d.SetMaxDepth(s.limits.MaxDepth)
 	if len(body) == 0 {
-		return bad(`empty request: expected {"version": V, "steps": […], "clientID": ID, "comment": […]}`)
+		return collab.Submission{}, 0, &httpError{http.StatusBadRequest, `empty request: expected {"version": V, "steps": […], "clientID": ID, "comment": […]}`}
 	}
-	var (
-		problems   [4]string // of version, steps, clientID, comment: the field's type is wrong
-		hasVersion bool
-		truncated  bool // over Limits.MaxSteps
-	)
+	var f submissionFields
 	k, err := d.Peek()
 	if err != nil {
-		return bad(syntaxMessage(d, err))
+		return f.syntaxError(d, err)
 	}
 	if k != jsonscan.Object {
 		if err = d.Skip(); err == nil {
 			err = d.End()
 		}
 		if err != nil {
-			return bad(syntaxMessage(d, err))
+			return f.syntaxError(d, err)
 		}
-		return bad("invalid request: the request must be a JSON object (found " + k.String() + ")")
+		return collab.Submission{}, 0, &httpError{http.StatusBadRequest, "invalid request: the request must be a JSON object (found " + k.String() + ")"}
 	}
 	if err := d.BeginObject(); err != nil {
-		return bad(syntaxMessage(d, err))
+		return f.syntaxError(d, err)
 	}
 	for {
 		i, _, more, err := d.NextKeyIndex(submitKeys)
 		if err != nil {
-			return bad(syntaxMessage(d, err))
+			return f.syntaxError(d, err)
 		}
 		if !more {
 			break
 		}
 		if i < 0 {
-			if err := d.Skip(); err != nil {
-				return bad(syntaxMessage(d, err))
-			}
-			continue
-		}
-		problems[i] = ""
-		k, err := d.Peek()
-		if err != nil {
-			return bad(syntaxMessage(d, err))
-		}
-		switch i {
-		case 0: // version
-			hasVersion = false
-			if k != jsonscan.Number {
-				problems[i] = `"version" must be a non-negative integer (found ` + k.String() + ")"
-				err = d.Skip()
-				break
-			}
-			var f float64
-			var raw []byte
-			if f, raw, err = d.ReadNumber(); err != nil {
-				break
-			}
-			if f != math.Trunc(f) || f < 0 {
-				problems[i] = `"version" must be a non-negative integer (found ` + string(raw) + ")"
-				break
-			}
-			// A version too large for an int64 is ahead of any document.
-			sub.Version, hasVersion = math.MaxInt64, true
-			if f < math.MaxInt64 {
-				sub.Version = int64(f)
-			}
-		case 1: // steps
-			sc.steps, n, truncated = sc.steps[:0], 0, false
-			switch k {
-			case jsonscan.Null:
-				err = d.ReadNull()
-			case jsonscan.Array:
-				n, truncated, err = s.scanSteps(sc, d)
-			default:
-				problems[i] = `"steps" must be an array (found ` + k.String() + ")"
-				err = d.Skip()
-			}
-		case 2: // clientID
-			sub.ClientID = nil
-			switch k {
-			case jsonscan.Null:
-				err = d.ReadNull()
-			case jsonscan.Number, jsonscan.String:
-				start := d.Pos()
-				if err = d.Skip(); err == nil {
-					// A copy: the authority keeps it, and body is reused.
-					sub.ClientID = append(collab.ClientID(nil), body[start:d.Pos()]...)
-				}
-			default:
-				problems[i] = `"clientID" must be a number or a string (found ` + k.String() + ")"
-				err = d.Skip()
-			}
-		case 3: // comment
-			sc.comments = sc.comments[:0]
-			switch k {
-			case jsonscan.Null:
-				err = d.ReadNull()
-			case jsonscan.Array:
-				problems[i], err = scanComments(sc, d)
-			default:
-				problems[i] = `"comment" must be an array of comment events (found ` + k.String() + ")"
-				err = d.Skip()
-			}
+			err = d.Skip()
+		} else {
+			err = f.read(sc, d, i, s.collab.Limits().MaxSteps)
 		}
 		if err != nil {
-			return bad(syntaxMessage(d, err))
+			return f.syntaxError(d, err)
 		}
 	}
 	if err := d.End(); err != nil {
-		return bad(syntaxMessage(d, err))
+		return f.syntaxError(d, err)
 	}
-	for _, p := range problems {
-		if p != "" {
-			return bad("invalid request: " + p)
-		}
-	}
-	if !hasVersion {
-		return bad(`invalid request: missing "version"`)
-	}
-	if truncated {
-		return collab.Submission{}, n, &httpError{http.StatusRequestEntityTooLarge,
-			"too many steps: the request has " + strconv.Itoa(n) + ", over the limit of " +
-				strconv.Itoa(s.collab.Limits().MaxSteps) + " steps per request"}
-	}
-	sub.Steps = sc.steps
-	sub.Comments = sc.comments
-	return sub, n, nil
+	return f.result(sc, s.collab.Limits().MaxSteps)
 }
 
-// scanSteps reads the "steps" array, noting each step (up to
-// the authority's MaxSteps: the others are only counted, and truncated is
-// set).
-// Steps are decoded by the authority, with the document's schema.
-func (s *Server) scanSteps(sc *collabScratch, d *jsonscan.Decoder) (n int, truncated bool, err error) {
+// The fields of a submission, as indexes of submitKeys.
+const (
+	submitVersion = iota
+	submitSteps
+	submitClientID
+	submitComment
+)
+
+// submissionFields collects the fields of a submission as a decoder
+// meets them: in a POST /docs/{id}/events body (decodeSubmission) or in a
+// WebSocket message, scanned once with its other fields
+// (wsMessage.scan).
+type submissionFields struct {
+	sub        collab.Submission
+	n          int       // steps, Limits.MaxSteps or more
+	problems   [4]string // of version, steps, clientID, comment: the field's type is wrong
+	hasVersion bool
+	truncated  bool // over Limits.MaxSteps
+}
+
+// read reads the value at d of the field i (submitVersion …), which
+// replaces an earlier one of that key; its steps and comment events go to
+// sc. Its error is a syntax error of d.
+func (f *submissionFields) read(sc *collabScratch, d *jsonscan.Decoder, i, maxSteps int) error {
+	f.problems[i] = ""
+	k, err := d.Peek()
+	if err != nil {
+		return err
+	}
+	switch i {
+	case submitVersion:
+		f.hasVersion = false
+		if k != jsonscan.Number {
+			f.problems[i] = `"version" must be a non-negative integer (found ` + k.String() + ")"
+			return d.Skip()
+		}
+		v, raw, err := d.ReadNumber()
+		if err != nil {
+			return err
+		}
+		if v != math.Trunc(v) || v < 0 {
+			f.problems[i] = `"version" must be a non-negative integer (found ` + string(raw) + ")"
+			return nil
+		}
+		// A version too large for an int64 is ahead of any document.
+		f.sub.Version, f.hasVersion = math.MaxInt64, true
+		if v < math.MaxInt64 {
+			f.sub.Version = int64(v)
+		}
+	case submitSteps:
+		sc.steps, f.n, f.truncated = sc.steps[:0], 0, false
+		switch k {
+		case jsonscan.Null:
+			return d.ReadNull()
+		case jsonscan.Array:
+			f.n, f.truncated, err = scanSteps(sc, d, maxSteps)
+			return err
+		}
+		f.problems[i] = `"steps" must be an array (found ` + k.String() + ")"
+		return d.Skip()
+	case submitClientID:
+		f.sub.ClientID = nil
+		switch k {
+		case jsonscan.Null:
+			return d.ReadNull()
+		case jsonscan.Number, jsonscan.String:
+			start := d.Pos()
+			if err := d.Skip(); err != nil {
+				return err
+			}
+			// A copy: the authority keeps it, and the message is reused.
+			f.sub.ClientID = append(collab.ClientID(nil), d.Data()[start:d.Pos()]...)
+			return nil
+		}
+		f.problems[i] = `"clientID" must be a number or a string (found ` + k.String() + ")"
+		return d.Skip()
+	case submitComment:
+		sc.comments = sc.comments[:0]
+		switch k {
+		case jsonscan.Null:
+			return d.ReadNull()
+		case jsonscan.Array:
+			f.problems[i], err = scanComments(sc, d)
+			return err
+		}
+		f.problems[i] = `"comment" must be an array of comment events (found ` + k.String() + ")"
+		return d.Skip()
+	}
+	return nil
+}
+
+// syntaxError returns the answer to a syntax error of d.
+func (f *submissionFields) syntaxError(d *jsonscan.Decoder, err error) (collab.Submission, int, error) {
+	return collab.Submission{}, f.n, &httpError{http.StatusBadRequest, syntaxMessage(d, err)}
+}
+
+// result returns the submission read, whose steps and comment events are
+// sc's, or its first problem: a 400, or a 413 over maxSteps
+// (Limits.MaxSteps); n is the number of steps.
+func (f *submissionFields) result(sc *collabScratch, maxSteps int) (sub collab.Submission, n int, err error) {
+	for _, p := range f.problems {
+		if p != "" {
+			return collab.Submission{}, f.n, &httpError{http.StatusBadRequest, "invalid request: " + p}
+		}
+	}
+	if !f.hasVersion {
+		return collab.Submission{}, f.n, &httpError{http.StatusBadRequest, `invalid request: missing "version"`}
+	}
+	if f.truncated {
+		return collab.Submission{}, f.n, &httpError{http.StatusRequestEntityTooLarge,
+			"too many steps: the request has " + strconv.Itoa(f.n) + ", over the limit of " +
+				strconv.Itoa(maxSteps) + " steps per request"}
+	}
+	sub = f.sub
+	sub.Steps = sc.steps
+	sub.Comments = sc.comments
+	return sub, f.n, nil
+}
+
+// scanSteps reads the "steps" array, noting each step (up to maxSteps:
+// the others are only counted, and truncated is set). Steps are decoded
+// by the authority, with the document's schema.
+func scanSteps(sc *collabScratch, d *jsonscan.Decoder, maxSteps int) (n int, truncated bool, err error) {
 	if err := d.BeginArray(); err != nil {
 		return 0, false, err
 	}
@@ -210,7 +240,7 @@ func (s *Server) scanSteps(sc *collabScratch, d *jsonscan.Decoder) (n int, trunc
 			return n, truncated, err
 		}
 		n++
-		if n > s.collab.Limits().MaxSteps {
+		if n > maxSteps {
 			truncated = true
 			continue
 		}

@@ -201,13 +201,114 @@ func shuttingDown(err error) bool {
 	return errors.Is(err, collab.ErrClosed) || errors.Is(err, context.Canceled)
 }
 
+// wsMessageError is a WebSocket message refused by the server itself,
+// before the policy or the authority sees it. Its kind decides its
+// answer (wsAnswerOf).
+type wsMessageError struct {
+	kind wsErrorKind
+	msg  string
+}
+
+func (e *wsMessageError) Error() string { return e.msg }
+
+// wsErrorKind is the kind of a wsMessageError.
+type wsErrorKind int
+
+const (
+	// wsMalformed: a message that is not JSON, not an object, of no known
+	// type, or whose fields are invalid; the connection goes on.
+	wsMalformed wsErrorKind = iota
+	// wsViolation: a message out of order (a hello that is not first or
+	// comes twice) or an invalid hello; the connection is closed.
+	wsViolation
+	// wsTooMany: more than Limits.MaxWSMessages per second; the
+	// connection is closed.
+	wsTooMany
+	// wsNotUTF8: a text frame that is not UTF-8 (RFC 6455 §8.1); the
+	// connection is closed without an error message.
+	wsNotUTF8
+)
+
+// malformed returns the error of an invalid message.
+func malformed(msg string) error { return &wsMessageError{wsMalformed, msg} }
+
+// violation returns the error of a protocol violation.
+func violation(msg string) error { return &wsMessageError{wsViolation, msg} }
+
+// wsRevokedError is the refusal of a connection's principal when the
+// policy is asked again after it expired (wsConn.recheck).
+type wsRevokedError struct{ err error }
+
+func (e *wsRevokedError) Error() string { return e.err.Error() }
+func (e *wsRevokedError) Unwrap() error { return e.err }
+
+// wsAnswer is how an error is answered over a WebSocket: an error message
+// (none when status is 0), then, when code is not 0, the connection is
+// closed with code and reason once the message is written.
+type wsAnswer struct {
+	status int
+	step   int // the failing step, -1 when none
+	msg    string
+	code   websocket.StatusCode
+	reason string
+}
+
+// wsAnswerOf maps an error of a WebSocket message to its answer: the
+// WebSocket's side of answerOf, the one place where these errors become
+// statuses and close codes. admission is set for errors of the hello (the
+// connection's admission), which close the connection (wsCloseOf); after
+// the hello, a refused message changes nothing and the connection goes
+// on.
+//
+//	400, close 1008     a wsViolation (a hello out of order, an invalid hello)
+//	400                 a wsMalformed
+//	429, close 4029     wsTooMany
+//	close 1007          wsNotUTF8, without an error message
+//	status, close 4401  a wsRevokedError whose cause is a 401; other causes
+//	                    close as a refused hello does (wsCloseOf)
+//	close 1012          the server shuts down, without an error message
+//	answerOf            any other error (with wsCloseOf at the hello)
+func wsAnswerOf(err error, admission bool) wsAnswer {
+	var (
+		me      *wsMessageError
+		revoked *wsRevokedError
+	)
+	switch {
+	case errors.As(err, &me):
+		switch me.kind {
+		case wsViolation:
+			return wsAnswer{status: http.StatusBadRequest, step: -1, msg: me.msg, code: websocket.StatusPolicyViolation, reason: "protocol violation"}
+		case wsTooMany:
+			return wsAnswer{status: http.StatusTooManyRequests, step: -1, msg: me.msg, code: wsCloseTooManyRequests, reason: "too many messages"}
+		case wsNotUTF8:
+			return wsAnswer{code: websocket.StatusInvalidFramePayloadData, reason: me.msg}
+		}
+		return wsAnswer{status: http.StatusBadRequest, step: -1, msg: me.msg}
+	case errors.As(err, &revoked):
+		a := answerOf(revoked.err)
+		w := wsAnswer{status: a.status, step: -1, msg: a.msg, code: wsCloseTokenExpired, reason: "token expired"}
+		if a.status != http.StatusUnauthorized {
+			w.code, w.reason = wsCloseOf(revoked.err, a.status)
+		}
+		return w
+	case shuttingDown(err):
+		return wsAnswer{code: wsCloseRestart, reason: "server restarting"}
+	}
+	a := answerOf(err)
+	w := wsAnswer{status: a.status, step: a.step, msg: a.msg}
+	if admission {
+		w.code, w.reason = wsCloseOf(err, a.status)
+	}
+	return w
+}
+
 // wsCloseOf returns the close code and reason of a connection whose
 // hello failed with err (after the error message, see answerOf): 1012
 // when the server shuts down, 4400 for a version the document never had
 // (the client reloads), 4404 for a document that does not exist (without
 // collab.Config.AutoCreate), 4029 over a rate limit, 1011 when the document
-// is unavailable, 1008 for other refusals (a bad hello, the policy's, the
-// document limit).
+// is unavailable, 1008 for other refusals (the policy's, the document
+// limit).
 func wsCloseOf(err error, status int) (websocket.StatusCode, string) {
 	switch {
 	case shuttingDown(err):

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -171,11 +170,9 @@ func (c *wsConn) serve(untilJoined bool) (goesOn bool) {
 			c.lastRead.Store(time.Now().UnixNano())
 			switch {
 			case typ != websocket.MessageText:
-				c.sendError(nil, http.StatusBadRequest, -1, "binary messages are not part of the protocol: send JSON text")
+				c.answer(nil, malformed("binary messages are not part of the protocol: send JSON text"), false)
 			case !utf8.Valid(msg):
-				// RFC 6455 §8.1: a text frame that is not UTF-8 fails
-				// the connection with 1007.
-				c.closeAfterQueue(websocket.StatusInvalidFramePayloadData, "text frame not UTF-8")
+				c.answer(nil, &wsMessageError{wsNotUTF8, "text frame not UTF-8"}, false)
 			default:
 				c.handle(msg)
 			}
@@ -211,95 +208,240 @@ func (c *wsConn) end() {
 	c.s.unregisterWS(c)
 }
 
-// handle answers one message. Every message passes the policy point
-// with the connection's principal (anonymous before the hello): the hello
-// (hello), steps (submit), presence and ping for ActionRead; a token
-// message with its own token (refreshToken).
+// wsPhase is when a type of message may come: before or after the hello.
+type wsPhase int
+
+const (
+	wsAnyTime    wsPhase = iota // before and after the hello (ping)
+	wsFirst                     // first, once (the hello)
+	wsAfterHello                // after the hello; before it, a protocol violation
+)
+
+// wsMessageType is one type of client message (docs/protocol.md, "Client
+// → server"), declared once with its decoder, the action the policy point
+// authorizes it for and its handler, as routes are in the route table
+// (routes.go). handle runs each message through its type's entry.
+type wsMessageType struct {
+	name string
+	when wsPhase
+	// action is what the policy point authorizes the message for, with
+	// the connection's principal or, with ownToken, the principal of the
+	// message's own token, which the policy authenticates first (a hello,
+	// a token message).
+	action   Action
+	ownToken bool
+	// editsWithSteps: a message that carries steps is authorized for
+	// ActionEdit instead of action.
+	editsWithSteps bool
+	// creates: the message creates its document when it does not exist,
+	// which is authorized for ActionCreate too (authorizeCreate).
+	creates bool
+	// submits: the message is a submission, counted by
+	// Observer.Submission whatever answers it.
+	submits bool
+	// hasID: the message's "id" is decoded first, and its answers carry
+	// it; its errors are prefixed with invalid.
+	hasID   bool
+	invalid string
+	// take takes a limit of the connection before the message's fields
+	// are decoded, as an HTTP route does before it reads its body.
+	take func(c *wsConn) error
+	// decode reads the message's fields into m (nil: it has none).
+	decode func(c *wsConn, m *wsMessage) error
+	// handle answers the message once the policy point admitted p.
+	handle func(c *wsConn, m *wsMessage, p Principal) error
+}
+
+// wsMessageTypes is the message table, in the order of docs/protocol.md.
+var wsMessageTypes = []wsMessageType{
+	{name: "hello", when: wsFirst, action: ActionRead, ownToken: true, creates: true,
+		decode: func(c *wsConn, m *wsMessage) error {
+			if err := m.decodeHello(c.s.limits.MaxPresenceData); err != nil {
+				return violation("invalid hello: " + err.Error())
+			}
+			return nil
+		},
+		handle: (*wsConn).hello},
+	{name: "steps", when: wsAfterHello, action: ActionComment, editsWithSteps: true, submits: true, hasID: true,
+		take: func(c *wsConn) error { return c.s.takeSubmission(c.user) },
+		decode: func(c *wsConn, m *wsMessage) (err error) {
+			m.submission, _, err = m.sub.result(m.sc, c.s.collab.Limits().MaxSteps)
+			return err
+		},
+		handle: (*wsConn).submit},
+	{name: "presence", when: wsAfterHello, action: ActionRead,
+		decode: func(_ *wsConn, m *wsMessage) error {
+			if err := m.decodePresence(); err != nil {
+				return malformed("invalid presence: " + err.Error())
+			}
+			return nil
+		},
+		handle: (*wsConn).presence},
+	{name: "token", when: wsAfterHello, action: ActionRead, ownToken: true, hasID: true, invalid: "invalid token message: ",
+		decode: func(_ *wsConn, m *wsMessage) error {
+			err := m.decodeToken()
+			if err == nil && m.token == "" {
+				err = errors.New(`missing "token"`)
+			}
+			if err != nil {
+				return malformed("invalid token message: " + err.Error())
+			}
+			return nil
+		},
+		handle: (*wsConn).refreshToken},
+	{name: "ping", when: wsAnyTime, action: ActionRead, hasID: true,
+		handle: func(c *wsConn, m *wsMessage, _ Principal) error {
+			c.send(appendPong(make([]byte, 0, 32+len(m.id)), m.id))
+			return nil
+		}},
+}
+
+// handle answers one message by its type's entry in wsMessageTypes: the
+// message is scanned once, its "id" and its fields are decoded, it passes
+// the policy point once (wsMessageType.action) and its handler runs.
+// Errors are answered by wsAnswerOf: those of a hello close the
+// connection; after the hello, a refused message changes nothing.
 //
 // A connection that sends more than Limits.MaxWSMessages per second
 // (twice as many in a burst) gets error 429 and is closed with 4029.
 func (c *wsConn) handle(data []byte) {
 	if ok, _ := c.rate.Take(c.s.now(), float64(c.s.limits.MaxWSMessages), 2*float64(c.s.limits.MaxWSMessages)); !ok {
-		c.sendError(nil, http.StatusTooManyRequests, -1,
-			"too many messages: over "+strconv.Itoa(c.s.limits.MaxWSMessages)+" per second (serve --max-ws-messages)")
-		c.closeAfterQueue(wsCloseTooManyRequests, "too many messages")
+		c.answer(nil, &wsMessageError{wsTooMany,
+			"too many messages: over " + strconv.Itoa(c.s.limits.MaxWSMessages) + " per second (serve --max-ws-messages)"}, false)
 		return
 	}
-	var m wsMessage
-	if problem := m.decode(data, c.s.limits.MaxDepth); problem != "" {
-		c.sendError(nil, http.StatusBadRequest, -1, problem)
+	sc := c.s.getCollabScratch()
+	defer c.s.putCollabScratch(sc, len(data))
+	m := wsMessage{sc: sc}
+	if err := m.scan(sc, data, c.s.limits.MaxDepth, c.s.collab.Limits().MaxSteps, wsMessageTypes); err != nil {
+		c.answer(nil, err, false)
 		return
 	}
 	h := c.hub.Load()
 	if h != nil && !c.recheck() {
 		return // the principal expired and was not renewed: closing
 	}
-	switch m.typ {
-	case "hello":
-		if h != nil {
-			c.refuse(`"hello" sent twice`)
-			return
+	t := m.typ
+	switch {
+	case t.when == wsFirst && h != nil:
+		c.answer(nil, violation(`"`+t.name+`" sent twice`), false)
+		return
+	case t.when == wsAfterHello && h == nil:
+		c.answer(nil, violation(`"hello" must come first`), false)
+		return
+	case t.when == wsAfterHello && !h.isJoined(c):
+		return // the hello failed: the connection is being closed
+	}
+	err := c.run(t, &m)
+	if err == nil {
+		return
+	}
+	a := c.answer(m.id, err, t.when == wsFirst)
+	if t.submits {
+		status := a.status
+		if status == 0 {
+			status = http.StatusServiceUnavailable // shutting down
 		}
-		c.hello(&m)
-	case "ping":
-		id, problem := m.id()
-		if problem != "" {
-			c.sendError(nil, http.StatusBadRequest, -1, problem)
-			return
-		}
-		if err := c.authorize(ActionRead); err != nil {
-			c.sendRefusal(id, err)
-			return
-		}
-		c.send(appendPong(make([]byte, 0, 32+len(id)), id))
-	case "steps", "presence", "token":
-		switch {
-		case h == nil:
-			c.refuse(`"hello" must come first`)
-		case !h.isJoined(c):
-			// The hello failed: the connection is being closed.
-		case m.typ == "steps":
-			c.submit(h, &m, data)
-		case m.typ == "token":
-			c.refreshToken(&m)
-		default:
-			c.presence(h, &m)
-		}
+		c.s.observeSubmission(status)
 	}
 }
 
-// refreshToken answers a token message: its token replaces the
-// connection's once the policy point authenticates it as the same
-// principal and authorizes it for ActionRead, and the connection then
-// expires with it. A refused token changes nothing: the connection goes
-// on with the hello's principal (and expires with it).
-func (c *wsConn) refreshToken(m *wsMessage) {
-	id, problem := m.id()
-	if problem == "" {
-		var token string
-		if token, problem = m.token(); problem == "" && token == "" {
-			problem = `missing "token"`
-		}
-		if problem == "" {
-			p, err := c.s.admit(c.s.polls, Credentials{Token: token, Request: c.recheckRequest()}, c.id, ActionRead)
-			c.authMu.Lock()
-			if err == nil && p.ID != c.principal.ID {
-				err = &httpError{http.StatusForbidden, "the token is for another principal than the connection's: reconnect with it"}
-			}
-			if err == nil {
-				c.principal, c.token = p, token
-				c.armExpiryLocked()
-			}
-			c.authMu.Unlock()
-			if err != nil {
-				c.sendRefusal(id, err)
-				return
-			}
-			c.send(appendTokenAccepted(make([]byte, 0, 32+len(id)), id))
-			return
+// run decodes m, a message of type t, passes the policy point and
+// answers it; it returns the error to answer instead.
+func (c *wsConn) run(t *wsMessageType, m *wsMessage) error {
+	if t.hasID {
+		if err := m.decodeID(); err != nil {
+			return malformed(t.invalid + err.Error())
 		}
 	}
-	c.sendError(id, http.StatusBadRequest, -1, "invalid token message: "+problem)
+	if t.take != nil {
+		if err := t.take(c); err != nil {
+			return err
+		}
+	}
+	if t.decode != nil {
+		if err := t.decode(c, m); err != nil {
+			return err
+		}
+	}
+	p, err := c.admitMessage(t, m)
+	if err != nil {
+		return err
+	}
+	if err := t.handle(c, m, p); err != nil {
+		if t.submits && !shuttingDown(err) {
+			if a := answerOf(err); a.status >= 500 && a.status != http.StatusInsufficientStorage { // a quota is no failure
+				c.s.log.Error("websocket: submission failed", "doc", c.id, "err", err)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// admitMessage passes the policy point for m, a message of type t: the
+// one authorization of the message, for t's action (see wsMessageType),
+// and ActionCreate too for a type that creates its document. It returns
+// the principal admitted.
+func (c *wsConn) admitMessage(t *wsMessageType, m *wsMessage) (Principal, error) {
+	s := c.s
+	a := t.action
+	if t.editsWithSteps && len(m.submission.Steps) > 0 {
+		a = ActionEdit
+	}
+	if !t.ownToken {
+		p := c.currentPrincipal()
+		return p, s.policy.Authorize(s.polls, p, c.id, a)
+	}
+	req := c.upgrade
+	if t.when == wsFirst {
+		c.upgrade = nil // an idle connection keeps no request
+	} else {
+		req = c.recheckRequest()
+	}
+	p, err := s.admit(s.polls, Credentials{Token: m.token, Request: req}, c.id, a)
+	if err == nil && t.creates {
+		err = s.authorizeCreate(s.polls, p, c.id)
+	}
+	return p, err
+}
+
+// answer answers err about the message id (nil: the connection) as
+// wsAnswerOf maps it (admission: an error of the hello) and returns the
+// answer.
+func (c *wsConn) answer(id []byte, err error, admission bool) wsAnswer {
+	a := wsAnswerOf(err, admission)
+	if a.status != 0 {
+		c.send(appendWSError(nil, id, a.status, a.step, a.msg))
+	}
+	if a.code != 0 {
+		c.closeAfterQueue(a.code, a.reason)
+	}
+	return a
+}
+
+// fail answers err about the connection's hello, an error of the
+// authority or the policy, and closes the connection (wsAnswerOf).
+func (c *wsConn) fail(err error) { c.answer(nil, err, true) }
+
+// refreshToken answers a token message, whose token the policy point
+// admitted as p for ActionRead: it replaces the connection's once p is
+// the same principal, and the connection then expires with it. A refused
+// token changes nothing: the connection goes on with the hello's
+// principal (and expires with it).
+func (c *wsConn) refreshToken(m *wsMessage, p Principal) error {
+	c.authMu.Lock()
+	same := p.ID == c.principal.ID
+	if same {
+		c.principal, c.token = p, m.token
+		c.armExpiryLocked()
+	}
+	c.authMu.Unlock()
+	if !same {
+		return &httpError{http.StatusForbidden, "the token is for another principal than the connection's: reconnect with it"}
+	}
+	c.send(appendTokenAccepted(make([]byte, 0, 32+len(m.id)), m.id))
+	return nil
 }
 
 // armExpiryLocked asks the policy point again when the connection's
@@ -353,13 +495,7 @@ func (c *wsConn) recheck() bool {
 		return true
 	}
 	c.revoked = true
-	a := answerOf(err)
-	c.sendError(nil, a.status, -1, a.msg)
-	if a.status == http.StatusUnauthorized {
-		c.closeAfterQueue(wsCloseTokenExpired, "token expired")
-	} else {
-		c.closeAfterQueue(wsCloseOf(err, a.status))
-	}
+	c.answer(nil, &wsRevokedError{err}, false)
 	return false
 }
 
@@ -377,12 +513,6 @@ func (c *wsConn) recheckRequest() *http.Request {
 	return r
 }
 
-// authorize passes the policy point for a on the connection's document
-// with its principal.
-func (c *wsConn) authorize(a Action) error {
-	return c.s.policy.Authorize(c.s.polls, c.currentPrincipal(), c.id, a)
-}
-
 // currentPrincipal returns the connection's principal.
 func (c *wsConn) currentPrincipal() Principal {
 	c.authMu.Lock()
@@ -390,76 +520,28 @@ func (c *wsConn) currentPrincipal() Principal {
 	return c.principal
 }
 
-// refuse answers a protocol violation: error 400, then close 1008.
-func (c *wsConn) refuse(msg string) {
-	c.sendError(nil, http.StatusBadRequest, -1, msg)
-	c.closeAfterQueue(websocket.StatusPolicyViolation, "protocol violation")
-}
-
-// hello reads the hello, passes the policy point with its token
-// (Authenticate, then Authorize for ActionRead, and ActionCreate when the
-// document does not exist yet), holds its client id for the connection's
-// principal (collab.Authority.HoldClientID: an id that another principal
-// uses on the document is refused) and joins the document's hub. A
-// refusal is an error (401, 403) and close 1008. When the principal
-// expires (Principal.Expires), the policy is asked again (recheck).
-func (c *wsConn) hello(m *wsMessage) {
-	version, hasVersion, problem := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
-	if problem != "" {
-		c.refuse("invalid hello: " + problem)
-		return
-	}
-	var cv int64
-	if hasVersion && m.raw[wsKeyCommentVersion] != nil {
-		if cv, _, problem = m.integer(wsKeyCommentVersion, "commentVersion", math.MaxInt64, true); problem != "" {
-			c.refuse("invalid hello: " + problem)
-			return
-		}
-	}
-	id, problem := clientIDOf(m.raw[wsKeyClientID])
-	if problem != "" {
-		c.refuse("invalid hello: " + problem)
-		return
-	}
-	ident, problem := appendIdent(make([]byte, 0, 64+len(id)), id, m.raw[wsKeyName], m.raw[wsKeyColor])
-	if problem != "" {
-		c.refuse("invalid hello: " + problem)
-		return
-	}
-	data, problem := appendPresenceData(nil, m.raw[wsKeyData], c.s.limits.MaxPresenceData)
-	if problem != "" {
-		c.refuse("invalid hello: " + problem)
-		return
-	}
-	token, problem := m.token()
-	if problem != "" {
-		c.refuse("invalid hello: " + problem)
-		return
-	}
-	upgrade := c.upgrade
-	c.upgrade = nil // an idle connection keeps no request
-	p, err := c.s.admit(c.s.polls, Credentials{Token: token, Request: upgrade}, c.id, ActionRead)
-	if err == nil {
-		err = c.s.authorizeCreate(c.s.polls, p, c.id)
-	}
-	if err != nil {
-		c.fail(err)
-		return
-	}
+// hello answers the hello, whose token the policy point admitted as p
+// (for ActionRead, and ActionCreate when the document does not exist
+// yet): it holds its client id for the connection's principal
+// (collab.Authority.HoldClientID: an id that another principal uses on
+// the document is refused) and joins the document's hub. When the
+// principal expires (Principal.Expires), the policy is asked again
+// (recheck).
+func (c *wsConn) hello(m *wsMessage, p Principal) error {
 	c.authMu.Lock()
-	c.principal, c.token = p, token
+	c.principal, c.token = p, m.token
 	c.armExpiryLocked()
 	c.authMu.Unlock()
+	ident := m.ident
 	if p.ID != "" {
 		// Others see an authenticated principal by the name its token
 		// gives, not by the one its client chose.
-		ident, _ = appendIdent(ident[:0], id, principalName(p), m.raw[wsKeyColor])
+		ident, _ = appendIdent(ident[:0], m.clientID, principalName(p), m.raw[wsKeyColor])
 	}
-	ident = append(ident, data...)
+	ident = append(ident, m.data...)
 	if p.ID != "" && p.ID != c.user {
 		if err := c.s.moveConn(c.user, p.ID); err != nil {
-			c.fail(err)
-			return
+			return err
 		}
 		c.user = p.ID
 	}
@@ -467,69 +549,38 @@ func (c *wsConn) hello(m *wsMessage) {
 	// address's) while it is connected: nobody else may use it meanwhile.
 	// The hold keeps the document in use by the connection's client until
 	// it ends (its share of the memory budget, collab.Config.MaxClientMemory).
-	release, err := c.s.collab.HoldClientID(c.s.polls, c.id, c.user, p.ID, id)
+	release, err := c.s.collab.HoldClientID(c.s.polls, c.id, c.user, p.ID, m.clientID)
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.release = release
-	c.clientID, c.ident, c.owner = id, ident, appendOwner(nil, p.ID, c.user)
+	c.clientID, c.ident, c.owner = m.clientID, ident, appendOwner(nil, p.ID, c.user)
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)
-	h.join(c.s.polls, c, version, cv, !hasVersion)
+	h.join(c.s.polls, c, m.version, m.commentVersion, m.snapshot)
+	return nil
 }
 
-// submit answers a steps message: the submission goes to the authority
-// as a POST /docs/{id}/events would, decoded by the same code, once the
-// policy point authorizes it (ActionEdit, ActionComment without steps).
-func (c *wsConn) submit(h *wsHub, m *wsMessage, data []byte) {
-	id, problem := m.id()
+// submit answers a steps message: the submission, decoded as a POST
+// /docs/{id}/events body is, goes to the authority.
+func (c *wsConn) submit(m *wsMessage, p Principal) error {
 	s := c.s
-	if problem != "" {
-		c.sendError(nil, http.StatusBadRequest, -1, problem)
-		s.observeSubmission(http.StatusBadRequest)
-		return
-	}
-	sc := s.getCollabScratch()
-	defer s.putCollabScratch(sc, len(data))
-	err := s.takeSubmission(c.user)
-	var sub collab.Submission
-	if err == nil {
-		sub, _, err = s.decodeSubmission(sc, data)
-	}
-	if err == nil {
-		a := ActionEdit
-		if len(sub.Steps) == 0 {
-			a = ActionComment
-		}
-		err = c.authorize(a)
-	}
-	if err != nil {
-		s.observeSubmission(c.sendRefusal(id, err))
-		return
-	}
-	p := c.currentPrincipal()
+	sub := m.submission
 	sub.Author = p.ID
 	sub.OwnComments = s.ownCommentsOnly(s.polls, p, c.id, sub)
 	res, err := s.collab.Submit(s.polls, c.id, c.user, sub)
+	h := c.hub.Load()
 	switch {
 	case err == nil:
-		h.acked(c, id, res)
+		h.acked(c, m.id, res)
 		s.observeSubmission(http.StatusOK)
 	case errors.Is(err, collab.ErrConflict):
-		h.conflicted(c, id)
+		h.conflicted(c, m.id)
 		s.observeSubmission(http.StatusConflict)
-	case shuttingDown(err):
-		c.closeAfterQueue(wsCloseRestart, "server restarting")
-		s.observeSubmission(http.StatusServiceUnavailable)
 	default:
-		// Refused: the connection goes on.
-		status := c.sendRefusal(id, err)
-		if status >= 500 && status != http.StatusInsufficientStorage { // a quota is no failure
-			s.log.Error("websocket: submission failed", "doc", c.id, "err", err)
-		}
-		s.observeSubmission(status)
+		return err // refused: the connection goes on
 	}
+	return nil
 }
 
 // observeSubmission tells Config.Observer about a WebSocket submission
@@ -540,43 +591,10 @@ func (s *Server) observeSubmission(status int) {
 	}
 }
 
-// maxPosition bounds presence positions (documents are far smaller).
-const maxPosition = math.MaxInt32
-
-// presence stores the client's selection, once the policy point
-// authorizes it (ActionRead).
-func (c *wsConn) presence(h *wsHub, m *wsMessage) {
-	if err := c.authorize(ActionRead); err != nil {
-		c.sendRefusal(nil, err)
-		return
-	}
-	version, _, problem := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
-	if problem == "" && m.raw[wsKeyVersion] != nil && string(m.raw[wsKeyVersion]) == "null" {
-		problem = `"version" must be a non-negative integer`
-	}
-	anchor, head := int64(-1), int64(-1)
-	if problem == "" {
-		var visible bool
-		anchor, visible, problem = m.integer(wsKeyAnchor, "anchor", maxPosition, false)
-		switch {
-		case problem != "":
-		case !visible:
-			anchor, head = -1, -1
-		case m.raw[wsKeyHead] == nil:
-			head = anchor
-		default:
-			var ok bool
-			head, ok, problem = m.integer(wsKeyHead, "head", maxPosition, false)
-			if problem == "" && !ok {
-				head = anchor
-			}
-		}
-	}
-	if problem != "" {
-		c.sendError(nil, http.StatusBadRequest, -1, "invalid presence: "+problem)
-		return
-	}
-	c.throttlePresence(h, version, int(anchor), int(head))
+// presence stores the client's selection.
+func (c *wsConn) presence(m *wsMessage, _ Principal) error {
+	c.throttlePresence(c.hub.Load(), m.version, m.anchor, m.head)
+	return nil
 }
 
 // presenceThrottle coalesces the presence of a connection that sends more
@@ -630,6 +648,6 @@ func (c *wsConn) flushPresence(h *wsHub) {
 // the document with an error.
 func (c *wsConn) storePresence(h *wsHub, version int64, anchor, head int) {
 	if !h.setPresence(c, version, anchor, head) {
-		c.sendError(nil, http.StatusBadRequest, -1, "invalid presence: a position is outside the document at version "+strconv.FormatInt(version, 10))
+		c.answer(nil, malformed("invalid presence: a position is outside the document at version "+strconv.FormatInt(version, 10)), false)
 	}
 }

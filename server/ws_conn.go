@@ -313,31 +313,6 @@ func (c *wsConn) ping() {
 	c.mu.Unlock()
 }
 
-// sendError sends an error message: about the submission id, or (id nil)
-// the connection.
-func (c *wsConn) sendError(id []byte, status, step int, msg string) {
-	c.send(appendWSError(nil, id, status, step, msg))
-}
-
-// sendRefusal sends the error answer of err (answerOf) about the
-// submission or message id (nil: the connection) and returns its status.
-func (c *wsConn) sendRefusal(id []byte, err error) int {
-	a := answerOf(err)
-	c.sendError(id, a.status, a.step, a.msg)
-	return a.status
-}
-
-// fail answers err about the connection's hello, an error of the
-// authority or the policy, and closes the connection (wsCloseOf).
-func (c *wsConn) fail(err error) {
-	if shuttingDown(err) {
-		c.closeAfterQueue(wsCloseRestart, "server restarting")
-		return
-	}
-	status := c.sendRefusal(nil, err)
-	c.closeAfterQueue(wsCloseOf(err, status))
-}
-
 // waitFrame waits until the connection has something to read. The reader
 // goroutine waits there, on a shallow stack, rather than deep inside
 // coder/websocket's Reader: a goroutine's stack keeps the size it grew to

@@ -5,18 +5,18 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/jsonscan"
 	"github.com/pmauthority/pmauthority/model"
 )
 
-// This file holds the encoding and decoding of the WebSocket messages of
-// docs/protocol.md; steps messages are decoded as POST /docs/{id}/events
-// bodies (decodeSubmission).
+// This file holds the decoding and encoding of the WebSocket messages of
+// docs/protocol.md; the message table is in ws.go.
 
 // Keys of client messages, and the index of each in wsMessage.raw.
-var wsKeys = jsonscan.NewKeys("type", "id", "version", "commentVersion", "clientID", "name", "color", "anchor", "head", "token", "data")
+var wsKeys = jsonscan.NewKeys("type", "id", "version", "commentVersion", "clientID", "name", "color", "anchor", "head", "token", "data", "steps", "comment")
 
 const (
 	wsKeyType = iota
@@ -30,130 +30,217 @@ const (
 	wsKeyHead
 	wsKeyToken
 	wsKeyData
+	wsKeySteps
+	wsKeyComment
 	wsKeyCount
 )
 
 // wsMessage is a client message, its known top-level values still in JSON
-// (nil when absent; of duplicate keys the last wins, as with JSON.parse).
+// (nil when absent; of duplicate keys the last wins, as with JSON.parse),
+// and what its type's decoder made of them.
 type wsMessage struct {
-	typ string
+	typ *wsMessageType
 	raw [wsKeyCount][]byte
+	// sub holds the fields of a submission (version, steps, clientID,
+	// comment), read as the message is scanned: a steps message's steps
+	// are scanned once, and its other types ignore them.
+	sub submissionFields
+	sc  *collabScratch // of sub's steps and comment events
+
+	id []byte // the message's "id", copied; nil when it has none
+
+	// Decoded by the type's decoder.
+	submission     collab.Submission // steps
+	version        int64             // hello, presence
+	commentVersion int64             // hello
+	snapshot       bool              // hello: "version" is null
+	clientID       []byte            // hello
+	ident          []byte            // hello: the start of its presence entries
+	data           []byte            // hello: ,"data":… to follow ident, or nil
+	anchor, head   int               // presence; -1 when hidden
+	token          string            // hello, token
 }
 
-// decode reads data's top level. On failure it returns the message of the
-// error answer.
-func (m *wsMessage) decode(data []byte, maxDepth int) string {
-	var d jsonscan.Decoder
+// scan reads data's top level, the values of a submission's keys with sc
+// (submissionFields.read), and finds the message's type in types. Its
+// errors are malformed's.
+func (m *wsMessage) scan(sc *collabScratch, data []byte, maxDepth, maxSteps int, types []wsMessageType) error {
+	d := &sc.d
 	d.Reset(data)
 	d.SetMaxDepth(maxDepth)
 	k, err := d.Peek()
 	if err != nil {
-		return syntaxMessage(&d, err)
+		return malformed(syntaxMessage(d, err))
 	}
 	if k != jsonscan.Object {
-		return "a message must be a JSON object with a \"type\" (found " + k.String() + ")"
+		return malformed("a message must be a JSON object with a \"type\" (found " + k.String() + ")")
 	}
 	if err := d.BeginObject(); err != nil {
-		return syntaxMessage(&d, err)
+		return malformed(syntaxMessage(d, err))
 	}
 	for {
 		i, _, more, err := d.NextKeyIndex(wsKeys)
 		if err != nil {
-			return syntaxMessage(&d, err)
+			return malformed(syntaxMessage(d, err))
 		}
 		if !more {
 			break
 		}
 		if _, err := d.Peek(); err != nil {
-			return syntaxMessage(&d, err)
+			return malformed(syntaxMessage(d, err))
 		}
 		start := d.Pos()
-		if err := d.Skip(); err != nil {
-			return syntaxMessage(&d, err)
+		switch i {
+		case wsKeyVersion:
+			err = m.sub.read(sc, d, submitVersion, maxSteps)
+		case wsKeyClientID:
+			err = m.sub.read(sc, d, submitClientID, maxSteps)
+		case wsKeySteps:
+			err = m.sub.read(sc, d, submitSteps, maxSteps)
+		case wsKeyComment:
+			err = m.sub.read(sc, d, submitComment, maxSteps)
+		default:
+			err = d.Skip()
+		}
+		if err != nil {
+			return malformed(syntaxMessage(d, err))
 		}
 		if i >= 0 {
 			m.raw[i] = bytes.TrimLeft(data[start:d.Pos()], " \t\r\n")
 		}
 	}
 	if err := d.End(); err != nil {
-		return syntaxMessage(&d, err)
+		return malformed(syntaxMessage(d, err))
 	}
 	raw := m.raw[wsKeyType]
-	switch {
-	case raw == nil:
-		return `missing "type"`
-	case string(raw) == `"hello"`:
-		m.typ = "hello"
-	case string(raw) == `"steps"`:
-		m.typ = "steps"
-	case string(raw) == `"presence"`:
-		m.typ = "presence"
-	case string(raw) == `"ping"`:
-		m.typ = "ping"
-	case string(raw) == `"token"`:
-		m.typ = "token"
-	default:
-		if len(raw) > 64 {
-			raw = append(raw[:64:64], "…"...)
-		}
-		return "unknown message type " + string(raw) + ": want hello, steps, presence, ping or token"
+	if raw == nil {
+		return malformed(`missing "type"`)
 	}
-	return ""
+	for i := range types {
+		if string(raw) == `"`+types[i].name+`"` {
+			m.typ = &types[i]
+			return nil
+		}
+	}
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = t.name
+	}
+	return malformed("unknown message type " + abbreviate(raw) + ": want " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1])
 }
 
-// id returns the message's "id" (a JSON number, copied), nil when it has
-// none, or the problem with it.
-func (m *wsMessage) id() ([]byte, string) {
+// decodeID reads the message's "id" (a JSON number) into m.id.
+func (m *wsMessage) decodeID() error {
 	raw := m.raw[wsKeyID]
 	if raw == nil || string(raw) == "null" {
-		return nil, ""
+		return nil
 	}
 	if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') || len(raw) > 32 {
-		return nil, `"id" must be a number`
+		return errors.New(`"id" must be a number`)
 	}
-	return bytes.Clone(raw), ""
+	m.id = bytes.Clone(raw)
+	return nil
 }
 
 // integer reads the value of key as an integer from 0 to limit; null
-// reports ok false without a problem. Digits beyond limit read as limit
-// when clamp is set (versions: ahead of any document), else as a problem.
-func (m *wsMessage) integer(key int, name string, limit int64, clamp bool) (n int64, ok bool, problem string) {
+// reports ok false without an error. Digits beyond limit read as limit
+// when clamp is set (versions: ahead of any document), else as an error.
+func (m *wsMessage) integer(key int, name string, limit int64, clamp bool) (n int64, ok bool, err error) {
 	raw := m.raw[key]
 	if raw == nil {
-		return 0, false, `missing "` + name + `"`
+		return 0, false, errors.New(`missing "` + name + `"`)
 	}
 	if string(raw) == "null" {
-		return 0, false, ""
+		return 0, false, nil
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) || raw[0] == '"' || raw[0] == '[' || raw[0] == '{' {
-		return 0, false, `"` + name + `" must be a non-negative integer (found ` + abbreviate(raw) + ")"
+	f, perr := strconv.ParseFloat(string(raw), 64)
+	if perr != nil && !errors.Is(perr, strconv.ErrRange) || raw[0] == '"' || raw[0] == '[' || raw[0] == '{' {
+		return 0, false, errors.New(`"` + name + `" must be a non-negative integer (found ` + abbreviate(raw) + ")")
 	}
 	if f != math.Trunc(f) || f < 0 || !clamp && f > float64(limit) {
-		return 0, false, `"` + name + `" must be an integer from 0 to ` + strconv.FormatInt(limit, 10) + " (found " + abbreviate(raw) + ")"
+		return 0, false, errors.New(`"` + name + `" must be an integer from 0 to ` + strconv.FormatInt(limit, 10) + " (found " + abbreviate(raw) + ")")
 	}
 	if f >= float64(limit) {
-		return limit, true, ""
+		return limit, true, nil
 	}
-	return int64(f), true, ""
+	return int64(f), true, nil
 }
 
-// token returns the "token" of a hello or a token message ("" when
-// absent or null), or the problem with it.
-func (m *wsMessage) token() (string, string) {
+// decodeToken reads the "token" of a hello or a token message ("" when
+// absent or null) into m.token.
+func (m *wsMessage) decodeToken() error {
 	raw := m.raw[wsKeyToken]
 	if raw == nil || string(raw) == "null" {
-		return "", ""
+		return nil
 	}
-	if raw[0] != '"' {
-		return "", `"token" must be a string`
+	if raw[0] == '"' {
+		d := jsonscan.NewDecoder(raw)
+		if s, err := d.ReadString(); err == nil {
+			m.token = s
+			return nil
+		}
 	}
-	d := jsonscan.NewDecoder(raw)
-	s, err := d.ReadString()
+	return errors.New(`"token" must be a string`)
+}
+
+// decodeHello reads a hello's fields: its version (null: a snapshot),
+// comment version, client id, name, color, data (up to maxData bytes,
+// Limits.MaxPresenceData) and token.
+func (m *wsMessage) decodeHello(maxData int) error {
+	version, hasVersion, err := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
 	if err != nil {
-		return "", `"token" must be a string`
+		return err
 	}
-	return s, ""
+	m.version, m.snapshot = version, !hasVersion
+	if hasVersion && m.raw[wsKeyCommentVersion] != nil {
+		if m.commentVersion, _, err = m.integer(wsKeyCommentVersion, "commentVersion", math.MaxInt64, true); err != nil {
+			return err
+		}
+	}
+	if m.clientID, err = clientIDOf(m.raw[wsKeyClientID]); err != nil {
+		return err
+	}
+	if m.ident, err = appendIdent(make([]byte, 0, 64+len(m.clientID)), m.clientID, m.raw[wsKeyName], m.raw[wsKeyColor]); err != nil {
+		return err
+	}
+	if m.data, err = appendPresenceData(nil, m.raw[wsKeyData], maxData); err != nil {
+		return err
+	}
+	return m.decodeToken()
+}
+
+// maxPosition bounds presence positions (documents are far smaller).
+const maxPosition = math.MaxInt32
+
+// decodePresence reads a presence message's version and selection
+// (anchor and head -1 when hidden).
+func (m *wsMessage) decodePresence() error {
+	version, _, err := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
+	if err == nil && string(m.raw[wsKeyVersion]) == "null" {
+		err = errors.New(`"version" must be a non-negative integer`)
+	}
+	if err != nil {
+		return err
+	}
+	anchor, visible, err := m.integer(wsKeyAnchor, "anchor", maxPosition, false)
+	if err != nil {
+		return err
+	}
+	head := anchor
+	switch {
+	case !visible:
+		anchor, head = -1, -1
+	case m.raw[wsKeyHead] != nil:
+		h, ok, err := m.integer(wsKeyHead, "head", maxPosition, false)
+		if err != nil {
+			return err
+		}
+		if ok {
+			head = h
+		}
+	}
+	m.version, m.anchor, m.head = version, int(anchor), int(head)
+	return nil
 }
 
 // abbreviate returns raw JSON for a message, cut to 64 bytes.
@@ -170,37 +257,37 @@ const maxNameLength = 64
 // clientIDOf checks a hello's client id with collab.ParseClientID: a JSON
 // integer from 0 to 2^53 or a string of at most 256 bytes, as
 // prosemirror-collab makes them. It returns a copy.
-func clientIDOf(raw []byte) ([]byte, string) {
+func clientIDOf(raw []byte) ([]byte, error) {
 	if raw == nil {
-		return nil, `missing "clientID"`
+		return nil, errors.New(`missing "clientID"`)
 	}
 	id, err := collab.ParseClientID(raw)
 	switch {
 	case err == nil:
-		return bytes.Clone(id), ""
+		return bytes.Clone(id), nil
 	case raw[0] == '"':
-		return nil, `"clientID" must be a number or a string of at most 256 bytes`
+		return nil, errors.New(`"clientID" must be a number or a string of at most 256 bytes`)
 	}
-	return nil, `"clientID" must be an integer from 0 to 2^53 or a string (found ` + abbreviate(raw) + ")"
+	return nil, errors.New(`"clientID" must be an integer from 0 to 2^53 or a string (found ` + abbreviate(raw) + ")")
 }
 
 // appendName appends a hello's name as a JSON string (null when absent).
-func appendName(buf, raw []byte) ([]byte, string) {
+func appendName(buf, raw []byte) ([]byte, error) {
 	if raw == nil || string(raw) == "null" {
-		return append(buf, "null"...), ""
+		return append(buf, "null"...), nil
 	}
 	if raw[0] != '"' {
-		return buf, `"name" must be a string`
+		return buf, errors.New(`"name" must be a string`)
 	}
 	d := jsonscan.NewDecoder(raw)
 	s, err := d.ReadStringBytes()
 	if err != nil {
-		return buf, `"name" must be a string`
+		return buf, errors.New(`"name" must be a string`)
 	}
 	if model.UTF16Len(string(s)) > maxNameLength {
-		return buf, `"name" is longer than 64 characters`
+		return buf, errors.New(`"name" is longer than 64 characters`)
 	}
-	return model.AppendJSONString(buf, string(s)), ""
+	return model.AppendJSONString(buf, string(s)), nil
 }
 
 // principalName returns the presence name of an authenticated
@@ -228,9 +315,9 @@ func principalName(p Principal) []byte {
 }
 
 // appendColor appends a hello's color, "#rrggbb" (null when absent).
-func appendColor(buf, raw []byte) ([]byte, string) {
+func appendColor(buf, raw []byte) ([]byte, error) {
 	if raw == nil || string(raw) == "null" {
-		return append(buf, "null"...), ""
+		return append(buf, "null"...), nil
 	}
 	ok := len(raw) == 9 && raw[0] == '"' && raw[1] == '#' && raw[8] == '"'
 	for i := 2; ok && i < 8; i++ {
@@ -238,38 +325,38 @@ func appendColor(buf, raw []byte) ([]byte, string) {
 		ok = '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
 	}
 	if !ok {
-		return buf, `"color" must be "#rrggbb" (found ` + abbreviate(raw) + ")"
+		return buf, errors.New(`"color" must be "#rrggbb" (found ` + abbreviate(raw) + ")")
 	}
-	return append(buf, raw...), ""
+	return append(buf, raw...), nil
 }
 
 // appendPresenceData appends ,"data":… to the start of a presence entry
 // for a hello's data: nothing when it is absent or null, else a JSON
 // object of at most max bytes (Limits.MaxPresenceData), copied as sent.
-func appendPresenceData(buf, raw []byte, max int) ([]byte, string) {
+func appendPresenceData(buf, raw []byte, max int) ([]byte, error) {
 	if raw == nil || string(raw) == "null" {
-		return buf, ""
+		return buf, nil
 	}
 	if raw[0] != '{' {
-		return buf, `"data" must be an object (found ` + abbreviate(raw) + ")"
+		return buf, errors.New(`"data" must be an object (found ` + abbreviate(raw) + ")")
 	}
 	if len(raw) > max {
-		return buf, `"data" is ` + strconv.Itoa(len(raw)) + " bytes of JSON, more than " + strconv.Itoa(max) + " (--max-presence-data)"
+		return buf, errors.New(`"data" is ` + strconv.Itoa(len(raw)) + " bytes of JSON, more than " + strconv.Itoa(max) + " (--max-presence-data)")
 	}
 	buf = append(buf, `,"data":`...)
-	return append(buf, raw...), ""
+	return append(buf, raw...), nil
 }
 
 // appendIdent appends the start of a connection's presence entries:
 // {"clientID":…,"name":…,"color":… (without the closing brace), from the
 // hello's values (clientID checked, name and color raw JSON or nil).
-func appendIdent(buf, clientID, name, color []byte) ([]byte, string) {
+func appendIdent(buf, clientID, name, color []byte) ([]byte, error) {
 	buf = append(buf, `{"clientID":`...)
 	buf = append(buf, clientID...)
 	buf = append(buf, `,"name":`...)
-	buf, problem := appendName(buf, name)
-	if problem != "" {
-		return nil, problem
+	buf, err := appendName(buf, name)
+	if err != nil {
+		return nil, err
 	}
 	buf = append(buf, `,"color":`...)
 	return appendColor(buf, color)

@@ -238,15 +238,15 @@ func (h *wsHub) takeLocked(node string, m *peerMessage, now time.Time) {
 		h.peers = make(map[string]*peerEntry)
 	}
 	for _, pc := range m.Clients {
-		id, problem := clientIDOf(pc.ClientID)
-		if problem != "" {
+		id, err := clientIDOf(pc.ClientID)
+		if err != nil {
 			continue
 		}
-		ident, problem := appendIdent(make([]byte, 0, 64+len(id)), id, pc.Name, pc.Color)
-		if problem == "" {
-			ident, problem = appendPresenceData(ident, pc.Data, h.s.limits.MaxPresenceData)
+		ident, err := appendIdent(make([]byte, 0, 64+len(id)), id, pc.Name, pc.Color)
+		if err == nil {
+			ident, err = appendPresenceData(ident, pc.Data, h.s.limits.MaxPresenceData)
 		}
-		if problem != "" {
+		if err != nil {
 			continue
 		}
 		anchor, head := -1, -1

@@ -158,9 +158,9 @@ func TestCastPresenceParts(t *testing.T) {
 	var left [][]byte
 	for i := range 300 {
 		id := []byte(fmt.Sprintf(`"client-%d-%s"`, i, strings.Repeat("x", i%50)))
-		ident, problem := appendIdent(nil, id, []byte(`"`+strings.Repeat("ñ", 60)+`"`), []byte(`"#aabbcc"`))
-		if problem != "" {
-			t.Fatal(problem)
+		ident, err := appendIdent(nil, id, []byte(`"`+strings.Repeat("ñ", 60)+`"`), []byte(`"#aabbcc"`))
+		if err != nil {
+			t.Fatal(err)
 		}
 		conns = append(conns, &wsConn{clientID: id, ident: ident, anchor: i, head: i + 1})
 		left = append(left, []byte(fmt.Sprint(1000+i)))
