@@ -72,9 +72,7 @@ func cmdPprofServe(args []string) error {
 		DefaultSchema: "basic",
 		AutoCreate:    true,
 		Logger:        logger,
-
-		MaxDocuments:      1_000_000_000,
-		MaxCreatesPerHour: 1_000_000_000,
+		Limits:        collab.Limits{MaxDocuments: 1_000_000_000, MaxCreatesPerHour: 1_000_000_000},
 	})
 	if err != nil {
 		return err
