@@ -51,12 +51,19 @@ type Config struct {
 	// request (default 1 minute). Users subscribed (Subscribe) always
 	// count. A change of the count is news for the subscriptions.
 	UsersWindow time.Duration
-	// UsersRefresh, when the store is a store.Broadcaster (several
-	// nodes), is how often the Authority sends the users of its loaded
-	// documents to the other nodes (default 5 seconds); what it heard
-	// from a node counts for three refreshes unless repeated, so the
-	// users of a node that died stop counting within four (peers.go).
-	UsersRefresh time.Duration
+	// PeerRefresh, when the store is a store.Broadcaster (several
+	// nodes), is how often the Authority sends the users and the
+	// presence of its loaded documents to the other nodes (default 5
+	// seconds); what it heard from a node counts for three refreshes
+	// unless repeated, so the users and cursors of a node that died go
+	// within four (peers.go).
+	PeerRefresh time.Duration
+	// PresenceEvery is the shortest time between two wake-ups of a
+	// document's followers of presence, and between two sendings of its
+	// presence to the other nodes (default DefaultPresenceEvery, 50 ms):
+	// however fast its clients move, a document's presence goes out at
+	// most that often (presence.go).
+	PresenceEvery time.Duration
 	// Limits bound the documents and their clients (limits.go); zero
 	// fields take the defaults. Embedded: a.cfg.MaxSteps is
 	// a.cfg.Limits.MaxSteps.
@@ -128,7 +135,7 @@ const (
 	DefaultSnapshotEvery = 1_000
 	DefaultIdleUnload    = 10 * time.Minute
 	DefaultUsersWindow   = time.Minute
-	DefaultUsersRefresh  = 5 * time.Second
+	DefaultPeerRefresh   = 5 * time.Second
 )
 
 // Authority is the central authority of many collaboratively edited
@@ -176,14 +183,16 @@ type Authority struct {
 	noticeDone  chan struct{} // closed when the notice goroutine ended
 	noticeStop  context.CancelFunc
 
-	// The users of other nodes, with a store.Broadcaster (peers.go).
+	// The users and presence of other nodes, with a store.Broadcaster
+	// (peers.go).
 	peers peerUsers
 }
 
 // withDefaults returns cfg with its zero fields set to the defaults.
 func (cfg Config) withDefaults() Config {
 	defaults.Fill(&cfg, Config{History: DefaultHistory, SnapshotEvery: DefaultSnapshotEvery,
-		UsersWindow: DefaultUsersWindow, UsersRefresh: DefaultUsersRefresh, AfterCommitQueue: DefaultAfterCommitQueue})
+		UsersWindow: DefaultUsersWindow, PeerRefresh: DefaultPeerRefresh, PresenceEvery: DefaultPresenceEvery,
+		AfterCommitQueue: DefaultAfterCommitQueue})
 	if cfg.KeepSteps == 0 {
 		cfg.KeepSteps = int64(cfg.History)
 	}

@@ -76,8 +76,8 @@ func ParseClientID(raw []byte) (ClientID, error) {
 // belongs to it while the document's kept history (Config.History steps,
 // read back from the store with their authors after a restart, an unload
 // or from other nodes) holds a step under it, and while a connection
-// holds it (HoldClientID, and HoldLoadedClientID for the connections of
-// other nodes); then it is free again.
+// holds it (HoldClientID, and the presence of another node's client:
+// presence.go); then it is free again.
 
 // owner is who a client id belongs to: a principal, or, for an anonymous
 // client, a user. Anonymous steps read back from the store have no user
@@ -191,28 +191,6 @@ func (d *document) addStepsLocked(steps []StepRecord) {
 		}
 		u.steps++
 	}
-}
-
-// HoldLoadedClientID is HoldClientID on a document that is loaded: it
-// neither loads nor creates one, and returns ok false (and no error) when
-// id is not loaded. A server holds with it the client ids that the
-// WebSockets of other nodes announce (in presence) on a document that it
-// serves too.
-func (a *Authority) HoldLoadedClientID(id, user, author string, clientID ClientID) (release func(), ok bool, err error) {
-	cid, err := ParseClientID(clientID)
-	if err != nil {
-		return nil, false, err
-	}
-	a.mu.Lock()
-	d := a.docs[id]
-	if d == nil || !d.loaded || a.closed {
-		a.mu.Unlock()
-		return nil, false, nil
-	}
-	d.refs++ // a use by nobody's share (released with user "")
-	a.mu.Unlock()
-	release, err = a.hold(d, "", cid, ownerOf(author, user))
-	return release, err == nil, err
 }
 
 // HoldClientID makes clientID belong to author (or, anonymous, user) on

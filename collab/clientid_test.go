@@ -163,31 +163,3 @@ func TestHoldClientID(t *testing.T) {
 		t.Errorf("a released client id without steps: %v", err)
 	}
 }
-
-// TestHoldLoadedClientID: a hold for another node's connection is taken
-// on a loaded document only, and never loads or creates one.
-func TestHoldLoadedClientID(t *testing.T) {
-	ctx := context.Background()
-	a := newAuthority(t, nil, collab.Config{})
-	if r, ok, err := a.HoldLoadedClientID("new", "alice", "alice", collab.ClientID("7")); ok || err != nil || r != nil {
-		t.Errorf("a hold on a document not loaded: %v, %v", ok, err)
-	}
-	if ok, err := a.Exists(ctx, "new"); ok || err != nil {
-		t.Errorf("the hold created the document (%v)", err)
-	}
-	mustGet(t, a, "d")
-	release, ok, err := a.HoldLoadedClientID("d", "alice", "alice", collab.ClientID("7"))
-	if !ok || err != nil {
-		t.Fatalf("a hold on a loaded document: %v, %v", ok, err)
-	}
-	refusedFor(t, "a submission under a held id", submitAs(a, 0, "7", "mallory", "mallory"), "7")
-	if _, ok, err := a.HoldLoadedClientID("d", "mallory", "mallory", collab.ClientID("7")); ok {
-		t.Error("mallory held alice's client id")
-	} else {
-		refusedFor(t, "a hold of a held id", err, "7")
-	}
-	release()
-	if err := submitAs(a, 0, "7", "mallory", "mallory"); err != nil {
-		t.Errorf("after the release: %v", err)
-	}
-}

@@ -65,6 +65,7 @@ type document struct {
 	appending *appendCall
 	// clients are the client ids in use, by their string (clientid.go).
 	clients map[string]*clientUse
+	pres    presence // presence.go
 }
 
 // appendCall is a store append in flight: a submission at its base can
@@ -203,6 +204,7 @@ func (d *document) publish(st docState, reloaded bool) {
 		d.docJSON = nil
 	}
 	d.indexStepsLocked(d.st, st, reloaded)
+	d.mapPresenceLocked(d.st, st, reloaded)
 	d.st = st
 	close(d.wake)
 	d.wake = make(chan struct{})

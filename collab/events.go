@@ -105,6 +105,12 @@ type Events struct {
 	// Size is the content size of the document at Version (what
 	// positions in it may go up to).
 	Size int
+	// Presence and Left are, in the updates of a subscription that
+	// follows presence, the entries that changed after its cursor (at
+	// Version) and the client ids that left (presence.go). AppendJSON
+	// leaves them out.
+	Presence []Presence
+	Left     []ClientID
 }
 
 // Events returns, without waiting, the steps and comment events of the

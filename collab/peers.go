@@ -1,6 +1,7 @@
 package collab
 
 import (
+	"bytes"
 	"encoding/json"
 	"hash/fnv"
 	"strconv"
@@ -24,16 +25,40 @@ import (
 //
 // A document's set goes out when it changes (a user came or expired), at
 // most every usersWakeEvery for all the documents that changed, and every
-// Config.UsersRefresh for all the documents that have users (and once,
+// Config.PeerRefresh for all the documents that have users (and once,
 // empty, for those that no longer have any). What a node heard from
 // another replaces what it heard before for that document, and expires
 // after usersPeerExpiry refreshes without news: so a node that dies
 // stops counting within that time, and a lost message is repaired by the
 // next refresh. A change of a document's count is news for its
 // subscriptions, as a local change is.
+//
+// The presence of a document's clients (presence.go) goes on the same
+// exchange, on the topic "presence", for the documents that have
+// followers:
+//
+//	{"doc":"d","version":12,"clients":[{"clientID":…,"info":{…},"owner":{"author":…},"anchor":…,"head":…}],"left":[…]}
+//
+// with this node's entries that changed and the client ids that left
+// since the last sending (at most every Config.PresenceEvery), positions
+// at this node's version; every refresh sends all of them again, and
+// what was heard lapses after the same usersPeerExpiry refreshes. A
+// document's first follower asks ({"doc":"d","ask":true}) and the other
+// nodes answer with all their entries. An entry's owner ({"author":
+// principal} or {"user": address}) is whose its client id is: the
+// receiving node holds the id for it while it has the entry, so that
+// nobody else takes it there either (docs/api.md, "Client ids").
 
-// usersTopic is the store.Broadcaster topic of the users.
-const usersTopic = "users"
+// usersTopic and presenceTopic are the store.Broadcaster topics of the
+// users and of presence.
+const (
+	usersTopic    = "users"
+	presenceTopic = "presence"
+)
+
+// maxPeerPresence bounds the presence entries a document keeps (the
+// other nodes' beyond it are dropped, and repeated by the refresh).
+const maxPeerPresence = 10_000
 
 // usersPeerExpiry is how many refreshes what a node heard from another
 // lasts.
@@ -59,7 +84,7 @@ func userHash(user string) uint64 {
 // about users. Its zero value (no caster) does nothing.
 type peerUsers struct {
 	caster store.Broadcaster // nil: one node, nothing to do
-	every  time.Duration     // Config.UsersRefresh
+	every  time.Duration     // Config.PeerRefresh
 
 	mu    sync.Mutex
 	docs  map[string]*peerDoc // what other nodes said, by document
@@ -67,6 +92,10 @@ type peerUsers struct {
 	dirty map[string]bool     // documents whose users changed since sent
 	sent  map[string]bool     // documents whose last set sent had users
 	seq   uint64
+
+	presence map[string]bool // documents whose local presence changed since sent
+	asks     map[string]bool // documents whose first follower came
+	poked    bool            // a signal is due for users held back
 
 	signal chan struct{} // has a value when dirty is not empty
 	done   chan struct{} // closed when the sending goroutine ends
@@ -97,13 +126,17 @@ func (a *Authority) followPeers() {
 		return
 	}
 	p := &a.peers
-	p.caster, p.every = c, a.cfg.UsersRefresh
+	p.caster, p.every = c, a.cfg.PeerRefresh
 	p.docs = make(map[string]*peerDoc)
 	p.dirty = make(map[string]bool)
 	p.sent = make(map[string]bool)
+	p.presence = make(map[string]bool)
+	p.asks = make(map[string]bool)
 	p.signal = make(chan struct{}, 1)
 	p.done = make(chan struct{})
-	p.cancel = c.SubscribeBroadcasts(usersTopic, a.heardUsers)
+	cancelUsers := c.SubscribeBroadcasts(usersTopic, a.heardUsers)
+	cancelPresence := c.SubscribeBroadcasts(presenceTopic, a.heardPresence)
+	p.cancel = func() { cancelUsers(); cancelPresence() }
 	go a.sendPeers()
 }
 
@@ -119,11 +152,6 @@ func (a *Authority) stopPeers() {
 	<-p.done
 }
 
-// Broadcaster returns the Authority's store as a store.Broadcaster, when
-// it is one (several nodes share it), and nil otherwise: the server sends
-// the presence of its WebSocket clients to the other nodes through it.
-func (a *Authority) Broadcaster() store.Broadcaster { return a.peers.caster }
-
 // changed notes that the users of the document id changed. It is called
 // with the document's mu held (or none).
 func (p *peerUsers) changed(id string) {
@@ -133,6 +161,36 @@ func (p *peerUsers) changed(id string) {
 	p.mu.Lock()
 	p.dirty[id] = true
 	p.mu.Unlock()
+	p.poke()
+}
+
+// presenceChanged notes that the local presence of the document id
+// changed (or that every entry is to be sent). It is called with the
+// document's mu held (or none).
+func (p *peerUsers) presenceChanged(id string) {
+	if p.caster == nil {
+		return
+	}
+	p.mu.Lock()
+	p.presence[id] = true
+	p.mu.Unlock()
+	p.poke()
+}
+
+// askPresence has the other nodes asked for their entries of the
+// document id.
+func (p *peerUsers) askPresence(id string) {
+	if p.caster == nil {
+		return
+	}
+	p.mu.Lock()
+	p.asks[id] = true
+	p.mu.Unlock()
+	p.poke()
+}
+
+// poke wakes the sending goroutine.
+func (p *peerUsers) poke() {
 	select {
 	case p.signal <- struct{}{}:
 	default:
@@ -161,37 +219,66 @@ func (p *peerUsers) count(id string, users map[string]*userEntry) int {
 	return n
 }
 
-// sendPeers sends the users of the documents that changed, at most every
-// usersWakeEvery, and of all, every refresh, until Close; then it sends
-// every document that had users as empty.
+// sendPeers sends the presence of the documents that changed, at most
+// every Config.PresenceEvery, their users, at most every usersWakeEvery,
+// and all of both every refresh, until Close; then it sends every
+// document that had users as empty, and its presence as left.
 func (a *Authority) sendPeers() {
 	p := &a.peers
 	defer close(p.done)
 	refresh := time.NewTicker(p.every)
 	defer refresh.Stop()
-	var last time.Time
+	var lastPresence, lastUsers time.Time
+	bye := func() {
+		a.sendPresence(false, true)
+		a.sendUsers(true, true)
+	}
 	for {
 		select {
 		case <-a.done:
-			a.sendUsers(true, true)
+			bye()
 			return
 		case <-p.signal:
-			if wait := usersWakeEvery - time.Since(last); wait > 0 {
+			if wait := a.cfg.PresenceEvery - time.Since(lastPresence); wait > 0 {
 				select {
 				case <-time.After(wait):
 				case <-a.done:
-					a.sendUsers(true, true)
+					bye()
 					return
 				}
 			}
-			last = time.Now()
-			a.sendUsers(false, false)
+			lastPresence = time.Now()
+			a.sendPresence(false, false)
+			if wait := usersWakeEvery - time.Since(lastUsers); wait > 0 {
+				p.pokeUsersIn(wait)
+			} else {
+				lastUsers = time.Now()
+				a.sendUsers(false, false)
+			}
 		case <-refresh.C:
-			last = time.Now()
+			lastPresence, lastUsers = time.Now(), time.Now()
+			a.sendPresence(true, false)
 			a.sendUsers(true, false)
 			a.expirePeers()
 		}
 	}
+}
+
+// pokeUsersIn wakes the sending goroutine after wait, when users changed
+// and it has not been arranged yet.
+func (p *peerUsers) pokeUsersIn(wait time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.dirty) == 0 || p.poked {
+		return
+	}
+	p.poked = true
+	time.AfterFunc(wait, func() {
+		p.mu.Lock()
+		p.poked = false
+		p.mu.Unlock()
+		p.poke()
+	})
 }
 
 // sendUsers broadcasts the users of the documents that changed, or (all)
@@ -241,19 +328,9 @@ func (a *Authority) sendUsers(all, bye bool) {
 // localUsers appends the hashes of this node's users of the document id
 // (none when it is not loaded) to buf.
 func (a *Authority) localUsers(id string, now time.Time, buf []uint64) []uint64 {
-	a.mu.Lock()
-	d := a.docs[id]
-	a.mu.Unlock()
+	d := a.loadedDoc(id)
 	if d == nil {
-		return buf
-	}
-	select {
-	case <-d.ready:
-	default:
-		return buf // loading: it has had no users yet
-	}
-	if d.err != nil {
-		return buf
+		return buf // not loaded, or loading: it has had no users yet
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -445,24 +522,223 @@ func (a *Authority) expirePeers() {
 	for _, id := range woken {
 		a.wakeUsers(id)
 	}
+	for _, d := range a.loadedDocs() {
+		d.mu.Lock()
+		d.expirePresenceLocked(time.Now())
+		d.mu.Unlock()
+	}
 }
 
 // wakeUsers wakes the waiters of users of the document id, if it is
 // loaded, after the other nodes' users changed.
 func (a *Authority) wakeUsers(id string) {
-	a.mu.Lock()
-	d := a.docs[id]
-	a.mu.Unlock()
+	d := a.loadedDoc(id)
 	if d == nil {
-		return
-	}
-	select {
-	case <-d.ready:
-	default:
 		return
 	}
 	d.mu.Lock()
 	d.usersDirty = true
 	d.scheduleUsers(a.now())
 	d.mu.Unlock()
+}
+
+// loadedDoc returns the document id when it is loaded, nil otherwise
+// (also while it loads, or when its load failed).
+func (a *Authority) loadedDoc(id string) *document {
+	a.mu.Lock()
+	d := a.docs[id]
+	a.mu.Unlock()
+	if d == nil || !chanClosed(d.ready) || d.err != nil {
+		return nil
+	}
+	return d
+}
+
+// loadedDocs returns the documents loaded.
+func (a *Authority) loadedDocs() []*document {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	docs := make([]*document, 0, len(a.docs))
+	for _, d := range a.docs {
+		if d.loaded {
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
+
+// sendPresence broadcasts the asks waiting and the local presence of the
+// documents that changed, or (all) of every loaded document; with bye,
+// every local entry as left.
+func (a *Authority) sendPresence(all, bye bool) {
+	p := &a.peers
+	p.mu.Lock()
+	ids, asks := p.presence, p.asks
+	p.presence, p.asks = make(map[string]bool), make(map[string]bool)
+	p.mu.Unlock()
+	for id := range asks {
+		msg := model.AppendJSONString([]byte(`{"doc":`), id)
+		msg = append(msg, `,"ask":true}`...)
+		if err := p.caster.Broadcast(presenceTopic, msg); err != nil {
+			a.log.Warn("collab: presence not asked of the other nodes", "doc", id, "err", err)
+		}
+	}
+	docs := make(map[string]*document, len(ids))
+	if all || bye {
+		for _, d := range a.loadedDocs() {
+			docs[d.id] = d
+		}
+	}
+	for id := range ids {
+		if d := a.loadedDoc(id); d != nil {
+			docs[id] = d
+		}
+	}
+	for id, d := range docs {
+		d.mu.Lock()
+		entries, left, version := d.localPresenceLocked(all)
+		if bye {
+			for _, e := range entries {
+				left = append(left, e.ClientID)
+			}
+			entries = nil
+		}
+		d.mu.Unlock()
+		if len(entries) > 0 || len(left) > 0 {
+			a.broadcastPresence(id, version, entries, left)
+		}
+	}
+}
+
+// broadcastPresence sends entries and left, of the document id at
+// version, in as many messages as they take.
+func (a *Authority) broadcastPresence(id string, version int64, entries []castEntry, left []ClientID) {
+	head := model.AppendJSONString([]byte(`{"doc":`), id)
+	head = append(head, `,"version":`...)
+	head = strconv.AppendInt(head, version, 10)
+	head = append(head, `,"clients":[`...)
+	limit := store.MaxBroadcast - len(presenceTopic) - 16 // with room for the closing
+	msg := append([]byte(nil), head...)
+	n, inLeft := 0, false
+	flush := func() {
+		if !inLeft {
+			msg = append(msg, `],"left":[`...)
+		}
+		msg = append(msg, "]}"...)
+		if err := a.peers.caster.Broadcast(presenceTopic, msg); err != nil {
+			a.log.Warn("collab: presence not sent to the other nodes", "doc", id, "err", err)
+		}
+		msg, n, inLeft = append(msg[:0], head...), 0, false
+	}
+	var entry []byte
+	for _, e := range entries {
+		entry = appendCastEntry(entry[:0], e)
+		if n > 0 && len(msg)+len(entry) > limit {
+			flush()
+		}
+		if n > 0 {
+			msg = append(msg, ',')
+		}
+		msg = append(msg, entry...)
+		n++
+	}
+	msg, inLeft = append(msg, `],"left":[`...), true
+	ids := 0
+	for _, cid := range left {
+		if (n > 0 || ids > 0) && len(msg)+len(cid) > limit {
+			flush()
+			msg, inLeft, ids = append(msg, `],"left":[`...), true, 0
+		}
+		if ids > 0 {
+			msg = append(msg, ',')
+		}
+		msg = append(msg, cid...)
+		ids++
+	}
+	flush()
+}
+
+// appendCastEntry appends e as the other nodes are sent it.
+func appendCastEntry(buf []byte, e castEntry) []byte {
+	buf = append(buf, `{"clientID":`...)
+	buf = append(buf, e.ClientID...)
+	buf = append(buf, `,"info":`...)
+	buf = append(buf, e.Info...)
+	if e.owner.author != "" {
+		buf = append(buf, `,"owner":{"author":`...)
+		buf = model.AppendJSONString(buf, e.owner.author)
+	} else {
+		buf = append(buf, `,"owner":{"user":`...)
+		buf = model.AppendJSONString(buf, e.owner.user)
+	}
+	buf = append(buf, `},"anchor":`...)
+	if e.Anchor < 0 {
+		return append(buf, `null,"head":null}`...)
+	}
+	buf = strconv.AppendInt(buf, int64(e.Anchor), 10)
+	buf = append(buf, `,"head":`...)
+	buf = strconv.AppendInt(buf, int64(e.Head), 10)
+	return append(buf, '}')
+}
+
+// presenceMessage is a message of the presence topic.
+type presenceMessage struct {
+	Doc     string `json:"doc"`
+	Version int64  `json:"version"`
+	Clients []struct {
+		ClientID json.RawMessage `json:"clientID"`
+		Info     json.RawMessage `json:"info"`
+		Owner    struct {
+			Author string `json:"author"`
+			User   string `json:"user"`
+		} `json:"owner"`
+		Anchor *int `json:"anchor"`
+		Head   *int `json:"head"`
+	} `json:"clients"`
+	Left []json.RawMessage `json:"left"`
+	Ask  bool              `json:"ask"`
+}
+
+// heardPresence is the subscription's callback: it takes in a message of
+// another node about a document that has followers here.
+func (a *Authority) heardPresence(node string, msg []byte) {
+	var m presenceMessage
+	if err := json.Unmarshal(msg, &m); err != nil || m.Doc == "" || m.Version < 0 {
+		return
+	}
+	d := a.loadedDoc(m.Doc)
+	if d == nil {
+		return // nobody here to tell
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.pres.followers) == 0 || d.deleted {
+		return
+	}
+	if m.Ask {
+		d.pres.castAll = true
+		a.peers.presenceChanged(m.Doc)
+		return
+	}
+	expires := time.Now().Add(usersPeerExpiry * a.peers.every) // presence keeps real time, not Config.Now
+	for _, c := range m.Clients {
+		id, err := ParseClientID(c.ClientID)
+		info := bytes.TrimSpace(c.Info)
+		if err != nil || len(info) == 0 || info[0] != '{' || len(info) > MaxPresenceInfo {
+			continue
+		}
+		anchor, head := -1, -1
+		if c.Anchor != nil && *c.Anchor >= 0 {
+			anchor, head = *c.Anchor, *c.Anchor
+			if c.Head != nil && *c.Head >= 0 {
+				head = *c.Head
+			}
+		}
+		d.heardPresenceLocked(node, bytes.Clone(id), bytes.Clone(info), ownerOf(c.Owner.Author, c.Owner.User), m.Version, anchor, head, expires)
+	}
+	for _, raw := range m.Left {
+		if id, err := ParseClientID(raw); err == nil {
+			d.heardLeftLocked(node, id)
+		}
+	}
 }

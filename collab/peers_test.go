@@ -71,7 +71,7 @@ func longPoll(t *testing.T, a *collab.Authority, id, user string) <-chan collab.
 // test's hour.)
 func TestUsersAcrossNodes(t *testing.T) {
 	bus := new(testutil.Bus)
-	as, _ := nodes(t, bus, 3, collab.Config{UsersRefresh: time.Hour})
+	as, _ := nodes(t, bus, 3, collab.Config{PeerRefresh: time.Hour})
 	a, b, c := as[0], as[1], as[2]
 	ctx := context.Background()
 	if _, err := a.Events(ctx, "d", "x", 0, 0); err != nil {
@@ -117,7 +117,7 @@ func TestUsersAcrossNodes(t *testing.T) {
 // alive do not (it repeats them).
 func TestUsersNodeDies(t *testing.T) {
 	bus := new(testutil.Bus)
-	as, sts := nodes(t, bus, 3, collab.Config{UsersRefresh: 20 * time.Millisecond})
+	as, sts := nodes(t, bus, 3, collab.Config{PeerRefresh: 20 * time.Millisecond})
 	ctx := context.Background()
 	for i, a := range as {
 		if _, err := a.Events(ctx, "d", fmt.Sprint("user", i), 0, 0); err != nil {
@@ -137,7 +137,7 @@ func TestUsersNodeDies(t *testing.T) {
 // nothing is repeated or expires within the test's hour).
 func TestUsersGoodbye(t *testing.T) {
 	bus := new(testutil.Bus)
-	as, _ := nodes(t, bus, 2, collab.Config{UsersRefresh: time.Hour})
+	as, _ := nodes(t, bus, 2, collab.Config{PeerRefresh: time.Hour})
 	a, b := as[0], as[1]
 	ctx := context.Background()
 	for i := range 1000 {
@@ -168,7 +168,7 @@ func TestUsersGoodbye(t *testing.T) {
 func TestUsersOneNode(t *testing.T) {
 	bus := new(testutil.Bus)
 	for _, st := range []store.Store{memstore.New(), bus.Node(memstore.New())} {
-		a := newAuthority(t, st, collab.Config{UsersRefresh: 10 * time.Millisecond})
+		a := newAuthority(t, st, collab.Config{PeerRefresh: 10 * time.Millisecond})
 		ctx := context.Background()
 		for _, u := range []string{"x", "y", "x"} {
 			if _, err := a.Events(ctx, "d", u, 0, 0); err != nil {
@@ -185,7 +185,7 @@ func TestUsersOneNode(t *testing.T) {
 // node: none changes the count or fails anything.
 func TestUsersBadMessages(t *testing.T) {
 	bus := new(testutil.Bus)
-	as, _ := nodes(t, bus, 1, collab.Config{UsersRefresh: time.Hour})
+	as, _ := nodes(t, bus, 1, collab.Config{PeerRefresh: time.Hour})
 	a := as[0]
 	other := bus.Node(memstore.New()).(store.Broadcaster)
 	if _, err := a.Events(context.Background(), "d", "x", 0, 0); err != nil {

@@ -32,6 +32,10 @@ type Subscription struct {
 	version, commentVersion int64
 	users                   int // the user count last delivered
 	closed                  bool
+	// Of a follower of presence (presence.go): the presence changes
+	// delivered.
+	following   bool
+	presenceSeq uint64
 }
 
 // Subscribe returns a subscription to the document id after version and
@@ -82,6 +86,7 @@ func (s *Subscription) Close() {
 		return
 	}
 	s.closed = true
+	d.unfollowLocked(s)
 	now := s.a.now()
 	d.wait(s.user, -1, now, s.a.cfg.UsersWindow)
 	d.subs--
@@ -116,20 +121,25 @@ func (s *Subscription) Wait(ctx context.Context) error {
 			return fmt.Errorf("collab: %q: %w", d.id, ErrNotFound)
 		}
 		_, newer, err := d.eventsAfter(s.version, s.commentVersion)
-		if err != nil || newer || d.userCount(a.now(), a.cfg.UsersWindow) != s.users {
+		if err != nil || newer || d.userCount(a.now(), a.cfg.UsersWindow) != s.users ||
+			s.following && d.pres.flushed > s.presenceSeq {
 			return err
 		}
-		wake, usersWake := d.wake, d.usersWake
+		wake, usersWake, presenceWake := d.wake, d.usersWake, d.pres.wake
+		if !s.following {
+			presenceWake = nil // never ready
+		}
 		d.mu.Unlock()
 		select {
 		case <-wake:
 		case <-usersWake:
+		case <-presenceWake:
 		case <-ctx.Done():
 		case <-a.done:
 		}
 		d.mu.Lock()
 		d.scheduleUsers(a.now())
-		if !chanClosed(wake) && !chanClosed(usersWake) {
+		if !chanClosed(wake) && !chanClosed(usersWake) && !chanClosed(presenceWake) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -180,6 +190,7 @@ func (s *Subscription) takeLocked() (Events, bool, error) {
 	ev.Users = d.userCount(a.now(), a.cfg.UsersWindow)
 	news := len(ev.Steps) > 0 || len(ev.Comment) > 0 || ev.Users != s.users
 	s.version, s.commentVersion, s.users = ev.Version, ev.CommentVersion, ev.Users
+	s.presenceAfterLocked(&ev)
 	return ev, news, err
 }
 
@@ -194,6 +205,9 @@ type Welcome struct {
 	// State is the document at the cursor, for a client that needs a
 	// snapshot.
 	State *State
+	// Presence is every entry of the document's presence at the cursor,
+	// for a follower of presence (FollowPresence).
+	Presence []Presence
 }
 
 // Join takes the update after the cursor (as Take, whose results it
@@ -221,6 +235,9 @@ func (s *Subscription) Join(user string, version, commentVersion int64, snapshot
 		return ev, news, Welcome{}, err
 	}
 	var w Welcome
+	if s.following {
+		w.Presence = d.allPresenceLocked()
+	}
 	if !snapshot {
 		w.Events, _, err = d.eventsAfter(version, commentVersion)
 		switch {

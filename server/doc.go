@@ -150,7 +150,7 @@
 // collab_decode.go (the collab API), docs_api.go (the documents API),
 // export.go (GET /docs/{id}/export), ws.go (upgrade and message
 // dispatch), ws_conn.go (send queue and writer), ws_hub.go (one hub per
-// document), ws_peers.go (presence across nodes), ws_messages.go
+// document, relaying its collab.Subscription), ws_messages.go
 // (WebSocket message encoding and decoding), web.go (the demo pages). A
 // test holds this list to the package's files.
 //

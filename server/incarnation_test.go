@@ -197,7 +197,7 @@ func TestIncarnationWS(t *testing.T) {
 // clients are never pushed the new document's steps as the continuation
 // of theirs, and at their old version they get its snapshot.
 func TestIncarnationWSNodes(t *testing.T) {
-	es, _ := wsNodes(t, new(testutil.Bus), 2, nil)
+	es, _ := wsNodes(t, new(testutil.Bus), 2, 0)
 	a, b := es[0], es[1]
 	c := a.dial(t, "d", false)
 	c.hello(-1, "1")

@@ -162,7 +162,7 @@ func TestSubmissionRate(t *testing.T) {
 // coalesced: the server stores the first selection at once, then only the
 // latest, once the rate allows it, not each one, and it is no error.
 func TestPresenceThrottle(t *testing.T) {
-	e := newWS(t, Config{Limits: Limits{MaxPresence: 1}}, collab.Config{}, func(hs *wsHubs) { hs.presenceEvery = time.Millisecond })
+	e := newWS(t, Config{Limits: Limits{MaxPresence: 1}}, collab.Config{PresenceEvery: time.Millisecond}, nil)
 	e.s.now = e.clock.Now
 	e.post(t, "d", 0, "7", insert(1, "abcdefgh"))
 	a, b := e.joinedPair(t, 1)
@@ -176,7 +176,7 @@ func TestPresenceThrottle(t *testing.T) {
 	if m := b.nextSkipping("pong"); string(m.ID) != "1" {
 		t.Fatalf("b got %s", m.raw)
 	}
-	if anchor := e.s.wsSelection(`"b"`); anchor != 1 {
+	if anchor := e.selectionSeen(t, `"b"`); anchor != 1 {
 		t.Fatalf("b's stored selection is at %d, want 1 (the first; the others coalesced)", anchor)
 	}
 	var seen []int
@@ -189,16 +189,20 @@ func TestPresenceThrottle(t *testing.T) {
 	}
 }
 
-// wsSelection returns the anchor of the stored selection of the
-// WebSocket whose client id is clientID (JSON).
-func (s *Server) wsSelection(clientID string) int {
-	s.ws.mu.Lock()
-	defer s.ws.mu.Unlock()
-	for c := range s.ws.conns {
-		if h := c.hub.Load(); h != nil && string(c.clientID) == clientID {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			return c.anchor
+// selectionSeen returns the anchor of the selection of clientID (JSON)
+// that a new WebSocket of document d is welcomed with (-2 when it has
+// no entry, -1 when hidden).
+func (e *wsEnv) selectionSeen(t *testing.T, clientID string) int {
+	t.Helper()
+	c := e.dial(t, "d", false)
+	defer c.c.CloseNow()
+	c.hello(1, "99")
+	for _, p := range c.next("welcome").Presence {
+		if string(p.ClientID) == clientID {
+			if p.Anchor == nil {
+				return -1
+			}
+			return *p.Anchor
 		}
 	}
 	return -2

@@ -32,7 +32,7 @@ const wsHelloTimeout = 30 * time.Second
 // WebSocket that speaks docs/protocol.md until either side closes it. The
 // route is not authorized before: the connection's hello is (hello).
 func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
-	c := &wsConn{s: s, user: s.client(r, Principal{}), id: id, upgrade: r, anchor: -1, head: -1}
+	c := &wsConn{s: s, user: s.client(r, Principal{}), id: id, upgrade: r}
 	// Counted by address: the principal is known at the hello (which
 	// counts the connection as the principal's, hello).
 	if err := s.takeConn(c.user); err != nil {
@@ -532,13 +532,13 @@ func (c *wsConn) hello(m *wsMessage, p Principal) error {
 	c.principal, c.token = p, m.token
 	c.armExpiryLocked()
 	c.authMu.Unlock()
-	ident := m.ident
+	info := m.info
 	if p.ID != "" {
 		// Others see an authenticated principal by the name its token
 		// gives, not by the one its client chose.
-		ident, _ = appendIdent(ident[:0], m.clientID, principalName(p), m.raw[wsKeyColor])
+		info, _ = appendInfo(info[:0], principalName(p), m.raw[wsKeyColor])
 	}
-	ident = append(ident, m.data...)
+	info = append(append(info, m.data...), '}')
 	if p.ID != "" && p.ID != c.user {
 		if err := c.s.moveConn(c.user, p.ID); err != nil {
 			return err
@@ -554,7 +554,7 @@ func (c *wsConn) hello(m *wsMessage, p Principal) error {
 		return err
 	}
 	c.release = release
-	c.clientID, c.ident, c.owner = m.clientID, ident, appendOwner(nil, p.ID, c.user)
+	c.clientID, c.info = m.clientID, info
 	h := c.s.acquireHub(c.id)
 	c.hub.Store(h)
 	h.join(c.s.polls, c, m.version, m.commentVersion, m.snapshot)

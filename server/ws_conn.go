@@ -46,18 +46,15 @@ type wsConn struct {
 	// Set by the hello, before the connection joins its hub.
 	hub      atomic.Pointer[wsHub]
 	clientID []byte // JSON text
-	ident    []byte // {"clientID":…,"name":…,"color":… — the start of its presence entries
-	owner    []byte // ,"owner":{…}: whose its client id is, for the other nodes (ws_peers.go)
+	info     []byte // {"name":…,"color":…,"data":…}: what its presence shows (collab.Presence.Info)
 
 	rate     ratelimit.Bucket // of the messages read (Limits.MaxWSMessages)
 	lastRead atomic.Int64     // unix nanoseconds of the last frame read, pongs included
 	deadline atomic.Int64     // unix nanoseconds of conn's write deadline (armWriteDeadline)
 
 	// Guarded by the hub's mu.
-	joined       bool
-	idx          int // in hub.conns
-	anchor, head int // the selection at the hub's version; -1 when hidden
-	changed      bool
+	joined bool
+	idx    int // in hub.conns
 
 	// The send queue, guarded by mu.
 	mu          sync.Mutex

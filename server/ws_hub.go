@@ -8,7 +8,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
-	"github.com/pmauthority/pmauthority/transform"
 )
 
 // WebSocket tuning. The protocol fixes the ping interval (docs/protocol.md,
@@ -17,18 +16,12 @@ const (
 	// wsPingEvery is how often the server pings a connection; one that
 	// shows no sign of life for twice as long is closed.
 	wsPingEvery = 30 * time.Second
-	// wsPresenceEvery is the shortest time between two presence
-	// messages of a document.
-	wsPresenceEvery = 50 * time.Millisecond
 	// wsQueueLen is the most messages waiting to be written to one
 	// connection; a connection over it is closed with 4008.
 	wsQueueLen = 256
 	// wsQueueBytes bounds the bytes waiting for one connection (a single
 	// larger message, such as a snapshot, is still queued alone).
 	wsQueueBytes = 32 << 20
-	// wsMaxMaps is how many recent step maps a hub keeps to map presence
-	// sent at an older version.
-	wsMaxMaps = 512
 )
 
 // wsCloseRestart (1012, service restart) closes the connections of a
@@ -56,14 +49,9 @@ type wsHubs struct {
 	drained  chan struct{} // closed when closing and no handler runs
 	watching bool          // the shutdown hook is installed
 
-	peers wsPeers // the other nodes (ws_peers.go)
-
 	// Zero values take the defaults above.
-	pingEvery     time.Duration
-	presenceEvery time.Duration
-	queueLen      int
-	peerEvery     time.Duration // wsPeerRefresh
-	peerExpire    time.Duration // three peerEvery
+	pingEvery time.Duration
+	queueLen  int
 }
 
 func (hs *wsHubs) pingInterval() time.Duration {
@@ -71,13 +59,6 @@ func (hs *wsHubs) pingInterval() time.Duration {
 		return hs.pingEvery
 	}
 	return wsPingEvery
-}
-
-func (hs *wsHubs) presenceInterval() time.Duration {
-	if hs.presenceEvery > 0 {
-		return hs.presenceEvery
-	}
-	return wsPresenceEvery
 }
 
 func (hs *wsHubs) maxQueue() int {
@@ -211,12 +192,14 @@ func (s *Server) forgetHub(h *wsHub) {
 }
 
 // wsHub serves the WebSocket connections of one document. It relays the
-// document's stream (collab.Subscription): one goroutine (run) waits for
-// news and pushes each update, encoded once, to all connections; the
-// connections' reader goroutines join, submit and update presence under
-// mu. Every update is taken from the subscription under mu and pushed to
-// every joined connection, so all of them are at the subscription's
-// cursor and one message fits all.
+// document's stream (collab.Subscription, following presence): one
+// goroutine (run) waits for news and pushes each update, encoded once, to
+// all connections; the connections' reader goroutines join and submit
+// under mu, and set their presence on the subscription. Every update is
+// taken from the subscription under mu and pushed to every joined
+// connection, so all of them are at the subscription's cursor and one
+// message fits all (but for a presence message, which leaves out each
+// connection's own entry).
 type wsHub struct {
 	s    *Server
 	id   string
@@ -229,46 +212,16 @@ type wsHub struct {
 	sub     *collab.Subscription // set by the first join (start)
 	stopped bool                 // no more messages
 	err     error                // why the hub failed
-	// Presence: version is that of the last update relayed; maps are the
-	// step maps of the versions after mapsFrom, up to version; sizes[i]
-	// is the document's size at version mapsFrom+i.
-	version  int64
-	maps     []*transform.StepMap
-	sizes    []int
-	mapsFrom int64
-	noMaps   bool      // a step came without its map: presence is off
-	conns    []*wsConn // joined connections; wsConn.idx is the index
-	// Presence not yet sent: connections whose presence changed and the
-	// client ids of connections that left.
-	changed      []*wsConn
-	left         [][]byte
-	flushPending bool
-	lastFlush    time.Time
-	scratch      []byte
-	// The clients of other nodes (ws_peers.go): by client id, those whose
-	// presence changed, those that left, and whether the next flush sends
-	// every connection's presence to the other nodes.
-	peers       map[string]*peerEntry
-	peerChanged []*peerEntry
-	peerLeft    [][]byte
-	sendAll     bool
-
-	// Messages of other nodes not yet taken in (ws_peers.go).
-	inMu      sync.Mutex
-	inbox     []heardMessage
-	inRunning bool
+	version int64                // of the last update relayed
+	conns   []*wsConn            // joined connections; wsConn.idx is the index
+	scratch []byte
 }
 
-// stop ends the hub: run returns and nothing more is sent, but for the
-// other nodes, which are told of the connections that left.
+// stop ends the hub: run returns and nothing more is sent.
 func (h *wsHub) stop() {
 	h.cancel()
 	h.mu.Lock()
-	if !h.stopped && h.sub != nil {
-		h.castPresenceLocked(nil, h.left)
-	}
 	h.stopped = true
-	h.releasePeersLocked()
 	sub := h.sub
 	h.mu.Unlock()
 	if sub != nil {
@@ -289,10 +242,8 @@ func (h *wsHub) start(ctx context.Context) error {
 		sub.Close()
 		return err
 	}
-	h.sub = sub
-	h.version, h.mapsFrom = ev.Version, ev.Version
-	h.sizes = append(h.sizes[:0], ev.Size)
-	h.askPeersLocked()
+	sub.FollowPresence()
+	h.sub, h.version = sub, ev.Version
 	go h.run()
 	return nil
 }
@@ -352,8 +303,6 @@ func (h *wsHub) resyncLocked(ev collab.Events) {
 	h.s.log.Info("websocket: history gone behind the document hub: its clients resync", "doc", h.id,
 		"from", h.version, "to", ev.Version)
 	h.version = ev.Version
-	h.maps, h.mapsFrom, h.noMaps = nil, ev.Version, false
-	h.sizes = append(h.sizes[:0], ev.Size)
 }
 
 // failLocked ends the hub after an error of the authority: every
@@ -382,81 +331,53 @@ func (h *wsHub) failLocked(err error) {
 }
 
 // relayLocked pushes ev, the update after the hub's version, to every
-// connection when it is news, and maps the stored selections through its
-// steps. It is called with mu held.
+// connection: its steps, comment events and user count when they are
+// news, then its presence changes. It is called with mu held.
 func (h *wsHub) relayLocked(ev collab.Events, news bool) {
-	h.mapSteps(ev.Steps)
 	h.version = ev.Version
+	var gone []*wsConn
 	if news {
 		h.scratch = ev.AppendJSON(h.scratch[:0])
 		msg := appendStepsPush(make([]byte, 0, len(h.scratch)+16), h.scratch)
-		var gone []*wsConn
 		for _, c := range h.conns {
 			if !c.send(msg) {
 				gone = append(gone, c)
 			}
 		}
-		for _, c := range gone {
+	}
+	if len(ev.Presence) > 0 || len(ev.Left) > 0 {
+		gone = h.relayPresenceLocked(ev, gone)
+	}
+	for _, c := range gone {
+		if c.joined {
 			h.removeLocked(c)
 		}
 	}
-	if len(h.peerChanged) > 0 {
-		h.schedulePresence() // those held back for this version, perhaps
-	}
 }
 
-// mapSteps records the maps of steps, applied after the hub's version,
-// and the document's size after each, as the authority computed them, and
-// maps every stored selection through them. A step without its map (one
-// loaded from the store without being replayed) turns presence off.
-func (h *wsHub) mapSteps(steps []collab.StepRecord) {
-	if len(steps) == 0 || h.noMaps {
-		return
+// relayPresenceLocked pushes the presence changes of ev: one message for
+// the connections whose client is not among them, and one without its
+// own entry for each that is. It appends the connections that could not
+// be sent it to gone. It is called with mu held.
+func (h *wsHub) relayPresenceLocked(ev collab.Events, gone []*wsConn) []*wsConn {
+	changed := make(map[string]bool, len(ev.Presence))
+	for _, p := range ev.Presence {
+		changed[string(p.ClientID)] = true
 	}
-	start := len(h.maps)
-	for _, rec := range steps {
-		if rec.Map == nil {
-			h.s.log.Info("websocket: a step came without its map: presence is off", "doc", h.id)
-			h.presenceOff()
-			return
-		}
-		h.maps = append(h.maps, rec.Map)
-		h.sizes = append(h.sizes, rec.Size)
-	}
-	if over := len(h.maps) - wsMaxMaps; over > 0 {
-		h.maps = append(h.maps[:0], h.maps[over:]...)
-		h.sizes = append(h.sizes[:0], h.sizes[over:]...)
-		h.mapsFrom += int64(over)
-		start -= over
-	}
-	newMaps := h.maps[max(start, 0):]
+	shared := appendPresence(nil, ev.Version, ev.Presence, ev.Left, nil)
 	for _, c := range h.conns {
-		if c.anchor >= 0 {
-			c.anchor, c.head = mapPos(newMaps, c.anchor), mapPos(newMaps, c.head)
+		msg := shared
+		if changed[string(c.clientID)] {
+			if len(ev.Presence) == 1 && len(ev.Left) == 0 {
+				continue // its own entry alone
+			}
+			msg = appendPresence(nil, ev.Version, ev.Presence, ev.Left, c.clientID)
+		}
+		if !c.send(msg) {
+			gone = append(gone, c)
 		}
 	}
-}
-
-// presenceOff forgets the kept maps and every selection, after a step
-// without its map: positions can no longer be mapped.
-func (h *wsHub) presenceOff() {
-	h.noMaps = true
-	h.maps, h.sizes = nil, nil
-	for _, c := range h.conns {
-		if c.anchor >= 0 {
-			c.anchor, c.head = -1, -1
-			h.markChanged(c)
-		}
-	}
-}
-
-// mapPos maps pos through maps, as a selection endpoint is mapped
-// (association to the right).
-func mapPos(maps []*transform.StepMap, pos int) int {
-	for _, m := range maps {
-		pos = m.Map(pos, 1)
-	}
-	return pos
+	return gone
 }
 
 // join adds c to the hub after its hello: it sends the welcome (the events
@@ -500,10 +421,10 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 	var msg []byte
 	if w.State != nil {
 		h.scratch = w.State.AppendJSON(h.scratch[:0])
-		msg = appendSnapshot(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns, h.joinPeersLocked(c))
+		msg = appendSnapshot(make([]byte, 0, len(h.scratch)+64), h.scratch, w.Presence, c.clientID)
 	} else {
 		h.scratch = w.Events.AppendJSON(h.scratch[:0])
-		msg = appendWelcome(make([]byte, 0, len(h.scratch)+64), h.scratch, h.conns, h.joinPeersLocked(c))
+		msg = appendWelcome(make([]byte, 0, len(h.scratch)+64), h.scratch, w.Presence, c.clientID)
 	}
 	held, err := h.s.holdWelcome(c, len(msg))
 	if err != nil {
@@ -514,7 +435,7 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 	h.conns = append(h.conns, c)
 	c.joined = true
 	c.sendHeld(msg, held)
-	h.markChanged(c) // the others learn its name and color
+	h.sub.Present(c.clientID, c.info) // the others learn its name and color
 }
 
 // leave removes c, which was joined or not, and tells the others.
@@ -535,17 +456,7 @@ func (h *wsHub) removeLocked(c *wsConn) {
 	h.conns[c.idx].idx = c.idx
 	h.conns[last] = nil
 	h.conns = h.conns[:last]
-	if c.changed {
-		c.changed = false
-		for i, o := range h.changed {
-			if o == c {
-				h.changed = append(h.changed[:i], h.changed[i+1:]...)
-				break
-			}
-		}
-	}
-	h.left = append(h.left, c.clientID)
-	h.schedulePresence()
+	h.sub.Absent(c.clientID)
 }
 
 // isJoined reports whether c is one of the hub's connections.
@@ -584,139 +495,15 @@ func (h *wsHub) conflicted(c *wsConn, id []byte) {
 	}
 }
 
-// setPresence stores c's selection, given at version, mapped to the hub's
-// version (anchor < 0 hides it). A version the hub cannot map from, or a
-// position outside the document, is ignored; it reports false for the
-// latter.
+// setPresence stores c's selection, given at version (anchor < 0 hides
+// it). It reports false for a position outside the document at version.
 func (h *wsHub) setPresence(c *wsConn, version int64, anchor, head int) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !c.joined {
 		return true
 	}
-	if anchor >= 0 {
-		if h.noMaps || version > h.version || version < h.mapsFrom {
-			return true // cannot map: ignored
-		}
-		i := int(version - h.mapsFrom)
-		if size := h.sizes[i]; anchor > size || head > size {
-			return false
-		}
-		anchor, head = mapPos(h.maps[i:], anchor), mapPos(h.maps[i:], head)
-	} else {
-		anchor, head = -1, -1
-	}
-	if anchor == c.anchor && head == c.head {
-		return true
-	}
-	c.anchor, c.head = anchor, head
-	h.markChanged(c)
-	return true
-}
-
-// markChanged notes that c's presence must be sent to the others. It is
-// called with mu held.
-func (h *wsHub) markChanged(c *wsConn) {
-	if !c.changed {
-		c.changed = true
-		h.changed = append(h.changed, c)
-	}
-	h.schedulePresence()
-}
-
-// schedulePresence arranges for flushPresence to run, no sooner than
-// wsPresenceEvery after the last one. It is called with mu held.
-func (h *wsHub) schedulePresence() {
-	if h.flushPending || h.stopped {
-		return
-	}
-	h.flushPending = true
-	delay := time.Until(h.lastFlush.Add(h.s.ws.presenceInterval()))
-	time.AfterFunc(max(delay, 0), h.flushPresence)
-}
-
-// flushPresence sends the presence changes since the last flush: one
-// message for all the connections that did not change, and one without
-// itself for each that did; and the changes of its own connections to
-// the other nodes.
-func (h *wsHub) flushPresence() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.flushPending = false
-	h.lastFlush = time.Now()
-	if h.stopped {
-		h.changed, h.left, h.peerLeft = h.changed[:0], h.left[:0], h.peerLeft[:0]
-		return
-	}
-	// A client that reconnected under the same id has not left.
-	local := h.localIDs()
-	left := h.left[:0]
-	for _, id := range h.left {
-		if !local[string(id)] {
-			left = append(left, id)
-		}
-	}
-	if h.s.peerCaster() != nil {
-		conns := h.changed
-		if h.sendAll {
-			conns = h.conns
-		}
-		h.castPresenceLocked(conns, left)
-		h.sendAll = false
-	}
-	// Nor one that another node has: it is shown again.
-	var gone [][]byte
-	for _, ids := range [][][]byte{left, h.peerLeft} {
-		for _, id := range ids {
-			if local[string(id)] {
-				continue
-			}
-			if e := h.peers[string(id)]; e != nil {
-				if !e.changed {
-					e.changed = true
-					h.peerChanged = append(h.peerChanged, e)
-				}
-				continue
-			}
-			gone = append(gone, id)
-		}
-	}
-	peers := h.shownPeersLocked(true, local)
-	waiting := h.peerChanged[:0] // held back for a version not reached
-	for _, e := range h.peerChanged {
-		if e.at > h.version {
-			waiting = append(waiting, e)
-		} else {
-			e.changed = false
-		}
-	}
-	clear(h.peerChanged[len(waiting):])
-	h.peerChanged = waiting
-	var lost []*wsConn
-	if len(h.changed) > 0 || len(gone) > 0 || len(peers) > 0 {
-		shared := appendPresence(nil, h.version, h.changed, peers, gone, nil)
-		for _, c := range h.conns {
-			ok := true
-			if !c.changed {
-				ok = c.send(shared)
-			} else if len(h.changed) > 1 || len(gone) > 0 || len(peers) > 0 {
-				ok = c.send(appendPresence(nil, h.version, h.changed, peers, gone, c))
-			}
-			if !ok {
-				lost = append(lost, c)
-			}
-		}
-		for _, c := range h.changed {
-			c.changed = false
-		}
-	}
-	clear(h.changed)
-	clear(h.left)
-	clear(h.peerLeft)
-	h.changed, h.left, h.peerLeft = h.changed[:0], h.left[:0], h.peerLeft[:0]
-	for _, c := range lost {
-		h.removeLocked(c) // their leaving goes with the next flush
-	}
+	return h.sub.Select(c.clientID, version, anchor, head)
 }
 
 // touch counts user as a user of the document again (users count while

@@ -55,8 +55,8 @@ type wsMessage struct {
 	commentVersion int64             // hello
 	snapshot       bool              // hello: "version" is null
 	clientID       []byte            // hello
-	ident          []byte            // hello: the start of its presence entries
-	data           []byte            // hello: ,"data":… to follow ident, or nil
+	info           []byte            // hello: the start of its presence info
+	data           []byte            // hello: ,"data":… to follow info, or nil
 	anchor, head   int               // presence; -1 when hidden
 	token          string            // hello, token
 }
@@ -200,7 +200,7 @@ func (m *wsMessage) decodeHello(maxData int) error {
 	if m.clientID, err = clientIDOf(m.raw[wsKeyClientID]); err != nil {
 		return err
 	}
-	if m.ident, err = appendIdent(make([]byte, 0, 64+len(m.clientID)), m.clientID, m.raw[wsKeyName], m.raw[wsKeyColor]); err != nil {
+	if m.info, err = appendInfo(make([]byte, 0, 64), m.raw[wsKeyName], m.raw[wsKeyColor]); err != nil {
 		return err
 	}
 	if m.data, err = appendPresenceData(nil, m.raw[wsKeyData], maxData); err != nil {
@@ -330,7 +330,7 @@ func appendColor(buf, raw []byte) ([]byte, error) {
 	return append(buf, raw...), nil
 }
 
-// appendPresenceData appends ,"data":… to the start of a presence entry
+// appendPresenceData appends ,"data":… to the start of a presence info
 // for a hello's data: nothing when it is absent or null, else a JSON
 // object of at most max bytes (Limits.MaxPresenceData), copied as sent.
 func appendPresenceData(buf, raw []byte, max int) ([]byte, error) {
@@ -347,13 +347,11 @@ func appendPresenceData(buf, raw []byte, max int) ([]byte, error) {
 	return append(buf, raw...), nil
 }
 
-// appendIdent appends the start of a connection's presence entries:
-// {"clientID":…,"name":…,"color":… (without the closing brace), from the
-// hello's values (clientID checked, name and color raw JSON or nil).
-func appendIdent(buf, clientID, name, color []byte) ([]byte, error) {
-	buf = append(buf, `{"clientID":`...)
-	buf = append(buf, clientID...)
-	buf = append(buf, `,"name":`...)
+// appendInfo appends the start of what a connection's presence entries
+// show of it: {"name":…,"color":… (without the closing brace), from the
+// hello's values (raw JSON or nil).
+func appendInfo(buf, name, color []byte) ([]byte, error) {
+	buf = append(buf, `{"name":`...)
 	buf, err := appendName(buf, name)
 	if err != nil {
 		return nil, err
@@ -364,20 +362,20 @@ func appendIdent(buf, clientID, name, color []byte) ([]byte, error) {
 
 // appendWelcome appends {"type":"welcome",…} with the fields of events,
 // an Events' JSON, and the presence entries of conns and peers.
-func appendWelcome(buf, events []byte, conns []*wsConn, peers []*peerEntry) []byte {
+func appendWelcome(buf, events []byte, entries []collab.Presence, skip []byte) []byte {
 	buf = append(buf, `{"type":"welcome",`...)
 	buf = append(buf, events[1:len(events)-1]...)
 	buf = append(buf, `,"presence":`...)
-	return append(appendClients(buf, conns, peers, nil), '}')
+	return append(appendClients(buf, entries, skip), '}')
 }
 
 // appendSnapshot appends {"type":"snapshot",…} with the fields of state,
 // a State's JSON, and the presence entries of conns and peers.
-func appendSnapshot(buf, state []byte, conns []*wsConn, peers []*peerEntry) []byte {
+func appendSnapshot(buf, state []byte, entries []collab.Presence, skip []byte) []byte {
 	buf = append(buf, `{"type":"snapshot",`...)
 	buf = append(buf, state[1:len(state)-1]...)
 	buf = append(buf, `,"presence":`...)
-	return append(appendClients(buf, conns, peers, nil), '}')
+	return append(appendClients(buf, entries, skip), '}')
 }
 
 // appendStepsPush appends {"type":"steps",…} with the fields of events,
@@ -437,13 +435,13 @@ func appendWSError(buf, id []byte, status, step int, msg string) []byte {
 	return append(buf, '}')
 }
 
-// appendPresence appends the presence message at version of the entries
-// of changed but skip, of peers, and of the client ids that left.
-func appendPresence(buf []byte, version int64, changed []*wsConn, peers []*peerEntry, left [][]byte, skip *wsConn) []byte {
+// appendPresence appends the presence message at version of entries,
+// but the one of skip (a client id), and of the client ids that left.
+func appendPresence(buf []byte, version int64, entries []collab.Presence, left []collab.ClientID, skip []byte) []byte {
 	buf = append(buf, `{"type":"presence","version":`...)
 	buf = strconv.AppendInt(buf, version, 10)
 	buf = append(buf, `,"clients":`...)
-	buf = appendClients(buf, changed, peers, skip)
+	buf = appendClients(buf, entries, skip)
 	buf = append(buf, `,"left":[`...)
 	for i, id := range left {
 		if i > 0 {
@@ -454,26 +452,41 @@ func appendPresence(buf []byte, version int64, changed []*wsConn, peers []*peerE
 	return append(buf, "]}"...)
 }
 
-// appendClients appends the presence entries of conns but skip, and of
-// peers (clients of other nodes), as a JSON array:
-// [{"clientID":…,"name":…,"color":…,"anchor":…,"head":…}, …]. It reads
-// the connections' selections, guarded by their hub's mu.
-func appendClients(buf []byte, conns []*wsConn, peers []*peerEntry, skip *wsConn) []byte {
+// appendClients appends the presence entries but the one of skip as a
+// JSON array: [{"clientID":…,"name":…,"color":…,"anchor":…,"head":…}, …].
+func appendClients(buf []byte, entries []collab.Presence, skip []byte) []byte {
 	buf = append(buf, '[')
 	first := true
-	for _, c := range conns {
-		if c == skip {
+	for _, p := range entries {
+		if bytes.Equal(p.ClientID, skip) {
 			continue
 		}
 		if !first {
 			buf = append(buf, ',')
 		}
 		first = false
-		buf = append(buf, c.ident...)
-		buf = appendSelection(buf, c.anchor, c.head)
+		buf = append(buf, `{"clientID":`...)
+		buf = append(buf, p.ClientID...)
+		if len(p.Info) > 2 {
+			buf = append(buf, ',')
+			buf = append(buf, p.Info[1:len(p.Info)-1]...)
+		}
+		buf = appendSelection(buf, p.Anchor, p.Head)
 	}
-	buf = appendPeerEntries(buf, peers, first)
 	return append(buf, ']')
+}
+
+// appendSelection appends ,"anchor":…,"head":…} (null for a hidden
+// selection, anchor < 0).
+func appendSelection(buf []byte, anchor, head int) []byte {
+	buf = append(buf, `,"anchor":`...)
+	if anchor < 0 {
+		return append(buf, `null,"head":null}`...)
+	}
+	buf = strconv.AppendInt(buf, int64(anchor), 10)
+	buf = append(buf, `,"head":`...)
+	buf = strconv.AppendInt(buf, int64(head), 10)
+	return append(buf, '}')
 }
 
 // appendTokenAccepted appends {"type":"token","id":…} (the answer to a

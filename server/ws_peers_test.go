@@ -1,10 +1,7 @@
 package server
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,8 +13,8 @@ import (
 )
 
 // wsNodes starts n servers over one memory store whose authorities are
-// the nodes of bus, with tune applied to each.
-func wsNodes(t *testing.T, bus *testutil.Bus, n int, tune func(*wsHubs)) ([]*wsEnv, []store.Store) {
+// the nodes of bus, refreshing what they tell each other every refresh.
+func wsNodes(t *testing.T, bus *testutil.Bus, n int, refresh time.Duration) ([]*wsEnv, []store.Store) {
 	t.Helper()
 	shared := memstore.New()
 	var es []*wsEnv
@@ -25,7 +22,7 @@ func wsNodes(t *testing.T, bus *testutil.Bus, n int, tune func(*wsHubs)) ([]*wsE
 	for range n {
 		st := bus.Node(shared)
 		sts = append(sts, st)
-		es = append(es, newWS(t, Config{}, collab.Config{Store: st}, tune))
+		es = append(es, newWS(t, Config{}, collab.Config{Store: st, PeerRefresh: refresh}, nil))
 	}
 	return es, sts
 }
@@ -57,7 +54,7 @@ func (c *wsClient) knows(w wsMsg, clientID string) {
 // that the refreshes of unchanged selections send them nothing.
 func TestWSPresenceAcrossNodes(t *testing.T) {
 	bus := new(testutil.Bus)
-	es, _ := wsNodes(t, bus, 2, func(hs *wsHubs) { hs.peerEvery, hs.peerExpire = 20*time.Millisecond, time.Hour })
+	es, _ := wsNodes(t, bus, 2, 20*time.Millisecond)
 	es[0].post(t, "d", 0, "7", insert(1, "abcdef"))
 	a, aw := joinAt(t, es[0], "d", 1, "1")
 	b, bw := joinAt(t, es[1], "d", 1, `"b"`)
@@ -102,7 +99,7 @@ func TestWSPresenceAcrossNodes(t *testing.T) {
 // entries expire.
 func TestWSPresenceNodeDies(t *testing.T) {
 	bus := new(testutil.Bus)
-	es, sts := wsNodes(t, bus, 3, func(hs *wsHubs) { hs.peerEvery, hs.peerExpire = 20*time.Millisecond, 200*time.Millisecond })
+	es, sts := wsNodes(t, bus, 3, 20*time.Millisecond)
 	es[0].post(t, "d", 0, "7", insert(1, "abcdef"))
 	a, aw := joinAt(t, es[0], "d", 1, "1")
 	b, bw := joinAt(t, es[1], "d", 1, `"b"`)
@@ -128,87 +125,21 @@ func (c *wsClient) leftOf(clientID string) {
 	}
 }
 
-// recordingCaster is a store.Broadcaster that keeps what it is given.
-type recordingCaster struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (r *recordingCaster) Node() string { return "rec" }
-func (r *recordingCaster) Broadcast(topic string, msg []byte) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(topic)+len(msg) > store.MaxBroadcast {
-		return fmt.Errorf("a message of %d bytes", len(topic)+len(msg))
-	}
-	r.msgs = append(r.msgs, string(msg))
-	return nil
-}
-func (r *recordingCaster) SubscribeBroadcasts(string, func(string, []byte)) func() { return func() {} }
-
-// TestCastPresenceParts checks that the presence of many connections,
-// and many that left, goes in several messages under the limit that
-// hold every entry and id once.
-func TestCastPresenceParts(t *testing.T) {
-	e := newWS(t, Config{}, collab.Config{}, nil)
-	rec := &recordingCaster{}
-	e.s.ws.peers.once.Do(func() { e.s.ws.peers.caster = rec })
-	h := &wsHub{s: e.s, id: strings.Repeat("é", 200), version: 3}
-	var conns []*wsConn
-	var left [][]byte
-	for i := range 300 {
-		id := []byte(fmt.Sprintf(`"client-%d-%s"`, i, strings.Repeat("x", i%50)))
-		ident, err := appendIdent(nil, id, []byte(`"`+strings.Repeat("ñ", 60)+`"`), []byte(`"#aabbcc"`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, &wsConn{clientID: id, ident: ident, anchor: i, head: i + 1})
-		left = append(left, []byte(fmt.Sprint(1000+i)))
-	}
-	h.mu.Lock()
-	h.castPresenceLocked(conns, left)
-	h.mu.Unlock()
-	if len(rec.msgs) < 3 {
-		t.Fatalf("%d messages, want several", len(rec.msgs))
-	}
-	seen, gone := map[string]bool{}, map[string]bool{}
-	for _, raw := range rec.msgs {
-		var m peerMessage
-		if err := json.Unmarshal([]byte(raw), &m); err != nil {
-			t.Fatalf("%v: %.200s", err, raw)
-		}
-		if m.Doc != h.id || m.Version != 3 {
-			t.Fatalf("message of doc %.20q at %d", m.Doc, m.Version)
-		}
-		for _, c := range m.Clients {
-			if seen[string(c.ClientID)] || c.Anchor == nil || c.Head == nil || *c.Head != *c.Anchor+1 {
-				t.Fatalf("entry %s twice or wrong: %.200s", c.ClientID, raw)
-			}
-			seen[string(c.ClientID)] = true
-		}
-		for _, id := range m.Left {
-			gone[string(id)] = true
-		}
-	}
-	if len(seen) != 300 || len(gone) != 300 {
-		t.Errorf("%d entries and %d left ids, want 300 of each", len(seen), len(gone))
-	}
-}
-
 // TestWSPresenceBadMessages sends malformed presence messages from
 // another node: they are dropped, and a good one after them is shown.
 func TestWSPresenceBadMessages(t *testing.T) {
 	bus := new(testutil.Bus)
-	es, _ := wsNodes(t, bus, 1, nil)
+	es, _ := wsNodes(t, bus, 1, 20*time.Millisecond)
 	other := bus.Node(memstore.New()).(store.Broadcaster)
 	es[0].post(t, "d", 0, "7", insert(1, "abcdef"))
 	a, _ := joinAt(t, es[0], "d", 1, "1")
 	for _, m := range []string{
 		``, `null`, `{"doc":"d","version":-1}`, `{"doc":"d","version":1,"clients":[{"clientID":{}}]}`,
 		`{"doc":"d","version":1,"clients":[{"clientID":1.5}]}`,
-		`{"doc":"d","version":1,"clients":[{"clientID":2,"name":"` + strings.Repeat("n", 100) + `"}]}`,
-		`{"doc":"d","version":1,"clients":[{"clientID":2,"color":"red"}]}`,
-		`{"doc":"d","version":1,"clients":[{"clientID":1,"anchor":1}]}`, // a's own id: a is local
+		`{"doc":"d","version":1,"clients":[{"clientID":2}]}`, // no info
+		`{"doc":"d","version":1,"clients":[{"clientID":2,"info":"n"}]}`,
+		`{"doc":"d","version":1,"clients":[{"clientID":2,"info":{"name":"` + strings.Repeat("n", collab.MaxPresenceInfo) + `"}}]}`,
+		`{"doc":"d","version":1,"clients":[{"clientID":1,"info":{},"anchor":1}]}`, // a's own id: a is local
 		`{"doc":"d","version":1,"left":[{}]}`,
 	} {
 		if err := other.Broadcast("presence", []byte(m)); err != nil {
@@ -216,13 +147,13 @@ func TestWSPresenceBadMessages(t *testing.T) {
 		}
 	}
 	// Out of the document at version 1 (size 8): shown hidden.
-	if err := other.Broadcast("presence", []byte(`{"doc":"d","version":1,"clients":[{"clientID":"far","anchor":99,"head":2}]}`)); err != nil {
+	if err := other.Broadcast("presence", []byte(`{"doc":"d","version":1,"clients":[{"clientID":"far","info":{},"anchor":99,"head":2}]}`)); err != nil {
 		t.Fatal(err)
 	}
 	if m, p := a.presenceOf(`"far"`); p.Anchor != nil || m.Version != 1 {
 		t.Fatalf("presence %s", m.raw)
 	}
-	if err := other.Broadcast("presence", []byte(`{"doc":"d","version":1,"clients":[{"clientID":"ok","name":"O","color":"#010203","anchor":2,"head":3}]}`)); err != nil {
+	if err := other.Broadcast("presence", []byte(`{"doc":"d","version":1,"clients":[{"clientID":"ok","info":{"name":"O","color":"#010203"},"anchor":2,"head":3}]}`)); err != nil {
 		t.Fatal(err)
 	}
 	if m, p := a.presenceOf(`"ok"`); ptrInt(p.Anchor) != 2 || ptrInt(p.Head) != 3 || *p.Name != "O" {
