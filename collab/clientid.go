@@ -216,35 +216,48 @@ func (a *Authority) HoldClientID(ctx context.Context, id, user, author string, c
 // released with the hold, or at once when it fails.
 func (a *Authority) hold(d *document, user string, cid ClientID, o owner) (release func(), err error) {
 	d.mu.Lock()
-	if err := d.checkClientLocked(cid, o); err != nil {
-		d.mu.Unlock()
+	unhold, err := d.holdLocked(cid, o)
+	d.mu.Unlock()
+	if err != nil {
 		a.release(d, user)
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			d.mu.Lock()
+			unhold()
+			d.mu.Unlock()
+			a.release(d, user)
+		})
+	}, nil
+}
+
+// holdLocked holds cid on d for o, unless it is another's, and returns
+// the end of the hold, to be called with mu held. It is called with mu
+// held.
+func (d *document) holdLocked(cid ClientID, o owner) (unhold func(), err error) {
+	if err := d.checkClientLocked(cid, o); err != nil {
 		return nil, err
 	}
 	if d.clients == nil {
 		d.clients = make(map[string]*clientUse)
 	}
-	u := d.clients[string(cid)]
+	key := string(cid)
+	u := d.clients[key]
 	if u == nil {
 		u = &clientUse{}
-		d.clients[string(cid)] = u
+		d.clients[key] = u
 	}
 	if u.owner.author == "" && u.owner.user == "" {
 		u.owner = o
 	}
 	u.holds++
-	d.mu.Unlock()
-	var once sync.Once
 	return func() {
-		once.Do(func() {
-			d.mu.Lock()
-			if u := d.clients[string(cid)]; u != nil {
-				if u.holds--; u.holds <= 0 && u.steps == 0 {
-					delete(d.clients, string(cid))
-				}
+		if u := d.clients[key]; u != nil {
+			if u.holds--; u.holds <= 0 && u.steps == 0 {
+				delete(d.clients, key)
 			}
-			d.mu.Unlock()
-			a.release(d, user)
-		})
+		}
 	}, nil
 }

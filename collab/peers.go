@@ -152,39 +152,23 @@ func (a *Authority) stopPeers() {
 	<-p.done
 }
 
-// changed notes that the users of the document id changed. It is called
-// with the document's mu held (or none).
-func (p *peerUsers) changed(id string) {
-	if p.caster == nil {
-		return
-	}
-	p.mu.Lock()
-	p.dirty[id] = true
-	p.mu.Unlock()
-	p.poke()
-}
+// changed notes that the users of the document id changed,
+// presenceChanged that its local presence changed (or that every entry
+// is to be sent), and askPresence that the other nodes are to be asked
+// for their entries of it. They are called with the document's mu held
+// (or none).
+func (p *peerUsers) changed(id string)         { p.note(&p.dirty, id) }
+func (p *peerUsers) presenceChanged(id string) { p.note(&p.presence, id) }
+func (p *peerUsers) askPresence(id string)     { p.note(&p.asks, id) }
 
-// presenceChanged notes that the local presence of the document id
-// changed (or that every entry is to be sent). It is called with the
-// document's mu held (or none).
-func (p *peerUsers) presenceChanged(id string) {
+// note adds id to *set and wakes the sending goroutine; on one node it
+// does nothing.
+func (p *peerUsers) note(set *map[string]bool, id string) {
 	if p.caster == nil {
 		return
 	}
 	p.mu.Lock()
-	p.presence[id] = true
-	p.mu.Unlock()
-	p.poke()
-}
-
-// askPresence has the other nodes asked for their entries of the
-// document id.
-func (p *peerUsers) askPresence(id string) {
-	if p.caster == nil {
-		return
-	}
-	p.mu.Lock()
-	p.asks[id] = true
+	(*set)[id] = true
 	p.mu.Unlock()
 	p.poke()
 }

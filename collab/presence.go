@@ -501,28 +501,8 @@ func (d *document) holdRemoteLocked(id ClientID, e *presenceEntry, o owner) {
 		e.release = nil
 	}
 	e.owner = o
-	if d.checkClientLocked(id, o) != nil {
-		return
-	}
-	if d.clients == nil {
-		d.clients = make(map[string]*clientUse)
-	}
-	u := d.clients[string(id)]
-	if u == nil {
-		u = &clientUse{}
-		d.clients[string(id)] = u
-	}
-	if u.owner.author == "" && u.owner.user == "" {
-		u.owner = o
-	}
-	u.holds++
-	key := string(id)
-	e.release = func() {
-		if u := d.clients[key]; u != nil {
-			if u.holds--; u.holds <= 0 && u.steps == 0 {
-				delete(d.clients, key)
-			}
-		}
+	if unhold, err := d.holdLocked(id, o); err == nil {
+		e.release = unhold
 	}
 }
 
