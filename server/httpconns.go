@@ -244,13 +244,13 @@ func (l *connLimiter) admit(c net.Conn) (lc, victim *limitedConn, status int, ms
 		if victim = a.idle.victim(now); victim == nil {
 			l.refused()
 			return nil, nil, http.StatusTooManyRequests, "too many connections from this address: over the limit of " +
-				strconv.Itoa(l.perAddr) + ", none idle (serve --max-http-conns-per-address)"
+				strconv.Itoa(l.perAddr) + ", none idle (Limits.MaxHTTPConnsPerAddress)"
 		}
 	case l.total >= l.max:
 		if victim = l.idle.victim(now); victim == nil {
 			l.refused()
 			return nil, nil, http.StatusServiceUnavailable, "too many connections: the server holds its limit of " +
-				strconv.Itoa(l.max) + ", none idle (serve --max-http-conns)"
+				strconv.Itoa(l.max) + ", none idle (Limits.MaxHTTPConns)"
 		}
 	}
 	if victim != nil {

@@ -173,7 +173,7 @@ func TestHTTPConnsRefuse(t *testing.T) {
 	c := dialRaw(t, addr)
 	resp, body, err := c.get("/healthz")
 	if err != nil || resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "1" || !resp.Close ||
-		!strings.Contains(body, `"message":"too many connections`) || !strings.Contains(body, "--max-http-conns)") {
+		!strings.Contains(body, `"message":"too many connections`) || !strings.Contains(body, "Limits.MaxHTTPConns)") {
 		t.Fatalf("a connection over the limit, none idle: %v %v %s, want 503 with Retry-After", resp, err, body)
 	}
 	if !c.closedByServer() {
@@ -222,7 +222,7 @@ func TestHTTPConnsPerAddress(t *testing.T) {
 		waitingPolls(t, e, addr, 1)
 		c = dialRaw(t, addr)
 		resp, body, err := c.get("/healthz")
-		if err != nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "--max-http-conns-per-address") {
+		if err != nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "Limits.MaxHTTPConnsPerAddress") {
 			t.Errorf("a connection over the address's limit, none idle: %v %v %s, want 429", resp, err, body)
 		}
 	}

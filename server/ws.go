@@ -307,7 +307,7 @@ var wsMessageTypes = []wsMessageType{
 func (c *wsConn) handle(data []byte) {
 	if ok, _ := c.rate.Take(c.s.now(), float64(c.s.limits.MaxWSMessages), 2*float64(c.s.limits.MaxWSMessages)); !ok {
 		c.answer(nil, &wsMessageError{wsTooMany,
-			"too many messages: over " + strconv.Itoa(c.s.limits.MaxWSMessages) + " per second (serve --max-ws-messages)"}, false)
+			"too many messages: over " + strconv.Itoa(c.s.limits.MaxWSMessages) + " per second (Limits.MaxWSMessages)"}, false)
 		return
 	}
 	sc := c.s.getCollabScratch()

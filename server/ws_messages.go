@@ -341,7 +341,7 @@ func appendPresenceData(buf, raw []byte, max int) ([]byte, error) {
 		return buf, errors.New(`"data" must be an object (found ` + abbreviate(raw) + ")")
 	}
 	if len(raw) > max {
-		return buf, errors.New(`"data" is ` + strconv.Itoa(len(raw)) + " bytes of JSON, more than " + strconv.Itoa(max) + " (--max-presence-data)")
+		return buf, errors.New(`"data" is ` + strconv.Itoa(len(raw)) + " bytes of JSON, more than " + strconv.Itoa(max) + " (Limits.MaxPresenceData)")
 	}
 	buf = append(buf, `,"data":`...)
 	return append(buf, raw...), nil
