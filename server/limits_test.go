@@ -94,9 +94,10 @@ func TestConnLimits(t *testing.T) {
 
 // TestWSMessageRate: a WebSocket client sending faster than
 // Limits.MaxWSMessages per second (beyond a burst of twice as many) gets
-// error 429 and is closed with 4029.
+// error 429, naming the limit as Config.SettingName does, and is closed
+// with 4029.
 func TestWSMessageRate(t *testing.T) {
-	e := newWS(t, Config{Limits: Limits{MaxWSMessages: 1}}, collab.Config{}, nil)
+	e := newWS(t, Config{Limits: Limits{MaxWSMessages: 1}, SettingName: flagNames}, collab.Config{}, nil)
 	e.s.now = e.clock.Now
 	c := e.dial(t, "d", false)
 	for i := range 12 {
@@ -107,8 +108,8 @@ func TestWSMessageRate(t *testing.T) {
 			t.Fatalf("pong %s, want id %d", m.raw, i)
 		}
 	}
-	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "Limits.MaxWSMessages") {
-		t.Fatalf("error %s, want 429 naming Limits.MaxWSMessages", m.raw)
+	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "(Limits.MaxWSMessages, serve --max-ws-messages)") {
+		t.Fatalf("error %s, want 429 naming Limits.MaxWSMessages and serve --max-ws-messages", m.raw)
 	}
 	if code, _ := c.closed(0); code != wsCloseTooManyRequests {
 		t.Fatalf("closed with %d, want 4029", code)

@@ -412,7 +412,7 @@ func (c *wsConn) admitMessage(t *wsMessageType, m *wsMessage) (Principal, error)
 func (c *wsConn) answer(id []byte, err error, admission bool) wsAnswer {
 	a := wsAnswerOf(err, admission)
 	if a.status != 0 {
-		c.send(appendWSError(nil, id, a.status, a.step, a.msg))
+		c.send(c.s.appendWSError(nil, id, a.status, a.step, a.msg))
 	}
 	if a.code != 0 {
 		c.closeAfterQueue(a.code, a.reason)

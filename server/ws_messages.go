@@ -418,8 +418,10 @@ func appendPong(buf, id []byte) []byte {
 }
 
 // appendWSError appends {"type":"error","id":…,"status":…,"message":…,"step":…}
-// ("id" when id is not nil, "step" when step >= 0).
-func appendWSError(buf, id []byte, status, step int, msg string) []byte {
+// ("id" when id is not nil, "step" when step >= 0), the settings that msg
+// names named as Config.SettingName names them (names.go).
+func (s *Server) appendWSError(buf, id []byte, status, step int, msg string) []byte {
+	msg = s.named(msg)
 	buf = append(buf, `{"type":"error",`...)
 	if id != nil {
 		buf = append(buf, `"id":`...)
