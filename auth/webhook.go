@@ -237,7 +237,7 @@ func (w *webhook) fly(k flightKey, f *flight, token string) {
 	case w.slots <- struct{}{}:
 		t.Stop()
 	case <-t.C:
-		f.err = &unavailableError{fmt.Sprintf("auth webhook busy: %d calls in flight, none free within %v (serve --auth-webhook-max-calls): try again later",
+		f.err = &unavailableError{fmt.Sprintf("auth webhook busy: %d calls in flight, none free within %v (auth.Config.WebhookMaxCalls): try again later",
 			cap(w.slots), w.wait)}
 		return
 	}

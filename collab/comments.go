@@ -328,7 +328,7 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits, by
 			}
 			next.bytes += commentSize(e.Text, e.Author)
 			if lim.bytes > 0 && next.bytes > lim.bytes {
-				return l, false, &LimitError{What: "bytes of comments (--max-comment-bytes)", Limit: lim.bytes, Value: next.bytes}
+				return l, false, &LimitError{What: "bytes of comments (Limits.MaxCommentBytes)", Limit: lim.bytes, Value: next.bytes}
 			}
 			next.spans = append(next.spans, commentSpan{e.From, e.To})
 			next.notes = append(next.notes, commentNote{id: e.ID, text: e.Text, author: e.Author})

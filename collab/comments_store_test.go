@@ -272,8 +272,8 @@ func TestMaxCommentBytes(t *testing.T) {
 	before := mustGet(t, a, "d")
 	_, err := a.Submit(ctx, "d", "", create(3))
 	var le *collab.LimitError
-	if !errors.As(err, &le) || le.Limit != 1000 || le.Value != 3*482 || !strings.Contains(err.Error(), "--max-comment-bytes") {
-		t.Fatalf("a create over the cap: %v, want a *LimitError naming --max-comment-bytes", err)
+	if !errors.As(err, &le) || le.Limit != 1000 || le.Value != 3*482 || !strings.Contains(err.Error(), "Limits.MaxCommentBytes") {
+		t.Fatalf("a create over the cap: %v, want a *LimitError naming Limits.MaxCommentBytes", err)
 	}
 	if after := mustGet(t, a, "d"); after.CommentVersion != before.CommentVersion || len(after.Comments) != 2 {
 		t.Errorf("the refused create changed the comments: %+v", after)

@@ -149,7 +149,7 @@ func TestCoreDecide(t *testing.T) {
 		{name: "an editor deleting another's comment", s: comment(3, CommentEvent{Type: CommentDelete, ID: 1}),
 			changes: true, result: Result{Version: 3, CommentVersion: 2}, text: "hello"},
 		{name: "MaxComments", s: comment(3, create), lim: func(l *submitLimits) { l.comments.comments = 1 }, err: "comments over the limit: 2 > 1"},
-		{name: "MaxCommentBytes", s: comment(3, create), lim: func(l *submitLimits) { l.comments.bytes = 100 }, err: "bytes of comments (--max-comment-bytes) over the limit: 205 > 100"},
+		{name: "MaxCommentBytes", s: comment(3, create), lim: func(l *submitLimits) { l.comments.bytes = 100 }, err: "bytes of comments (Limits.MaxCommentBytes) over the limit: 205 > 100"},
 		{name: "MaxDocSize", s: edit(3, coreInsert(1, "abc")), lim: func(l *submitLimits) { l.step.MaxDocSize = 9 }, err: "document size over the limit: 10 > 9"},
 		{name: "MaxDocBytes", s: edit(3, coreInsert(1, "abc")), lim: func(l *submitLimits) { l.step.MaxDocBytes = 40 }, err: "document bytes (JSON) over the limit"},
 		{name: "a step that does not decode", s: edit(3, coreInsert(1, "a"), []byte(`{"stepType":"nope"}`)), err: "step 1:"},

@@ -56,11 +56,11 @@ func (a *Authority) allowCreate(ctx context.Context, id, user string) error {
 		c.count, c.counted = len(docs), true
 	}
 	if c.count >= a.cfg.MaxDocuments {
-		return fmt.Errorf("collab: create %q: %w: the store holds the limit of %d (Config.MaxDocuments, serve --max-documents)",
+		return fmt.Errorf("collab: create %q: %w: the store holds the limit of %d (Limits.MaxDocuments)",
 			id, ErrTooManyDocuments, a.cfg.MaxDocuments)
 	}
 	if user != "" && c.byUser[user] >= a.cfg.MaxClientDocuments {
-		return fmt.Errorf("collab: create %q: %w: this client created its share of %d of them (Config.MaxClientDocuments, serve --max-client-documents)",
+		return fmt.Errorf("collab: create %q: %w: this client created its share of %d of them (Limits.MaxClientDocuments)",
 			id, ErrTooManyDocuments, a.cfg.MaxClientDocuments)
 	}
 	if user != "" {
@@ -71,7 +71,7 @@ func (a *Authority) allowCreate(ctx context.Context, id, user string) error {
 		if ok, wait := c.perUser.Take(user, a.now()); !ok {
 			return &RateError{RetryAfter: wait,
 				Msg: "too many new documents: over " + strconv.Itoa(a.cfg.MaxCreatesPerHour) +
-					" per hour from this client (Config.MaxCreatesPerHour, serve --max-creates)"}
+					" per hour from this client (Limits.MaxCreatesPerHour)"}
 		}
 	}
 	c.count++

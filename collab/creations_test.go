@@ -100,7 +100,7 @@ func TestMaxClientDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	over := func(err error) bool {
-		return errors.Is(err, collab.ErrTooManyDocuments) && strings.Contains(err.Error(), "max-client-documents")
+		return errors.Is(err, collab.ErrTooManyDocuments) && strings.Contains(err.Error(), "Limits.MaxClientDocuments")
 	}
 	if _, err := a.CreateFor(ctx, "c", "mallory", "", nil); !over(err) {
 		t.Fatalf("a third document of one client (CreateFor): %v", err)

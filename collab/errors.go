@@ -113,8 +113,8 @@ func invalidf(format string, args ...any) error {
 type LimitError struct {
 	// What names the limit: "steps", "comment events", "document size",
 	// "document bytes (JSON)", "bytes in the text of comment event N",
-	// "comments", "bytes of comments (--max-comment-bytes)" or
-	// "checkpoints (--max-checkpoints)".
+	// "comments", "bytes of comments (Limits.MaxCommentBytes)" or
+	// "checkpoints (Limits.MaxCheckpoints)".
 	What string
 	// Limit is the configured maximum.
 	Limit int
@@ -131,7 +131,8 @@ func (e *LimitError) Error() string {
 // or connection limit (HTTP 429, with Retry-After): it may try again
 // after RetryAfter. Nothing changed.
 type RateError struct {
-	// Msg names the limit, and the flag that sets it.
+	// Msg names the limit and its field, as in
+	// "(Limits.MaxCreatesPerHour)".
 	Msg string
 	// RetryAfter is how long the client should wait.
 	RetryAfter time.Duration

@@ -252,7 +252,7 @@ func (a *Authority) Checkpoint(ctx context.Context, id, user, name, author strin
 		return store.Checkpoint{}, err
 	}
 	if n := len(list); n >= a.cfg.MaxCheckpoints {
-		return store.Checkpoint{}, &LimitError{What: "checkpoints (--max-checkpoints)", Limit: a.cfg.MaxCheckpoints, Value: n + 1}
+		return store.Checkpoint{}, &LimitError{What: "checkpoints (Limits.MaxCheckpoints)", Limit: a.cfg.MaxCheckpoints, Value: n + 1}
 	}
 	head, _, err := a.head(ctx, id)
 	if err != nil {

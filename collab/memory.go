@@ -28,7 +28,7 @@ type memoryError struct {
 }
 
 func (e *memoryError) Error() string {
-	return fmt.Sprintf("collab: document %q needs about %d bytes of memory: the loaded documents in use hold %d of the memory budget of %d bytes (max-memory); try again later",
+	return fmt.Sprintf("collab: document %q needs about %d bytes of memory: the loaded documents in use hold %d of the memory budget of %d bytes (Limits.MaxMemory); try again later",
 		e.id, e.need, e.used, e.budget)
 }
 
@@ -94,7 +94,7 @@ func (a *Authority) maxDocMemory() int64 {
 // docMemoryError returns the LimitError of a document whose estimated
 // memory is over MaxDocMemory.
 func (a *Authority) docMemoryError(est int64) error {
-	return &LimitError{What: "document memory (estimated bytes, max-memory)", Limit: int(a.cfg.MaxDocMemory), Value: int(est)}
+	return &LimitError{What: "estimated bytes of document memory (Limits.MaxDocMemory)", Limit: int(a.cfg.MaxDocMemory), Value: int(est)}
 }
 
 // MemoryInUse returns the estimated memory, in bytes, that the loaded

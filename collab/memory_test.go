@@ -145,7 +145,7 @@ func TestMemoryBudgetLoad(t *testing.T) {
 		e.hold(t, id)
 	}
 	err := e.get("b")
-	if !errors.Is(err, collab.ErrOverloaded) || !strings.Contains(err.Error(), "max-memory") {
+	if !errors.Is(err, collab.ErrOverloaded) || !strings.Contains(err.Error(), "Limits.MaxMemory") {
 		t.Fatalf("loading b with all others in use: %v", err)
 	}
 	if !slices.Equal(e.unloaded, []string{"b"}) {

@@ -16,7 +16,8 @@ import (
 var ErrStorageQuota = errors.New("storage quota exceeded")
 
 // QuotaError is a change refused by a storage quota: Msg names the
-// quota and the flag that sets it. It matches ErrStorageQuota.
+// quota and its field, as in "(Limits.MaxDocStorage)". It matches
+// ErrStorageQuota.
 type QuotaError struct {
 	Msg string
 	// RetryAfter, for Config.MaxClientStorage, is when the client's
@@ -102,7 +103,7 @@ func (a *Authority) allowStorage(id, user string, stored, add int64) error {
 		return nil
 	}
 	if limit := a.cfg.MaxDocStorage; stored+add > limit {
-		return &QuotaError{Msg: fmt.Sprintf("storage quota of the document %q: it holds %d bytes in the store, %d more would go over the limit of %d (Config.MaxDocStorage, serve --max-doc-storage)",
+		return &QuotaError{Msg: fmt.Sprintf("storage quota of the document %q: it holds %d bytes in the store, %d more would go over the limit of %d (Limits.MaxDocStorage)",
 			id, stored, add, limit)}
 	}
 	if user == "" {
@@ -113,7 +114,7 @@ func (a *Authority) allowStorage(id, user string, stored, add int64) error {
 			wait = 0
 		}
 		return &QuotaError{RetryAfter: wait,
-			Msg: fmt.Sprintf("storage quota of this client: storing %d bytes more would go over the limit of %d a day (Config.MaxClientStorage, serve --max-client-storage)",
+			Msg: fmt.Sprintf("storage quota of this client: storing %d bytes more would go over the limit of %d a day (Limits.MaxClientStorage)",
 				add, a.cfg.MaxClientStorage)}
 	}
 	return nil

@@ -43,8 +43,8 @@ func TestDocStorageQuota(t *testing.T) {
 		version++
 	}
 	var qe *collab.QuotaError
-	if !errors.As(err, &qe) || !errors.Is(err, collab.ErrStorageQuota) || !strings.Contains(err.Error(), "--max-doc-storage") || qe.RetryAfter != 0 {
-		t.Fatalf("after %d steps: %v, want a QuotaError naming --max-doc-storage", version, err)
+	if !errors.As(err, &qe) || !errors.Is(err, collab.ErrStorageQuota) || !strings.Contains(err.Error(), "Limits.MaxDocStorage") || qe.RetryAfter != 0 {
+		t.Fatalf("after %d steps: %v, want a QuotaError naming Limits.MaxDocStorage", version, err)
 	}
 	if version < 5 {
 		t.Fatalf("refused after %d steps of 1 KB under a quota of %d bytes", version, limit)
@@ -114,8 +114,8 @@ func TestClientStorageQuota(t *testing.T) {
 		}
 	}
 	var qe *collab.QuotaError
-	if !errors.As(err, &qe) || !strings.Contains(err.Error(), "--max-client-storage") || qe.RetryAfter <= 0 {
-		t.Fatalf("after %d submissions: %v, want a QuotaError naming --max-client-storage with a RetryAfter", n, err)
+	if !errors.As(err, &qe) || !strings.Contains(err.Error(), "Limits.MaxClientStorage") || qe.RetryAfter <= 0 {
+		t.Fatalf("after %d submissions: %v, want a QuotaError naming Limits.MaxClientStorage with a RetryAfter", n, err)
 	}
 	if n < 5 || n > 10 {
 		t.Errorf("refused after %d submissions of about 1 KB under a quota of %d", n, limit)

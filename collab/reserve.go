@@ -41,7 +41,7 @@ type readMemoryError struct {
 }
 
 func (e *readMemoryError) Error() string {
-	return fmt.Sprintf("collab: reading %s needs about %d bytes of memory: the loaded documents in use and the reads in flight hold %d of the memory budget of %d bytes (max-memory); try again later",
+	return fmt.Sprintf("collab: reading %s needs about %d bytes of memory: the loaded documents in use and the reads in flight hold %d of the memory budget of %d bytes (Limits.MaxMemory); try again later",
 		e.what, e.need, e.used, e.budget)
 }
 

@@ -45,8 +45,8 @@ func TestReservation(t *testing.T) {
 	e.hold(t, "c")
 	before := r.Size()
 	err := r.Grow(2 * e.one)
-	if !errors.Is(err, collab.ErrOverloaded) || !strings.Contains(err.Error(), "a test") || !strings.Contains(err.Error(), "max-memory") {
-		t.Fatalf("growing over the budget: %v, want ErrOverloaded naming the read and max-memory", err)
+	if !errors.Is(err, collab.ErrOverloaded) || !strings.Contains(err.Error(), "a test") || !strings.Contains(err.Error(), "Limits.MaxMemory") {
+		t.Fatalf("growing over the budget: %v, want ErrOverloaded naming the read and Limits.MaxMemory", err)
 	}
 	if r.Size() != before || e.a.ReservedMemory() != before {
 		t.Fatalf("a refused Grow changed the reservation: %d, reserved %d; want %d", r.Size(), e.a.ReservedMemory(), before)

@@ -34,7 +34,7 @@ type clientMemoryError struct {
 }
 
 func (e *clientMemoryError) Error() string {
-	return fmt.Sprintf("collab: document %q needs about %d bytes of memory: the other documents that this client has in use hold %d bytes of its share of %d bytes of the memory budget (Config.MaxClientMemory, serve --max-client-memory); try again once it uses fewer",
+	return fmt.Sprintf("collab: document %q needs about %d bytes of memory: the other documents that this client has in use hold %d bytes of its share of %d bytes of the memory budget (Limits.MaxClientMemory); try again once it uses fewer",
 		e.id, e.need, e.held, e.share)
 }
 

@@ -63,7 +63,7 @@ func (e *shareEnv) wait(t *testing.T, id, user string) error {
 // overShare reports whether err is the refusal of a client over its
 // share of the budget.
 func overShare(err error) bool {
-	return errors.Is(err, collab.ErrOverloaded) && strings.Contains(err.Error(), "max-client-memory")
+	return errors.Is(err, collab.ErrOverloaded) && strings.Contains(err.Error(), "Limits.MaxClientMemory")
 }
 
 // TestClientMemoryShare: one client keeping documents in use with waiting

@@ -128,7 +128,7 @@ func (s *Server) takeLarge(ctx context.Context, client string, wait time.Duratio
 // Limits.MaxClientAnswers.
 func (s *Server) largeAnswersError() error {
 	return &collab.RateError{RetryAfter: retryAfterAnswers,
-		Msg: "too many large answers for this client: " + strconv.Itoa(s.maxClientAnswers) + " of " + strconv.Itoa(LargeAnswer>>20) + " MiB or more are being written to it (serve --max-client-answers); read them first"}
+		Msg: "too many large answers for this client: " + strconv.Itoa(s.maxClientAnswers) + " of " + strconv.Itoa(LargeAnswer>>20) + " MiB or more are being written to it (Limits.MaxClientAnswers); read them first"}
 }
 
 // dropLarge ends a large answer of client that takeLarge counted.

@@ -137,7 +137,7 @@ func TestLargeAnswersPerClient(t *testing.T) {
 	}
 	for _, target := range []string{"/docs/big", "/docs/big/steps", "/docs/big/export?format=text"} {
 		w := e.serve("198.51.100.1", "GET", target, "", nil)
-		if w.Code != 429 || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "max-client-answers") {
+		if w.Code != 429 || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "Limits.MaxClientAnswers") {
 			t.Errorf("GET %s, a third large answer: %d %q %s", target, w.Code, w.Header().Get("Retry-After"), w.Body.String())
 		}
 	}
@@ -182,7 +182,7 @@ func TestAnswersInBudget(t *testing.T) {
 		}
 		if w.status != 200 {
 			<-d
-			if w.status != 503 || w.header.Get("Retry-After") == "" || !strings.Contains(w.body.String(), "max-memory") {
+			if w.status != 503 || w.header.Get("Retry-After") == "" || !strings.Contains(w.body.String(), "Limits.MaxMemory") {
 				t.Fatalf("reader %d: %d %q %s, want 503 with Retry-After", i+1, w.status, w.header.Get("Retry-After"), w.body.String())
 			}
 			refused = true
@@ -231,7 +231,7 @@ func TestWSWelcomeInBudget(t *testing.T) {
 	waitFor(t, func() bool { return e.s.largeAnswersInUse() == 2 && e.auth.ReservedMemory() >= 2*size })
 	c := e.dial(t, "big", false)
 	c.hello(-1, "20")
-	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "max-client-answers") {
+	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "Limits.MaxClientAnswers") {
 		t.Errorf("a third large snapshot: %s", m.raw)
 	}
 	if code, _ := c.closed(0); code != wsCloseTooManyRequests {

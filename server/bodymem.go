@@ -86,7 +86,7 @@ type bodyMemoryError struct{ limit int64 }
 
 func (e *bodyMemoryError) Error() string {
 	return "server busy: the request bodies being read or held are at the limit of " +
-		strconv.FormatInt(e.limit, 10) + " bytes (max-body-memory); try again later"
+		strconv.FormatInt(e.limit, 10) + " bytes (Limits.MaxBodyMemory); try again later"
 }
 
 func (e *bodyMemoryError) Is(target error) bool { return target == collab.ErrOverloaded }

@@ -740,7 +740,7 @@ func TestTrustProxySpoof(t *testing.T) {
 		w := do("/docs/x/events?version=0&commentVersion=0", 11)
 		cancel()
 		wg.Wait()
-		if w.Code != 429 || !strings.Contains(w.Body.String(), "--max-client-conns") {
+		if w.Code != 429 || !strings.Contains(w.Body.String(), "Limits.MaxClientConns") {
 			t.Errorf("trusted proxies %v: the 11th poll of one client claiming another address: %d %s, want 429", proxies, w.Code, w.Body)
 		}
 	}

@@ -36,8 +36,8 @@ func TestCollabGetAtCommentCap(t *testing.T) {
 	}
 	status, answer := e.request(t, "POST", "/docs/c/events",
 		`{"version":1,"steps":[],"clientID":0,"comment":[{"type":"create","id":1000,"from":1,"to":2,"text":"`+text+`"}]}`)
-	if status != http.StatusRequestEntityTooLarge || !strings.Contains(answer, "--max-comment-bytes") {
-		t.Errorf("a comment over the cap: %d %s, want 413 naming --max-comment-bytes", status, answer)
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(answer, "Limits.MaxCommentBytes") {
+		t.Errorf("a comment over the cap: %d %s, want 413 naming Limits.MaxCommentBytes", status, answer)
 	}
 
 	addr, _ := serving(t, e.s)

@@ -377,5 +377,5 @@ func TestDocsMaxCheckpoints(t *testing.T) {
 	e := newCollab(t, Config{}, collab.Config{Limits: collab.Limits{MaxCheckpoints: 1}})
 	typeInto(t, e, "d", "a")
 	expect(t, e, "POST", "/docs/d/checkpoints", `{"name":"one"}`, 201, "")
-	expect(t, e, "POST", "/docs/d/checkpoints", `{"name":"two"}`, 413, "checkpoints (--max-checkpoints) over the limit: 2 > 1")
+	expect(t, e, "POST", "/docs/d/checkpoints", `{"name":"two"}`, 413, "checkpoints (Limits.MaxCheckpoints) over the limit: 2 > 1")
 }

@@ -89,6 +89,9 @@ type connLimiter struct {
 	// (trusted proxies, which carry many clients).
 	exempt func(netip.Addr) bool
 	log    *slog.Logger
+	// settingName names the settings in the refusals' messages
+	// (Config.SettingName, names.go).
+	settingName func(string) string
 
 	refusing chan struct{} // a token per refused connection being answered
 
@@ -244,13 +247,13 @@ func (l *connLimiter) admit(c net.Conn) (lc, victim *limitedConn, status int, ms
 		if victim = a.idle.victim(now); victim == nil {
 			l.refused()
 			return nil, nil, http.StatusTooManyRequests, "too many connections from this address: over the limit of " +
-				strconv.Itoa(l.perAddr) + ", none idle (serve --max-http-conns-per-address)"
+				strconv.Itoa(l.perAddr) + ", none idle (Limits.MaxHTTPConnsPerAddress)"
 		}
 	case l.total >= l.max:
 		if victim = l.idle.victim(now); victim == nil {
 			l.refused()
 			return nil, nil, http.StatusServiceUnavailable, "too many connections: the server holds its limit of " +
-				strconv.Itoa(l.max) + ", none idle (serve --max-http-conns)"
+				strconv.Itoa(l.max) + ", none idle (Limits.MaxHTTPConns)"
 		}
 	}
 	if victim != nil {
@@ -364,14 +367,15 @@ func (c *limitedConn) Close() error {
 }
 
 // refuseConn answers c, a connection over a limit, with status and msg
-// and closes it. The answer is written once the request header has come
-// (at most refuseHeader bytes of it are read, for up to refuseTimeout):
-// an HTTP client takes an answer that comes before it sent its request
-// for a broken connection, not for the answer to it. Then c is read until
-// the client closes it (or refuseTimeout), so that closing it with a
-// request unread does not reset the connection and lose the answer. At
-// most maxRefusing connections are answered so at once; others are closed
-// at once.
+// (its settings named as settingName names them) and closes it. The
+// answer is written once the request header has come (at most
+// refuseHeader bytes of it are read, for up to refuseTimeout): an HTTP
+// client takes an answer that comes before it sent its request for a
+// broken connection, not for the answer to it. Then c is read until the
+// client closes it (or refuseTimeout), so that closing it with a request
+// unread does not reset the connection and lose the answer. At most
+// maxRefusing connections are answered so at once; others are closed at
+// once.
 func (l *connLimiter) refuseConn(c net.Conn, status int, msg string) {
 	select {
 	case l.refusing <- struct{}{}:
@@ -385,7 +389,7 @@ func (l *connLimiter) refuseConn(c net.Conn, status int, msg string) {
 		c.SetDeadline(time.Now().Add(refuseTimeout))
 		readHeader(c, refuseHeader)
 		c.SetDeadline(time.Now().Add(refuseTimeout))
-		body := string(model.AppendJSONString([]byte(`{"error":{"message":`), msg)) + "}}"
+		body := string(model.AppendJSONString([]byte(`{"error":{"message":`), nameSettings(msg, l.settingName))) + "}}"
 		answer := "HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n" +
 			"Content-Type: application/json; charset=utf-8\r\nRetry-After: " + retryAfter(retryAfterConns) +
 			"\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body

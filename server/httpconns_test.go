@@ -163,17 +163,18 @@ func waitingPolls(t *testing.T, e *collabEnv, addr string, n int) []*rawConn {
 }
 
 // TestHTTPConnsRefuse: when every connection is busy (here with a waiting
-// long poll), one over Config.MaxHTTPConns is answered 503 with
-// Retry-After naming the flag, and closed; once a connection ends, a new
-// one is answered again.
+// long poll), one over Limits.MaxHTTPConns is answered 503 with
+// Retry-After naming the limit as Config.SettingName does, and closed;
+// once a connection ends, a new one is answered again.
 func TestHTTPConnsRefuse(t *testing.T) {
-	e := newCollab(t, Config{Limits: Limits{MaxHTTPConns: 3, MaxHTTPConnsPerAddress: 100}, PollTimeout: 20 * time.Second}, collab.Config{})
+	e := newCollab(t, Config{Limits: Limits{MaxHTTPConns: 3, MaxHTTPConnsPerAddress: 100}, PollTimeout: 20 * time.Second,
+		SettingName: flagNames}, collab.Config{})
 	addr, _ := serving(t, e.s)
 	polls := waitingPolls(t, e, addr, 3)
 	c := dialRaw(t, addr)
 	resp, body, err := c.get("/healthz")
 	if err != nil || resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "1" || !resp.Close ||
-		!strings.Contains(body, `"message":"too many connections`) || !strings.Contains(body, "--max-http-conns)") {
+		!strings.Contains(body, `"message":"too many connections`) || !strings.Contains(body, "(Limits.MaxHTTPConns, serve --max-http-conns)") {
 		t.Fatalf("a connection over the limit, none idle: %v %v %s, want 503 with Retry-After", resp, err, body)
 	}
 	if !c.closedByServer() {
@@ -222,7 +223,7 @@ func TestHTTPConnsPerAddress(t *testing.T) {
 		waitingPolls(t, e, addr, 1)
 		c = dialRaw(t, addr)
 		resp, body, err := c.get("/healthz")
-		if err != nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "--max-http-conns-per-address") {
+		if err != nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "Limits.MaxHTTPConnsPerAddress") {
 			t.Errorf("a connection over the address's limit, none idle: %v %v %s, want 429", resp, err, body)
 		}
 	}

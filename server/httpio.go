@@ -202,9 +202,11 @@ func (s *Server) write(x *exchange, status int, body []byte) {
 }
 
 // writeError sends the error answer {"error":{"step":i,"message":"…"}}
-// ("step" when step >= 0). Errors are answered through fail, which gives
-// their status, step and message (errors.go).
+// ("step" when step >= 0), the settings that msg names named as
+// Config.SettingName names them (names.go). Errors are answered through
+// fail, which gives their status, step and message (errors.go).
 func (s *Server) writeError(x *exchange, status, step int, msg string) {
+	msg = s.named(msg)
 	buf := append(x.out[:0], `{"error":{`...)
 	if step >= 0 {
 		buf = append(buf, `"step":`...)

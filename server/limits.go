@@ -194,10 +194,10 @@ func (s *Server) takeConn(client string) error {
 	switch {
 	case c.total >= s.limits.MaxConns:
 		return &collab.RateError{RetryAfter: retryAfterConns,
-			Msg: "too many connections: the server holds its limit of " + strconv.Itoa(s.limits.MaxConns) + " (serve --max-conns)"}
+			Msg: "too many connections: the server holds its limit of " + strconv.Itoa(s.limits.MaxConns) + " (Limits.MaxConns)"}
 	case c.perClient[client] >= s.limits.MaxClientConns:
 		return &collab.RateError{RetryAfter: retryAfterConns,
-			Msg: "too many connections from this client: over the limit of " + strconv.Itoa(s.limits.MaxClientConns) + " (serve --max-client-conns)"}
+			Msg: "too many connections from this client: over the limit of " + strconv.Itoa(s.limits.MaxClientConns) + " (Limits.MaxClientConns)"}
 	}
 	if c.perClient == nil {
 		c.perClient = make(map[string]int)
@@ -229,7 +229,7 @@ func (s *Server) moveConn(from, to string) error {
 	defer c.mu.Unlock()
 	if c.perClient[to] >= s.limits.MaxClientConns {
 		return &collab.RateError{RetryAfter: retryAfterConns,
-			Msg: "too many connections of this principal: over the limit of " + strconv.Itoa(s.limits.MaxClientConns) + " (serve --max-client-conns)"}
+			Msg: "too many connections of this principal: over the limit of " + strconv.Itoa(s.limits.MaxClientConns) + " (Limits.MaxClientConns)"}
 	}
 	if n := c.perClient[from] - 1; n > 0 {
 		c.perClient[from] = n
@@ -248,7 +248,7 @@ func (s *Server) takeSubmission(client string) error {
 		return nil
 	}
 	return &collab.RateError{RetryAfter: wait,
-		Msg: "too many submissions: over " + strconv.Itoa(s.limits.MaxSubmissions) + " per second (serve --max-submissions)"}
+		Msg: "too many submissions: over " + strconv.Itoa(s.limits.MaxSubmissions) + " per second (Limits.MaxSubmissions)"}
 }
 
 // newSubmissionTable returns the table of Limits.MaxSubmissions.

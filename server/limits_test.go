@@ -94,9 +94,10 @@ func TestConnLimits(t *testing.T) {
 
 // TestWSMessageRate: a WebSocket client sending faster than
 // Limits.MaxWSMessages per second (beyond a burst of twice as many) gets
-// error 429 and is closed with 4029.
+// error 429, naming the limit as Config.SettingName does, and is closed
+// with 4029.
 func TestWSMessageRate(t *testing.T) {
-	e := newWS(t, Config{Limits: Limits{MaxWSMessages: 1}}, collab.Config{}, nil)
+	e := newWS(t, Config{Limits: Limits{MaxWSMessages: 1}, SettingName: flagNames}, collab.Config{}, nil)
 	e.s.now = e.clock.Now
 	c := e.dial(t, "d", false)
 	for i := range 12 {
@@ -107,8 +108,8 @@ func TestWSMessageRate(t *testing.T) {
 			t.Fatalf("pong %s, want id %d", m.raw, i)
 		}
 	}
-	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "--max-ws-messages") {
-		t.Fatalf("error %s, want 429 naming --max-ws-messages", m.raw)
+	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "(Limits.MaxWSMessages, serve --max-ws-messages)") {
+		t.Fatalf("error %s, want 429 naming Limits.MaxWSMessages and serve --max-ws-messages", m.raw)
 	}
 	if code, _ := c.closed(0); code != wsCloseTooManyRequests {
 		t.Fatalf("closed with %d, want 4029", code)
@@ -141,8 +142,8 @@ func TestSubmissionRate(t *testing.T) {
 		t.Fatalf("third submission: %d, Retry-After %q; want 429, 1", status, retry)
 	}
 	c.send(stepsMsg(2, 2, "2", insert(1, "c")))
-	if m := c.nextSkipping("error"); m.Status != 429 || string(m.ID) != "2" || !strings.Contains(m.Message, "--max-submissions") {
-		t.Fatalf("error %s, want 429 for submission 2 naming --max-submissions", m.raw)
+	if m := c.nextSkipping("error"); m.Status != 429 || string(m.ID) != "2" || !strings.Contains(m.Message, "Limits.MaxSubmissions") {
+		t.Fatalf("error %s, want 429 for submission 2 naming Limits.MaxSubmissions", m.raw)
 	}
 	if status, _ := post("10.0.0.9", 2); status != 200 {
 		t.Fatalf("another client: %d", status)
@@ -218,8 +219,8 @@ func TestDocumentLimits(t *testing.T) {
 		e.mustGet(t, "/docs/"+id)
 	}
 	w := e.serve(defaultIP, "GET", "/docs/c", "", nil)
-	if w.Code != 429 || !strings.Contains(w.Body.String(), "--max-creates") || w.Header().Get("Retry-After") != "1800" {
-		t.Fatalf("third new document: %d %s (Retry-After %q), want 429 naming --max-creates, Retry-After 1800 (half an hour)",
+	if w.Code != 429 || !strings.Contains(w.Body.String(), "Limits.MaxCreatesPerHour") || w.Header().Get("Retry-After") != "1800" {
+		t.Fatalf("third new document: %d %s (Retry-After %q), want 429 naming Limits.MaxCreatesPerHour, Retry-After 1800 (half an hour)",
 			w.Code, w.Body, w.Header().Get("Retry-After"))
 	}
 	hello := func(id string) *wsClient {
@@ -240,8 +241,8 @@ func TestDocumentLimits(t *testing.T) {
 	if status, body := e.requestFrom(t, "10.0.0.6", "GET", "/docs/e", ""); status != 200 {
 		t.Fatalf("the fifth document: %d %s", status, body)
 	}
-	if w := e.serve("10.0.0.7", "GET", "/docs/f", "", nil); w.Code != 507 || !strings.Contains(w.Body.String(), "--max-documents") {
-		t.Fatalf("a sixth document: %d %s, want 507 naming --max-documents", w.Code, w.Body)
+	if w := e.serve("10.0.0.7", "GET", "/docs/f", "", nil); w.Code != 507 || !strings.Contains(w.Body.String(), "Limits.MaxDocuments") {
+		t.Fatalf("a sixth document: %d %s, want 507 naming Limits.MaxDocuments", w.Code, w.Body)
 	}
 	c = hello("f")
 	if m := c.next("error"); m.Status != 507 {
@@ -288,8 +289,8 @@ func TestPrincipalConnLimit(t *testing.T) {
 	// 10.0.0.1 holds no connection now: alice does.
 	hello("10.0.0.1", "bob").next("welcome")
 	c := hello("10.0.0.2", "alice")
-	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "--max-client-conns") {
-		t.Fatalf("error %s, want 429 naming --max-client-conns", m.raw)
+	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "Limits.MaxClientConns") {
+		t.Fatalf("error %s, want 429 naming Limits.MaxClientConns", m.raw)
 	}
 	if code, _ := c.closed(0); code != wsCloseTooManyRequests {
 		t.Fatalf("closed with %d, want 4029", code)

@@ -72,7 +72,7 @@ func TestMemoryBudget(t *testing.T) {
 		e.waitWaiting(t, id, 1)
 	}
 	w := e.serve(defaultIP, "GET", "/docs/a", "", nil)
-	if w.Code != 503 || w.Header().Get("Retry-After") != "2" || !strings.Contains(w.Body.String(), "max-memory") {
+	if w.Code != 503 || w.Header().Get("Retry-After") != "2" || !strings.Contains(w.Body.String(), "Limits.MaxMemory") {
 		t.Fatalf("GET of a with b and c in use: %d %q %s", w.Code, w.Header().Get("Retry-After"), w.Body)
 	}
 	status, body := e.request(t, "POST", "/docs/c/events", `{"version":1,"clientID":1,"steps":[`+insert(1, strings.Repeat("y", 30_000))+`]}`)
@@ -128,7 +128,7 @@ func TestBodyMemory(t *testing.T) {
 	}
 	for _, target := range []string{"/v1/apply", "/docs/d/events"} {
 		w := e.serve(defaultIP, "POST", target, string(body), nil)
-		if w.Code != 503 || w.Header().Get("Retry-After") != "2" || !strings.Contains(w.Body.String(), "max-body-memory") {
+		if w.Code != 503 || w.Header().Get("Retry-After") != "2" || !strings.Contains(w.Body.String(), "Limits.MaxBodyMemory") {
 			t.Fatalf("%s with the budget full: %d %q %s", target, w.Code, w.Header().Get("Retry-After"), w.Body)
 		}
 	}

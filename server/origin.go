@@ -119,7 +119,7 @@ func (s *Server) checkOrigin(r *http.Request) error {
 		o = o[:100] + "…"
 	}
 	return &httpError{http.StatusForbidden,
-		"cross-origin request refused: origin " + strconv.Quote(o) + " is not this server's nor allowed (serve --allow-origin)"}
+		"cross-origin request refused: origin " + strconv.Quote(o) + " is not this server's nor allowed (Config.AllowOrigins)"}
 }
 
 // withHostCheck refuses, with 421, a request whose Host the server is not
@@ -138,7 +138,7 @@ func (s *Server) withHostCheck(next http.Handler) http.Handler {
 				h = h[:100] + "…"
 			}
 			s.fail(w.(*exchange), &httpError{http.StatusMisdirectedRequest,
-				"unknown host " + strconv.Quote(h) + ": this server is not served under that name (serve --allowed-host)"})
+				"unknown host " + strconv.Quote(h) + ": this server is not served under that name (Config.AllowedHosts)"})
 			return
 		}
 		next.ServeHTTP(w, r)

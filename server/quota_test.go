@@ -36,7 +36,7 @@ func TestStorageQuotas(t *testing.T) {
 		if w.Code != 507 { // checkAnswer takes 5xx for a fault
 			checkAnswer(t, w.Code, w.Header(), w.Body.Bytes())
 		}
-		if w.Code == 507 && strings.Contains(w.Body.String(), "--max-client-storage") && w.Header().Get("Retry-After") == "" {
+		if w.Code == 507 && strings.Contains(w.Body.String(), "Limits.MaxClientStorage") && w.Header().Get("Retry-After") == "" {
 			t.Errorf("507 of the client quota without Retry-After")
 		}
 		return w.Code, w.Body.String()
@@ -49,14 +49,14 @@ func TestStorageQuotas(t *testing.T) {
 			break
 		}
 	}
-	if status != 507 || !strings.Contains(answer, "--max-doc-storage") {
-		t.Fatalf("after %d steps of 1 KB: %d %s, want 507 naming --max-doc-storage", n, status, answer)
+	if status != 507 || !strings.Contains(answer, "Limits.MaxDocStorage") {
+		t.Fatalf("after %d steps of 1 KB: %d %s, want 507 naming Limits.MaxDocStorage", n, status, answer)
 	}
 	if v := docVersion(t, e, "d"); v != int64(n) {
 		t.Errorf("version %d after the refusal, want %d", v, n)
 	}
-	if w := e.serve(defaultIP, "POST", "/docs/d/checkpoints", `{"name":"full"}`, nil); w.Code != 507 || !strings.Contains(w.Body.String(), "--max-doc-storage") {
-		t.Errorf("a checkpoint of the full document: %d %s, want 507 naming --max-doc-storage", w.Code, w.Body)
+	if w := e.serve(defaultIP, "POST", "/docs/d/checkpoints", `{"name":"full"}`, nil); w.Code != 507 || !strings.Contains(w.Body.String(), "Limits.MaxDocStorage") {
+		t.Errorf("a checkpoint of the full document: %d %s, want 507 naming Limits.MaxDocStorage", w.Code, w.Body)
 	}
 	expect(t, e, "GET", "/docs/d/checkpoints", "", 200, `{"checkpoints":[]}`)
 	expect(t, e, "DELETE", "/docs/d", "", 204, "")
@@ -68,8 +68,8 @@ func TestStorageQuotas(t *testing.T) {
 			break
 		}
 	}
-	if status != 507 || !strings.Contains(answer, "--max-client-storage") {
-		t.Fatalf("after %d steps of 1 KB from one client: %d %s, want 507 naming --max-client-storage", n, status, answer)
+	if status != 507 || !strings.Contains(answer, "Limits.MaxClientStorage") {
+		t.Fatalf("after %d steps of 1 KB from one client: %d %s, want 507 naming Limits.MaxClientStorage", n, status, answer)
 	}
 	if n < 20 || n > 30 {
 		t.Errorf("one client stored %d steps of 1 KB under a quota of 30,000 bytes", n)
@@ -94,8 +94,8 @@ func TestStorageQuotaWS(t *testing.T) {
 		c.nextSkipping("ack")
 	}
 	c.send(stepsMsg(3, 2, "1", insert(1, text)))
-	if m := c.nextSkipping("error"); m.Status != 507 || string(m.ID) != "3" || !strings.Contains(m.Message, "--max-doc-storage") {
-		t.Fatalf("error %s, want 507 for message 3 naming --max-doc-storage", m.raw)
+	if m := c.nextSkipping("error"); m.Status != 507 || string(m.ID) != "3" || !strings.Contains(m.Message, "Limits.MaxDocStorage") {
+		t.Fatalf("error %s, want 507 for message 3 naming Limits.MaxDocStorage", m.raw)
 	}
 	c.send(`{"type":"ping"}`)
 	c.nextSkipping("pong")

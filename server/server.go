@@ -127,6 +127,14 @@ type Config struct {
 	// connection, for metrics (see Observer; package metrics implements
 	// it with Prometheus).
 	Observer Observer
+	// SettingName, when not nil, is given each setting as the errors
+	// that go out name it, in parentheses: a field such as
+	// "Limits.MaxConns", "Config.AllowOrigins" or
+	// "auth.Config.WebhookMaxCalls". It returns how the embedding
+	// program lets one set it, e.g. "serve --max-conns", which the
+	// answer adds: "(Limits.MaxConns, serve --max-conns)"; or "" to
+	// leave the name as it is (names.go).
+	SettingName func(setting string) string
 }
 
 // Timeouts bound the life of connections and of the server, so that slow
@@ -209,13 +217,14 @@ type Server struct {
 	// pollWaiting, when set (by tests), is told of each long poll that
 	// starts (1) or stops (-1) waiting on a document.
 	pollWaiting func(id string, delta int)
-	web         http.Handler  // the demo pages (Config.Web), or nil
-	policy      Policy        // Config.Policy, or AllowAll
-	drainDelay  time.Duration // Config.DrainDelay
-	draining    atomic.Bool   // Drain was called: /readyz answers 503
-	drainCut    chan struct{} // closed by a test to end Drain's delay
-	obs         Observer      // Config.Observer, or nil
-	requestIDs  requestIDs    // of requests without their own (log.go)
+	web         http.Handler        // the demo pages (Config.Web), or nil
+	policy      Policy              // Config.Policy, or AllowAll
+	drainDelay  time.Duration       // Config.DrainDelay
+	draining    atomic.Bool         // Drain was called: /readyz answers 503
+	drainCut    chan struct{}       // closed by a test to end Drain's delay
+	obs         Observer            // Config.Observer, or nil
+	settingName func(string) string // Config.SettingName, or nil
+	requestIDs  requestIDs          // of requests without their own (log.go)
 
 	// Connection limits of Serve (httpconns.go).
 	proxies      []netip.Prefix              // Config.TrustedProxies, masked
@@ -332,6 +341,7 @@ func New(cfg Config) (*Server, error) {
 		drainDelay:  cfg.DrainDelay,
 		drainCut:    make(chan struct{}),
 		obs:         cfg.Observer,
+		settingName: cfg.SettingName,
 
 		maxHTTPConns:     cfg.Limits.MaxHTTPConns,
 		maxAddrConns:     cfg.Limits.MaxHTTPConnsPerAddress,
@@ -476,6 +486,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs.RegisterOnShutdown(s.stopPolls)
 	maxConns, maxAddrConns := s.httpConnLimits()
 	cl := newConnLimiter(ln, maxConns, maxAddrConns, s.trustedProxy, s.log)
+	cl.settingName = s.settingName
 	hs.ConnState = cl.connState
 	s.httpConns.Store(cl)
 	ln = cl

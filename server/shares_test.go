@@ -37,7 +37,7 @@ func TestClientMemoryShare(t *testing.T) {
 	e.waitWaiting(t, "a", 1)
 	select {
 	case w := <-e.poll(mallory, "/docs/b/events?version=1&commentVersion=0", ctx):
-		if w.Code != 503 || !strings.Contains(w.Body.String(), "--max-client-memory") {
+		if w.Code != 503 || !strings.Contains(w.Body.String(), "Limits.MaxClientMemory") {
 			t.Fatalf("a second long poll over the client's share: %d %s", w.Code, w.Body)
 		}
 	case <-time.After(5 * time.Second):
@@ -53,7 +53,7 @@ func TestClientMemoryShare(t *testing.T) {
 	ws.next("welcome")
 	over := e.dial(t, "e", false)
 	over.hello(1, "8")
-	if m := over.next("error"); m.Status != 503 || !strings.Contains(m.Message, "--max-client-memory") {
+	if m := over.next("error"); m.Status != 503 || !strings.Contains(m.Message, "Limits.MaxClientMemory") {
 		t.Fatalf("a WebSocket over the client's share: %s", m.raw)
 	}
 	if code, _ := over.closed(0); code != websocket.StatusInternalError {
@@ -97,8 +97,8 @@ func TestCreateLimits(t *testing.T) {
 			t.Fatalf("POST /docs %s: %d %s", id, status, body)
 		}
 	}
-	if status, body := create(e, defaultIP, "c"); status != 429 || !strings.Contains(body, "--max-creates") {
-		t.Fatalf("a third POST /docs in the hour: %d %s, want 429 naming --max-creates", status, body)
+	if status, body := create(e, defaultIP, "c"); status != 429 || !strings.Contains(body, "Limits.MaxCreatesPerHour") {
+		t.Fatalf("a third POST /docs in the hour: %d %s, want 429 naming Limits.MaxCreatesPerHour", status, body)
 	}
 
 	e = newCollab(t, Config{}, collab.Config{Limits: collab.Limits{MaxDocuments: 10, MaxClientDocuments: 2}})
@@ -106,8 +106,8 @@ func TestCreateLimits(t *testing.T) {
 		t.Fatalf("POST /docs a: %d %s", status, body)
 	}
 	e.mustGet(t, "/docs/b") // created by using it
-	if status, body := create(e, defaultIP, "c"); status != 507 || !strings.Contains(body, "--max-client-documents") {
-		t.Fatalf("a third document of one client: %d %s, want 507 naming --max-client-documents", status, body)
+	if status, body := create(e, defaultIP, "c"); status != 507 || !strings.Contains(body, "Limits.MaxClientDocuments") {
+		t.Fatalf("a third document of one client: %d %s, want 507 naming Limits.MaxClientDocuments", status, body)
 	}
 	if status, body := create(e, "10.0.0.7", "c"); status != 201 {
 		t.Fatalf("another client's POST /docs: %d %s", status, body)

@@ -307,7 +307,7 @@ var wsMessageTypes = []wsMessageType{
 func (c *wsConn) handle(data []byte) {
 	if ok, _ := c.rate.Take(c.s.now(), float64(c.s.limits.MaxWSMessages), 2*float64(c.s.limits.MaxWSMessages)); !ok {
 		c.answer(nil, &wsMessageError{wsTooMany,
-			"too many messages: over " + strconv.Itoa(c.s.limits.MaxWSMessages) + " per second (serve --max-ws-messages)"}, false)
+			"too many messages: over " + strconv.Itoa(c.s.limits.MaxWSMessages) + " per second (Limits.MaxWSMessages)"}, false)
 		return
 	}
 	sc := c.s.getCollabScratch()
@@ -412,7 +412,7 @@ func (c *wsConn) admitMessage(t *wsMessageType, m *wsMessage) (Principal, error)
 func (c *wsConn) answer(id []byte, err error, admission bool) wsAnswer {
 	a := wsAnswerOf(err, admission)
 	if a.status != 0 {
-		c.send(appendWSError(nil, id, a.status, a.step, a.msg))
+		c.send(c.s.appendWSError(nil, id, a.status, a.step, a.msg))
 	}
 	if a.code != 0 {
 		c.closeAfterQueue(a.code, a.reason)

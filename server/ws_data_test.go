@@ -39,7 +39,7 @@ func TestWSPresenceData(t *testing.T) {
 	for _, tc := range []struct{ data, want string }{
 		{`"text"`, `"data" must be an object`},
 		{`[1]`, `"data" must be an object`},
-		{`{"x":"` + strings.Repeat("y", 60) + `"}`, `more than 64 (--max-presence-data)`},
+		{`{"x":"` + strings.Repeat("y", 60) + `"}`, `more than 64 (Limits.MaxPresenceData)`},
 	} {
 		c := e.dial(t, "d", false)
 		c.send(`{"type":"hello","version":1,"clientID":3,"data":` + tc.data + `}`)

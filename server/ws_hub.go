@@ -318,7 +318,7 @@ func (h *wsHub) failLocked(err error) {
 	var msg []byte
 	if !errors.Is(err, collab.ErrClosed) {
 		a := answerOf(err)
-		msg = appendWSError(nil, nil, a.status, a.step, a.msg)
+		msg = h.s.appendWSError(nil, nil, a.status, a.step, a.msg)
 		h.s.log.Warn("websocket: document hub failed", "doc", h.id, "err", err)
 	}
 	for _, c := range h.conns {

@@ -341,7 +341,7 @@ func appendPresenceData(buf, raw []byte, max int) ([]byte, error) {
 		return buf, errors.New(`"data" must be an object (found ` + abbreviate(raw) + ")")
 	}
 	if len(raw) > max {
-		return buf, errors.New(`"data" is ` + strconv.Itoa(len(raw)) + " bytes of JSON, more than " + strconv.Itoa(max) + " (--max-presence-data)")
+		return buf, errors.New(`"data" is ` + strconv.Itoa(len(raw)) + " bytes of JSON, more than " + strconv.Itoa(max) + " (Limits.MaxPresenceData)")
 	}
 	buf = append(buf, `,"data":`...)
 	return append(buf, raw...), nil
@@ -416,8 +416,10 @@ func appendPong(buf, id []byte) []byte {
 }
 
 // appendWSError appends {"type":"error","id":…,"status":…,"message":…,"step":…}
-// ("id" when id is not nil, "step" when step >= 0).
-func appendWSError(buf, id []byte, status, step int, msg string) []byte {
+// ("id" when id is not nil, "step" when step >= 0), the settings that msg
+// names named as Config.SettingName names them (names.go).
+func (s *Server) appendWSError(buf, id []byte, status, step int, msg string) []byte {
+	msg = s.named(msg)
 	buf = append(buf, `{"type":"error",`...)
 	if id != nil {
 		buf = append(buf, `"id":`...)

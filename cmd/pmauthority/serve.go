@@ -196,7 +196,8 @@ type serveFlags struct {
 	auth                            authFlags
 	drainTimeout                    time.Duration
 	webhook                         webhookFlags
-	unknownEnv                      []string // PMA_ variables of no flag
+	unknownEnv                      []string          // PMA_ variables of no flag
+	settingNames                    map[string]string // server.Config.SettingName's (names.go)
 }
 
 // The binary's own defaults of flags that the library leaves at zero.
@@ -278,6 +279,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	f.auth.register(fs)
 	f.webhook.register(fs)
 	fs.String(configFlag, "", "read flags from `FILE`, one a line: a flag's name and its value (max-memory 2GiB; strict alone means strict true; # starts a comment; a repeatable flag on several lines). A flag given on the command line wins over its PMA_<FLAG> environment variable (PMA_MAX_MEMORY=2GiB), which wins over the file (docs/operations.md)")
+	f.settingNames = settingNames(fs, f)
 	// Package flag reports nothing itself: -h prints every flag, an error
 	// a short usage.
 	fs.SetOutput(io.Discard)
@@ -445,6 +447,8 @@ func (f *serveFlags) configs(stderr io.Writer) (*serveConfigs, error) {
 	cc.MaxMemory = c.memory.docMemory
 	sc.Schemas, sc.DefaultSchema, sc.Logger = f.named.schemas, reg.Default(), c.logger
 	sc.Limits.MaxBodyMemory = c.memory.bodyMemory
+	names := f.settingNames
+	sc.SettingName = func(setting string) string { return names[setting] }
 	// The apply endpoint goes by the documents' limits, and checks its
 	// documents as the authority does.
 	sc.ApplyLimits, sc.Strict = cc.Limits.Limits, cc.Strict
