@@ -168,7 +168,7 @@ func TestClientIDOwnerAcrossNodes(t *testing.T) {
 	shared := memstore.New()
 	var es []*wsEnv
 	for range 2 {
-		es = append(es, newWS(t, Config{Policy: &testPolicy{}}, collab.Config{Store: bus.Node(shared), PeerRefresh: 20 * time.Millisecond}, nil))
+		es = append(es, newWS(t, Config{Policy: &testPolicy{}}, collab.Config{Store: bus.Node(shared), PeerRefresh: 100 * time.Millisecond}, nil))
 	}
 	es[0].post(t, "d", 0, "7", insert(1, "abc"))
 	alice := es[0].dial(t, "d", false)

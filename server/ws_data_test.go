@@ -63,7 +63,7 @@ func TestWSPresenceData(t *testing.T) {
 // clients of the document on another node.
 func TestWSPresenceDataAcrossNodes(t *testing.T) {
 	bus := new(testutil.Bus)
-	es, _ := wsNodes(t, bus, 2, 20*time.Millisecond)
+	es, _ := wsNodes(t, bus, 2, 100*time.Millisecond)
 	es[0].post(t, "d", 0, "7", insert(1, "abc"))
 	a, aw := joinAt(t, es[0], "d", 1, "1")
 	b := es[1].dial(t, "d", false)

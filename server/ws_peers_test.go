@@ -54,7 +54,7 @@ func (c *wsClient) knows(w wsMsg, clientID string) {
 // that the refreshes of unchanged selections send them nothing.
 func TestWSPresenceAcrossNodes(t *testing.T) {
 	bus := new(testutil.Bus)
-	es, _ := wsNodes(t, bus, 2, 20*time.Millisecond)
+	es, _ := wsNodes(t, bus, 2, 100*time.Millisecond)
 	es[0].post(t, "d", 0, "7", insert(1, "abcdef"))
 	a, aw := joinAt(t, es[0], "d", 1, "1")
 	b, bw := joinAt(t, es[1], "d", 1, `"b"`)
@@ -75,10 +75,10 @@ func TestWSPresenceAcrossNodes(t *testing.T) {
 	if m, p := a.presenceOf(`"b"`); m.Version != 2 || ptrInt(p.Anchor) != 5 || ptrInt(p.Head) != 7 {
 		t.Fatalf("presence %s", m.raw)
 	}
-	// The refreshes (every 20 ms here) repeat b's selection, at the
+	// The refreshes (every 100 ms here) repeat b's selection, at the
 	// version of b's node: a is sent nothing of them, and the next
 	// message it gets is b's next selection.
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
 	b.send(`{"type":"presence","version":1,"anchor":1,"head":1}`)
 	if m := a.next("presence"); len(m.Clients) != 1 || ptrInt(m.Clients[0].Anchor) != 1 {
 		t.Fatalf("after the refreshes of an unchanged selection: %s", m.raw)
