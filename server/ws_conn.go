@@ -23,8 +23,11 @@ type wsConn struct {
 	conn net.Conn // under ws
 	// The reading side under ws: src below the bufio.Reader br that ws
 	// reads frames from (waitFrame).
-	src  *wsSource
-	br   *bufio.Reader
+	src *wsSource
+	br  *bufio.Reader
+	// brMu orders waitFrame's look at br and the reads of br by the
+	// close handshake, which the writer goroutine runs.
+	brMu sync.Mutex
 	user string
 	id   string // the document
 
@@ -177,7 +180,9 @@ func (c *wsConn) write() {
 				c.done = true
 				c.mu.Unlock()
 				c.armWriteDeadline(false)
+				c.brMu.Lock() // the close handshake reads br
 				c.ws.Close(code, reason)
+				c.brMu.Unlock()
 				return
 			case lingered || c.done:
 				c.writing = false
@@ -316,7 +321,10 @@ func (c *wsConn) ping() {
 // while the goroutine is parked deep (8 KiB for Reader), and shrinks at a
 // GC when it is parked shallow, so an idle connection costs a 2 KiB stack.
 func (c *wsConn) waitFrame() {
-	if c.br.Buffered() == 0 {
+	c.brMu.Lock()
+	n := c.br.Buffered()
+	c.brMu.Unlock()
+	if n == 0 {
 		c.src.wait()
 	}
 }
