@@ -259,29 +259,37 @@ func stepsCheckAnswer(cr *stepsCaseRun, line []byte) *caseCheck {
 		return c
 	}
 	res := &sc.Result
+	// The first step whose inversion threw in JS (-1: none). A step that
+	// cannot be inverted fails a request with positions.
+	invAt, invThrown := -1, stepsThrown{}
+	for i, inv := range sc.Inverted {
+		if inv[0] == '{' && strictUnmarshal(inv, &invThrown) == nil {
+			invAt = i
+			break
+		}
+	}
 	switch {
-	case cr.byDesign:
+	case cr.byDesign && (invAt < 0 || invAt >= run.fail):
 		// Go rejects a position where JS went on: the in-process error.
 		c.eq("error.step", "", jsonInt(run.fail), stepsAnswerStep(&a))
 		c.eq("error.message", "", jsonString(run.err.Error()), stepsAnswerMessage(&a))
+	case cr.byDesign:
+		// An earlier step cannot be inverted: the request fails there.
+		c.eq("error.step", "inverted", jsonInt(invAt), stepsAnswerStep(&a))
+		if invThrown.ErrorName != "TypeError" {
+			stepsCheckCLIMessage(c, "error.message", "inverted", invThrown.Error, &a)
+		}
 	case res.Doc == nil:
 		c.eq("error.step", "", jsonInt(*res.FailedStep), stepsAnswerStep(&a))
 		if res.ErrorName != "TypeError" {
 			stepsCheckCLIMessage(c, "error.message", "", res.Error, &a)
 		}
-	default:
-		for i, inv := range sc.Inverted {
-			var th stepsThrown
-			if inv[0] != '{' || strictUnmarshal(inv, &th) != nil {
-				continue
-			}
-			// A step that cannot be inverted fails a request with positions.
-			c.eq("error.step", "inverted", jsonInt(i), stepsAnswerStep(&a))
-			if th.ErrorName != "TypeError" {
-				stepsCheckCLIMessage(c, "error.message", "inverted", th.Error, &a)
-			}
-			return c
+	case invAt >= 0:
+		c.eq("error.step", "inverted", jsonInt(invAt), stepsAnswerStep(&a))
+		if invThrown.ErrorName != "TypeError" {
+			stepsCheckCLIMessage(c, "error.message", "inverted", invThrown.Error, &a)
 		}
+	default:
 		if a.Error != nil {
 			c.fail("doc", "", "(an answer with doc)", string(line))
 			return c
