@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 )
@@ -20,32 +18,9 @@ import (
 // client's Limits.MaxClientAnswers, so that one client cannot take the
 // budget from everyone with answers it does not read.
 
-// LargeAnswer is the size, in bytes, from which an answer counts against
-// its client's Limits.MaxClientAnswers.
-const LargeAnswer = 1 << 20
-
-// retryAfterAnswers is how long a client over Limits.MaxClientAnswers is
-// asked to wait.
-const retryAfterAnswers = retryAfterConns
-
-// largeAnswerWait is how long a large answer waits for one of its
-// client's others to be written before it is refused: a client that
-// reads its answers gets them in turn.
-const largeAnswerWait = 2 * time.Second
-
-// largeAnswers counts the large answers being built or written, per
-// client.
-type largeAnswers struct {
-	wait time.Duration // largeAnswerWait, or a test's
-
-	mu        sync.Mutex
-	perClient map[string]int // only clients with large answers
-	changed   chan struct{}  // closed (and replaced) when one ends
-}
-
 // answerMemory returns the request's reservation in the memory budget,
 // made at its first use; nil without an authority.
-func (s *Server) answerMemory(x *exchange) *collab.Reservation {
+func (s *api) answerMemory(x *exchange) *collab.Reservation {
 	if x.mem == nil && s.collab != nil {
 		x.mem = s.collab.Reserve("the answer of " + x.route)
 	}
@@ -59,7 +34,7 @@ func (s *Server) answerMemory(x *exchange) *collab.Reservation {
 // answers already (after waiting up to largeAnswerWait for one of them),
 // and with an error matching collab.ErrOverloaded (503) when the budget
 // has no room.
-func (s *Server) holdAnswer(x *exchange, r *http.Request, n int64) error {
+func (s *api) holdAnswer(x *exchange, r *http.Request, n int64) error {
 	mem := s.answerMemory(x)
 	if err := s.takeLargeAnswer(x, r, mem.Size()+n); err != nil {
 		return err
@@ -70,7 +45,7 @@ func (s *Server) holdAnswer(x *exchange, r *http.Request, n int64) error {
 // takeLargeAnswer counts the request's answer, of size bytes, as a large
 // one of its client when it is (once per request), or refuses it with a
 // *collab.RateError when the client has Limits.MaxClientAnswers.
-func (s *Server) takeLargeAnswer(x *exchange, r *http.Request, size int64) error {
+func (s *api) takeLargeAnswer(x *exchange, r *http.Request, size int64) error {
 	if size < LargeAnswer || x.largeClient != "" {
 		return nil
 	}
@@ -78,84 +53,22 @@ func (s *Server) takeLargeAnswer(x *exchange, r *http.Request, size int64) error
 	if client == "" {
 		client = "-"
 	}
-	if err := s.takeLarge(r.Context(), client, s.large.wait); err != nil {
+	if err := s.large.take(r.Context(), client, s.large.wait); err != nil {
 		return err
 	}
 	x.largeClient = client
 	return nil
 }
 
-// takeLarge counts a large answer of client, waiting up to wait while the
-// client has Limits.MaxClientAnswers, and then refuses it with a
-// *collab.RateError.
-func (s *Server) takeLarge(ctx context.Context, client string, wait time.Duration) error {
-	l := &s.large
-	var timeout <-chan time.Time
-	for {
-		l.mu.Lock()
-		if l.perClient[client] < s.maxClientAnswers {
-			if l.perClient == nil {
-				l.perClient = make(map[string]int)
-			}
-			l.perClient[client]++
-			l.mu.Unlock()
-			return nil
-		}
-		if l.changed == nil {
-			l.changed = make(chan struct{})
-		}
-		changed := l.changed
-		l.mu.Unlock()
-		if wait <= 0 {
-			return s.largeAnswersError()
-		}
-		if timeout == nil {
-			t := time.NewTimer(wait)
-			defer t.Stop()
-			timeout = t.C
-		}
-		select {
-		case <-changed:
-			continue
-		case <-timeout:
-		case <-ctx.Done():
-		}
-		return s.largeAnswersError()
-	}
-}
-
-// largeAnswersError is the refusal of a large answer over
-// Limits.MaxClientAnswers.
-func (s *Server) largeAnswersError() error {
-	return &collab.RateError{RetryAfter: retryAfterAnswers,
-		Msg: "too many large answers for this client: " + strconv.Itoa(s.maxClientAnswers) + " of " + strconv.Itoa(LargeAnswer>>20) + " MiB or more are being written to it (Limits.MaxClientAnswers); read them first"}
-}
-
-// dropLarge ends a large answer of client that takeLarge counted.
-func (s *Server) dropLarge(client string) {
-	l := &s.large
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if n := l.perClient[client] - 1; n > 0 {
-		l.perClient[client] = n
-	} else {
-		delete(l.perClient, client)
-	}
-	if l.changed != nil {
-		close(l.changed)
-		l.changed = nil
-	}
-}
-
 // releaseAnswer gives back what the request reserved for its answer, once
 // it is written.
-func (s *Server) releaseAnswer(x *exchange) {
+func (s *api) releaseAnswer(x *exchange) {
 	if x.mem != nil {
 		x.mem.Release()
 		x.mem = nil
 	}
 	if x.largeClient != "" {
-		s.dropLarge(x.largeClient)
+		s.large.drop(x.largeClient)
 		x.largeClient = ""
 	}
 }
@@ -167,35 +80,35 @@ type wsHeld struct {
 	client string
 }
 
-// holdWelcome reserves, for a WebSocket's welcome or snapshot of n bytes
-// to c, the memory budget and, when it is large, one of its client's
+// holdWelcome reserves, for a welcome or snapshot of n bytes to a
+// WebSocket of user on document doc, the memory budget and, when it is large, one of its client's
 // large answers, as holdAnswer does for an HTTP answer; nil for a small
 // one (a connection's queue bounds those).
-func (s *Server) holdWelcome(c *wsConn, n int) (*wsHeld, error) {
+func (s *api) holdWelcome(user, doc string, n int) (*wsHeld, error) {
 	if n < LargeAnswer || s.collab == nil {
 		return nil, nil
 	}
-	client := c.user
+	client := user
 	if client == "" {
 		client = "-"
 	}
 	// Its hub is locked: it waits for nothing.
-	if err := s.takeLarge(context.Background(), client, 0); err != nil {
+	if err := s.large.take(context.Background(), client, 0); err != nil {
 		return nil, err
 	}
-	h := &wsHeld{mem: s.collab.Reserve("the welcome of a WebSocket of " + strconv.Quote(c.id)), client: client}
+	h := &wsHeld{mem: s.collab.Reserve("the welcome of a WebSocket of " + strconv.Quote(doc)), client: client}
 	if err := h.mem.Resize(int64(n)); err != nil {
-		s.dropLarge(client)
+		s.large.drop(client)
 		return nil, err
 	}
 	return h, nil
 }
 
 // releaseHeld gives back what h holds (nothing for nil).
-func (s *Server) releaseHeld(h *wsHeld) {
+func (s *api) releaseHeld(h *wsHeld) {
 	if h != nil {
 		h.mem.Release()
-		s.dropLarge(h.client)
+		s.large.drop(h.client)
 	}
 }
 
@@ -222,19 +135,6 @@ func eventsSize(ev collab.Events) int64 {
 	}
 	for _, c := range ev.Comment {
 		n += int64(len(c.Text)) + 96
-	}
-	return n
-}
-
-// largeAnswersInUse returns the large answers being built or written, in
-// all (see Limits.MaxClientAnswers).
-func (s *Server) largeAnswersInUse() int {
-	l := &s.large
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, k := range l.perClient {
-		n += k
 	}
 	return n
 }

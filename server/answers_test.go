@@ -132,7 +132,7 @@ func TestLargeAnswersPerClient(t *testing.T) {
 		}
 		slow, done = append(slow, w), append(done, d)
 	}
-	if n := e.s.largeAnswersInUse(); n != 2 {
+	if n := e.s.large.inUse(); n != 2 {
 		t.Fatalf("%d large answers counted, want 2", n)
 	}
 	for _, target := range []string{"/docs/big", "/docs/big/steps", "/docs/big/export?format=text"} {
@@ -154,7 +154,7 @@ func TestLargeAnswersPerClient(t *testing.T) {
 	if w := e.serve("198.51.100.1", "GET", "/docs/big", "", nil); w.Code != 200 {
 		t.Errorf("after reading its answers: %d %s", w.Code, w.Body.String())
 	}
-	if n, held := e.s.largeAnswersInUse(), e.auth.ReservedMemory(); n != 0 || held != 0 {
+	if n, held := e.s.large.inUse(), e.auth.ReservedMemory(); n != 0 || held != 0 {
 		t.Errorf("after the answers: %d large answers, %d bytes reserved", n, held)
 	}
 }
@@ -228,7 +228,7 @@ func TestWSWelcomeInBudget(t *testing.T) {
 		c.hello(-1, fmt.Sprint(10+i))
 		slow = append(slow, c) // (never reads)
 	}
-	waitFor(t, func() bool { return e.s.largeAnswersInUse() == 2 && e.auth.ReservedMemory() >= 2*size })
+	waitFor(t, func() bool { return e.s.large.inUse() == 2 && e.auth.ReservedMemory() >= 2*size })
 	c := e.dial(t, "big", false)
 	c.hello(-1, "20")
 	if m := c.next("error"); m.Status != 429 || !strings.Contains(m.Message, "Limits.MaxClientAnswers") {
@@ -243,7 +243,7 @@ func TestWSWelcomeInBudget(t *testing.T) {
 	for _, c := range slow {
 		c.c.CloseNow()
 	}
-	waitFor(t, func() bool { return e.s.largeAnswersInUse() == 0 && e.auth.ReservedMemory() == 0 })
+	waitFor(t, func() bool { return e.s.large.inUse() == 0 && e.auth.ReservedMemory() == 0 })
 	c = e.dial(t, "big", false)
 	c.hello(-1, "21")
 	if m := c.next("snapshot"); m.Version != 1 {

@@ -11,7 +11,7 @@ import (
 const largeRequest = 16 << 10
 
 // apply answers an apply request (POST / and POST /v1/apply).
-func (s *Server) apply(x *exchange, r *http.Request, _ string) {
+func (s *api) apply(x *exchange, r *http.Request, _ string) {
 	body, err := s.readJSONBody(x, r)
 	if err != nil {
 		s.fail(x, err)
@@ -31,7 +31,7 @@ func (s *Server) apply(x *exchange, r *http.Request, _ string) {
 // Config.ApplyWorkers); the turn ends before the answer is written, so
 // that a client slow to read it holds no worker. Its errors are
 // *apply.Failure values.
-func (s *Server) applyBody(ctx context.Context, buf, body []byte) ([]byte, int, error) {
+func (s *api) applyBody(ctx context.Context, buf, body []byte) ([]byte, int, error) {
 	if len(body) >= largeRequest {
 		select {
 		case s.workers <- struct{}{}:
@@ -44,6 +44,6 @@ func (s *Server) applyBody(ctx context.Context, buf, body []byte) ([]byte, int, 
 }
 
 // listSchemas answers GET /v1/schemas: {"default": NAME, "schemas": [NAME, …]}.
-func (s *Server) listSchemas(x *exchange, _ *http.Request, _ string) {
+func (s *api) listSchemas(x *exchange, _ *http.Request, _ string) {
 	s.write(x, http.StatusOK, s.schemasJSON)
 }

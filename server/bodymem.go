@@ -90,15 +90,3 @@ func (e *bodyMemoryError) Error() string {
 }
 
 func (e *bodyMemoryError) Is(target error) bool { return target == collab.ErrOverloaded }
-
-// BodyMemoryInUse returns the bytes of request bodies reserved by the
-// requests in flight (see Limits.MaxBodyMemory).
-func (s *Server) BodyMemoryInUse() int64 { return s.bodies.inUse() }
-
-// collabMemory returns the authority's memory budget, 0 without one.
-func (s *Server) collabMemory() int64 {
-	if s.collab == nil {
-		return 0
-	}
-	return s.collab.MaxMemory()
-}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/jsonscan"
@@ -22,21 +23,24 @@ type collabScratch struct {
 	comments []collab.CommentEvent
 }
 
-func (s *Server) getCollabScratch() *collabScratch {
-	if sc, ok := s.collabScratch.Get().(*collabScratch); ok {
+// collabScratches is the pool of collabScratch.
+var collabScratches sync.Pool
+
+func getCollabScratch() *collabScratch {
+	if sc, ok := collabScratches.Get().(*collabScratch); ok {
 		return sc
 	}
 	return &collabScratch{}
 }
 
 // putCollabScratch gives sc back, after a body of n bytes.
-func (s *Server) putCollabScratch(sc *collabScratch, n int) {
+func putCollabScratch(sc *collabScratch, n int) {
 	sc.d.Reset(nil)
 	clear(sc.steps)
 	clear(sc.comments)
 	sc.steps, sc.comments = sc.steps[:0], sc.comments[:0]
 	if n <= maxPooledBuffer {
-		s.collabScratch.Put(sc)
+		collabScratches.Put(sc)
 	}
 }
 
@@ -53,10 +57,10 @@ var (
 // needed with steps); this checks the JSON types. The submission's steps
 // point into body. Its errors are a 400 or, over Limits.MaxSteps, a 413;
 // n is the number of steps.
-func (s *Server) decodeSubmission(sc *collabScratch, body []byte) (sub collab.Submission, n int, err error) {
+func decodeSubmission(sc *collabScratch, body []byte, maxDepth, maxSteps int) (sub collab.Submission, n int, err error) {
 	d := &sc.d
 	d.Reset(body)
-	d.SetMaxDepth(s.limits.MaxDepth)
+	d.SetMaxDepth(maxDepth)
 	if len(body) == 0 {
 		return collab.Submission{}, 0, &httpError{http.StatusBadRequest, `empty request: expected {"version": V, "steps": […], "clientID": ID, "comment": […]}`}
 	}
@@ -88,7 +92,7 @@ func (s *Server) decodeSubmission(sc *collabScratch, body []byte) (sub collab.Su
 		if i < 0 {
 			err = d.Skip()
 		} else {
-			err = f.read(sc, d, i, s.collab.Limits().MaxSteps)
+			err = f.read(sc, d, i, maxSteps)
 		}
 		if err != nil {
 			return f.syntaxError(d, err)
@@ -97,7 +101,7 @@ func (s *Server) decodeSubmission(sc *collabScratch, body []byte) (sub collab.Su
 	if err := d.End(); err != nil {
 		return f.syntaxError(d, err)
 	}
-	return f.result(sc, s.collab.Limits().MaxSteps)
+	return f.result(sc, maxSteps)
 }
 
 // The fields of a submission, as indexes of submitKeys.

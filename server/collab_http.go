@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -39,83 +37,32 @@ func docID(id string) (string, error) {
 	return id, nil
 }
 
-// user returns who is asking, for the user counts: the client's IP
-// address; with Config.TrustProxy, when the connection comes from a
-// trusted proxy, the right-most address of X-Forwarded-For that is not a
-// trusted proxy's (Config.TrustedProxies; without them, the right-most:
-// the one the connection's proxy appended). A client may send any
-// X-Forwarded-For of its own, which a proxy that appends keeps on the
-// left, so the entries left of the first untrusted one say nothing. An
-// entry that is not an IP address (and port) ends the search with the
-// connection's address; when all are trusted proxies', the left-most is
-// the client.
-func (s *Server) user(r *http.Request) string {
-	peer, _, err := net.SplitHostPort(r.RemoteAddr)
+// getDocAt answers GET /docs/{id}?version=N: {"doc", "version"}.
+func (s *api) getDocAt(x *exchange, r *http.Request, id string) {
+	version, err := queryVersion(r.URL.RawQuery, "version")
 	if err != nil {
-		peer = r.RemoteAddr
+		s.fail(x, err)
+		return
 	}
-	if !s.trustProxy {
-		return peer
+	doc, err := s.collab.DocAtReserved(r.Context(), id, version, s.answerMemory(x))
+	if err == nil {
+		err = s.holdAnswer(x, r, int64(doc.JSONSize())+64)
 	}
-	if ip, err := netip.ParseAddr(peer); err != nil || !s.trustedProxy(ip) {
-		return peer
+	if err != nil {
+		s.fail(x, err)
+		return
 	}
-	var leftmost netip.Addr
-	v := r.Header["X-Forwarded-For"]
-	for i := len(v) - 1; i >= 0; i-- {
-		for rest := v[i]; rest != ""; {
-			entry := rest
-			if j := strings.LastIndexByte(rest, ','); j >= 0 {
-				entry, rest = rest[j+1:], rest[:j]
-			} else {
-				rest = ""
-			}
-			entry = strings.TrimSpace(entry)
-			if entry == "" {
-				continue
-			}
-			ip, err := netip.ParseAddr(entry)
-			if err != nil {
-				ap, err := netip.ParseAddrPort(entry)
-				if err != nil {
-					return peer
-				}
-				ip = ap.Addr()
-			}
-			if len(s.proxies) == 0 || !s.trustedProxy(ip) {
-				return ip.String()
-			}
-			leftmost = ip
-		}
-	}
-	if leftmost.IsValid() {
-		return leftmost.String()
-	}
-	return peer
-}
-
-// trustedProxy reports whether ip is the address of a proxy that
-// Config.TrustProxy trusts: one of Config.TrustedProxies, or any address
-// without them.
-func (s *Server) trustedProxy(ip netip.Addr) bool {
-	if !s.trustProxy {
-		return false
-	}
-	if len(s.proxies) == 0 {
-		return true
-	}
-	ip = ip.Unmap()
-	for _, p := range s.proxies {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	buf := append(x.out[:0], `{"doc":`...)
+	buf = doc.AppendJSON(buf)
+	buf = append(buf, `,"version":`...)
+	buf = strconv.AppendInt(buf, version, 10)
+	x.out = append(buf, '}')
+	s.write(x, http.StatusOK, x.out)
 }
 
 // listDocs answers GET /docs: with a policy that is a ReadFilter, only
 // the documents that the request's principal may read.
-func (s *Server) listDocs(x *exchange, r *http.Request, _ string) {
+func (s *api) listDocs(x *exchange, r *http.Request, _ string) {
 	docs, err := s.collab.List(r.Context())
 	if err == nil {
 		size := int64(2)
@@ -157,7 +104,7 @@ func (s *Server) listDocs(x *exchange, r *http.Request, _ string) {
 }
 
 // getDoc answers GET /docs/{id}, and with ?version=N getDocAt.
-func (s *Server) getDoc(x *exchange, r *http.Request, id string) {
+func (s *api) getDoc(x *exchange, r *http.Request, id string) {
 	if r.Method == http.MethodHead {
 		// A HEAD reads: unlike GET (as in the demo), it creates nothing.
 		ok, err := s.collab.Exists(r.Context(), id)
@@ -189,7 +136,7 @@ func (s *Server) getDoc(x *exchange, r *http.Request, id string) {
 // behind, otherwise when something is published or the user count
 // changes, the poll times out ({}), the client goes away or the server
 // shuts down ({} too).
-func (s *Server) pollEvents(x *exchange, r *http.Request, id string) {
+func (s *api) pollEvents(x *exchange, r *http.Request, id string) {
 	version, err := queryVersion(r.URL.RawQuery, "version")
 	var cv int64
 	if err == nil {
@@ -208,7 +155,7 @@ func (s *Server) pollEvents(x *exchange, r *http.Request, id string) {
 // with the new count, as the demo server sends so that clients update
 // their "N users"), or with {} after the poll timeout, when the client
 // goes away, or at shutdown.
-func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv int64) {
+func (s *api) waitEvents(x *exchange, r *http.Request, id string, version, cv int64) {
 	user := s.client(r, x.principal)
 	// First without waiting: a client that is behind (after every edit)
 	// is answered without the timer and deadlines a wait needs.
@@ -229,7 +176,7 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 			defer s.obs.Connections(TransportLongPoll, -1)
 		}
 		rc := http.NewResponseController(x)
-		deadline := time.Now().Add(s.pollTimeout + s.timeouts.Write)
+		deadline := time.Now().Add(s.pollTimeout + s.writeTimeout)
 		rc.SetReadDeadline(deadline)
 		rc.SetWriteDeadline(deadline)
 		ctx, cancel := context.WithTimeout(r.Context(), s.pollTimeout)
@@ -261,7 +208,7 @@ func (s *Server) waitEvents(x *exchange, r *http.Request, id string, version, cv
 
 // nextEvents waits, on a subscription of user to the document id at
 // version and cv, for its first news, and returns it.
-func (s *Server) nextEvents(ctx context.Context, id, user string, version, cv int64) (collab.Events, error) {
+func (s *api) nextEvents(ctx context.Context, id, user string, version, cv int64) (collab.Events, error) {
 	sub, err := s.collab.Subscribe(ctx, id, user, version, cv)
 	if err != nil {
 		return collab.Events{}, err
@@ -328,7 +275,7 @@ func queryValue(rawQuery, name string) (val string, found bool) {
 // submitEvents answers POST /docs/{id}/events. The route is authorized
 // for ActionComment before the body is read; a submission with steps is
 // authorized for ActionEdit too.
-func (s *Server) submitEvents(x *exchange, r *http.Request, id string) {
+func (s *api) submitEvents(x *exchange, r *http.Request, id string) {
 	client := s.client(r, x.principal)
 	if err := s.takeSubmission(client); err != nil {
 		s.fail(x, err)
@@ -339,9 +286,9 @@ func (s *Server) submitEvents(x *exchange, r *http.Request, id string) {
 		s.fail(x, err)
 		return
 	}
-	sc := s.getCollabScratch()
-	defer s.putCollabScratch(sc, len(body))
-	sub, n, err := s.decodeSubmission(sc, body)
+	sc := getCollabScratch()
+	defer putCollabScratch(sc, len(body))
+	sub, n, err := decodeSubmission(sc, body, s.limits.MaxDepth, s.collab.Limits().MaxSteps)
 	x.steps = n
 	if err == nil && len(sub.Steps) > 0 {
 		err = s.policy.Authorize(r.Context(), x.principal, id, ActionEdit)
@@ -365,7 +312,7 @@ func (s *Server) submitEvents(x *exchange, r *http.Request, id string) {
 // created with sub (collab.Submission.OwnComments): when sub deletes
 // comments and the policy point does not authorize p for ActionEdit on
 // the document id (editors and admins delete anyone's).
-func (s *Server) ownCommentsOnly(ctx context.Context, p Principal, id string, sub collab.Submission) bool {
+func (s *api) ownCommentsOnly(ctx context.Context, p Principal, id string, sub collab.Submission) bool {
 	deletes := slices.ContainsFunc(sub.Comments, func(e collab.CommentEvent) bool { return e.Type == collab.CommentDelete })
 	return deletes && s.policy.Authorize(ctx, p, id, ActionEdit) != nil
 }

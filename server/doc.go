@@ -138,20 +138,23 @@
 //
 // # Files
 //
-// server.go (Config, Server, New, Serve), routes.go (the route table),
+// server.go (Config, New, and Server, which puts the parts together and
+// runs them: Serve, Drain, Shutdown), routes.go (the route table and the
+// router), api.go (api: the HTTP handlers and what they share),
 // policy.go (the policy point), errors.go (errors to statuses and close
 // codes), names.go (the settings that errors name, as
 // Config.SettingName names them), observer.go (the Observer of
-// requests, for metrics), httpio.go (bodies, JSON answers, the pooled
-// exchange), log.go and origin.go (the access log and CORS middleware),
-// httpconns.go (bounds on open connections, with rlimit_unix.go and
-// rlimit_other.go for the limit of open files), limits.go (clients,
-// rate and connection limits), bodymem.go and answers.go (request
-// bodies and answers in the memory budget), apply.go (the apply
-// endpoint), collab_http.go and collab_decode.go (the collab API),
-// docs_api.go (the documents API), export.go (GET /docs/{id}/export),
-// ws.go (upgrade and message dispatch), ws_conn.go (send queue and
-// writer), ws_hub.go (one hub per document, relaying its
+// requests, for metrics), httpio.go (bodies, JSON and error answers, the
+// pooled exchange), log.go and origin.go (the access log and CORS
+// middleware), httpconns.go (bounds on open connections, with
+// rlimit_unix.go and rlimit_other.go for the limit of open files),
+// limits.go (clients: who they are, and what they hold against the
+// limits on clients), bodymem.go and answers.go (request bodies and
+// answers in the memory budget), apply.go (the apply endpoint),
+// collab_http.go and collab_decode.go (the collab API), docs_api.go (the
+// documents API), export.go (GET /docs/{id}/export), ws.go (upgrade and
+// message dispatch), ws_conn.go (a connection: its send queue and
+// writer), ws_hub.go (wsHubs, and one hub per document, relaying its
 // collab.Subscription), ws_messages.go (WebSocket message encoding and
 // decoding), web.go (the demo pages). A test holds this list to the
 // package's files.

@@ -29,7 +29,7 @@ const DefaultStepsLimit = 100
 // 400 for a body that is not JSON or nests deeper than Limits.MaxDepth,
 // that is not an object, or that has fields of the wrong type or
 // unknown fields. An empty body is an empty object.
-func (s *Server) decodeBody(x *exchange, r *http.Request, v any) error {
+func (s *api) decodeBody(x *exchange, r *http.Request, v any) error {
 	body, err := s.readJSONBody(x, r)
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func newDocID() string {
 // authorized for ActionCreate with no document id before the body was
 // read; it is authorized again for the new document's id once it is
 // known (generated when the body has none).
-func (s *Server) createDoc(x *exchange, r *http.Request, _ string) {
+func (s *api) createDoc(x *exchange, r *http.Request, _ string) {
 	var req createRequest
 	if err := s.decodeBody(x, r, &req); err != nil {
 		s.fail(x, err)
@@ -150,7 +150,7 @@ func (s *Server) createDoc(x *exchange, r *http.Request, _ string) {
 
 // deleteDoc answers DELETE /docs/{id}: 204. Its WebSockets are closed
 // with 4404 and its waiting polls answered 404.
-func (s *Server) deleteDoc(x *exchange, r *http.Request, id string) {
+func (s *api) deleteDoc(x *exchange, r *http.Request, id string) {
 	if err := s.collab.Delete(r.Context(), id); err != nil {
 		s.fail(x, err)
 		return
@@ -158,35 +158,12 @@ func (s *Server) deleteDoc(x *exchange, r *http.Request, id string) {
 	x.WriteHeader(http.StatusNoContent)
 }
 
-// getDocAt answers GET /docs/{id}?version=N: {"doc", "version"}.
-func (s *Server) getDocAt(x *exchange, r *http.Request, id string) {
-	version, err := queryVersion(r.URL.RawQuery, "version")
-	if err != nil {
-		s.fail(x, err)
-		return
-	}
-	doc, err := s.collab.DocAtReserved(r.Context(), id, version, s.answerMemory(x))
-	if err == nil {
-		err = s.holdAnswer(x, r, int64(doc.JSONSize())+64)
-	}
-	if err != nil {
-		s.fail(x, err)
-		return
-	}
-	buf := append(x.out[:0], `{"doc":`...)
-	buf = doc.AppendJSON(buf)
-	buf = append(buf, `,"version":`...)
-	buf = strconv.AppendInt(buf, version, 10)
-	x.out = append(buf, '}')
-	s.write(x, http.StatusOK, x.out)
-}
-
 // getSteps answers GET /docs/{id}/steps?from=V&limit=K: {"steps":
 // [{"version", "step", "clientID", "author", "time"}, …], "version",
 // "oldest", "next"?}, "next" being the from of the next page when there
 // are more steps. A page has at most K steps (Limits.MaxStepsPage) and
 // stops at Limits.MaxStepsPageBytes of them, after its first.
-func (s *Server) getSteps(x *exchange, r *http.Request, id string) {
+func (s *api) getSteps(x *exchange, r *http.Request, id string) {
 	q := r.URL.RawQuery
 	var from, limit int64 = -1, DefaultStepsLimit // from the oldest kept step
 	var err error
@@ -287,7 +264,7 @@ func appendCheckpoint(buf []byte, cp store.Checkpoint) []byte {
 
 // addCheckpoint answers POST /docs/{id}/checkpoints {"name"}: 201 with
 // the checkpoint.
-func (s *Server) addCheckpoint(x *exchange, r *http.Request, id string) {
+func (s *api) addCheckpoint(x *exchange, r *http.Request, id string) {
 	var req struct {
 		Name *string `json:"name"`
 	}
@@ -310,7 +287,7 @@ func (s *Server) addCheckpoint(x *exchange, r *http.Request, id string) {
 
 // listCheckpoints answers GET /docs/{id}/checkpoints: {"checkpoints":
 // [{"name", "version", "author", "time"}, …]}, ordered by version.
-func (s *Server) listCheckpoints(x *exchange, r *http.Request, id string) {
+func (s *api) listCheckpoints(x *exchange, r *http.Request, id string) {
 	list, err := s.collab.Checkpoints(r.Context(), id)
 	if err != nil {
 		s.fail(x, err)
@@ -330,7 +307,7 @@ func (s *Server) listCheckpoints(x *exchange, r *http.Request, id string) {
 // restoreDoc answers POST /docs/{id}/restore {"version"} or
 // {"checkpoint"}: {"version", "commentVersion"} after the restoring
 // step (a new submission by the principal).
-func (s *Server) restoreDoc(x *exchange, r *http.Request, id string) {
+func (s *api) restoreDoc(x *exchange, r *http.Request, id string) {
 	var req struct {
 		Version    *int64  `json:"version"`
 		Checkpoint *string `json:"checkpoint"`
@@ -371,7 +348,7 @@ func (s *Server) restoreDoc(x *exchange, r *http.Request, id string) {
 // "ranges": [{"from", "to", "version", "author", "clientID"}, …]}, where
 // author is the principal, else the client id, and null for content
 // older than the kept steps.
-func (s *Server) getAuthors(x *exchange, r *http.Request, id string) {
+func (s *api) getAuthors(x *exchange, r *http.Request, id string) {
 	au, err := s.collab.Authors(r.Context(), id)
 	if err == nil {
 		size := int64(128)

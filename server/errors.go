@@ -164,38 +164,6 @@ func failureStatus(f *apply.Failure) int {
 	return http.StatusBadRequest // ErrMalformed, ErrTooDeep, ErrInvalidRequest, ErrUnknownSchema
 }
 
-// fail answers err: its status, its headers (Allow, Retry-After,
-// WWW-Authenticate) and {"error":{"step"?: i, "message": …}}.
-func (s *Server) fail(x *exchange, err error) {
-	a := answerOf(err)
-	h := x.Header()
-	var me *methodError
-	switch {
-	case a.status == http.StatusMethodNotAllowed && errors.As(err, &me):
-		h["Allow"] = me.allow
-	case a.status == http.StatusUnauthorized:
-		h["Www-Authenticate"] = wwwAuthenticate
-	case errors.Is(err, collab.ErrUnavailable):
-		h.Set("Retry-After", retryAfterStorage)
-	case errors.Is(err, collab.ErrOverloaded):
-		h.Set("Retry-After", retryAfterMemory)
-	case a.status == http.StatusTooManyRequests:
-		var rate *collab.RateError
-		if errors.As(err, &rate) {
-			h.Set("Retry-After", retryAfter(rate.RetryAfter))
-		}
-	case errors.Is(err, collab.ErrStorageQuota):
-		var q *collab.QuotaError
-		if errors.As(err, &q) && q.RetryAfter > 0 {
-			h.Set("Retry-After", retryAfter(q.RetryAfter))
-		}
-	}
-	s.writeError(x, a.status, a.step, a.msg)
-	if a.logCause {
-		x.err = err.Error()
-	}
-}
-
 // shuttingDown reports whether err means that the server shuts down.
 func shuttingDown(err error) bool {
 	return errors.Is(err, collab.ErrClosed) || errors.Is(err, context.Canceled)
@@ -340,3 +308,17 @@ func wsHubCloseOf(err error) (websocket.StatusCode, string) {
 	}
 	return websocket.StatusInternalError, "document unavailable"
 }
+
+// wsCloseRestart (1012, service restart) closes the connections of a
+// server that shuts down or drains: the client reconnects, to this server
+// once it is back or to another, and sends its unconfirmed steps again.
+const wsCloseRestart = websocket.StatusServiceRestart
+
+// Close codes of the protocol beyond RFC 6455's.
+const (
+	wsCloseTooSlow         websocket.StatusCode = 4008
+	wsCloseTooManyRequests websocket.StatusCode = 4029
+	wsCloseInvalidVersion  websocket.StatusCode = 4400
+	wsCloseTokenExpired    websocket.StatusCode = 4401
+	wsCloseNotFound        websocket.StatusCode = 4404
+)

@@ -18,7 +18,7 @@ import (
 // nothing), 422 when the document cannot be written in the format (a node
 // type the Markdown serializer does not know, a schema without toDOM
 // templates for HTML).
-func (s *Server) exportDoc(x *exchange, r *http.Request, id string) {
+func (s *api) exportDoc(x *exchange, r *http.Request, id string) {
 	q := r.URL.Query()
 	name := q.Get("format")
 	if !q.Has("format") {
@@ -67,7 +67,7 @@ func (s *Server) exportDoc(x *exchange, r *http.Request, id string) {
 // /docs/{id}?version=N reads it (400 for a version the document never
 // had, 410 for one whose steps are pruned); collab.ErrNotFound when it
 // does not exist. A past version's document is held in mem.
-func (s *Server) exportSource(ctx context.Context, r *http.Request, id string, mem *collab.Reservation) (*model.Node, error) {
+func (s *api) exportSource(ctx context.Context, r *http.Request, id string, mem *collab.Reservation) (*model.Node, error) {
 	if _, ok := queryValue(r.URL.RawQuery, "version"); ok {
 		version, err := queryVersion(r.URL.RawQuery, "version")
 		if err != nil {

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
@@ -69,6 +71,16 @@ func (x *exchange) Write(b []byte) (int, error) {
 // Unwrap gives http.ResponseController the underlying writer.
 func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 
+// httpIO reads requests and writes answers: the pool of exchanges, the
+// body limit and budget, and the error answers.
+type httpIO struct {
+	exchanges sync.Pool   // of *exchange
+	bodies    *bodyBudget // Limits.MaxBodyMemory
+	maxBody   int64       // Limits.MaxBodyBytes
+	names     settingNames
+	jsonType  []string // the Content-Type of answers (never modified)
+}
+
 // Buffers up to maxPooledBuffer are kept for reuse; larger ones (rare
 // requests near the body limit) are left to the garbage collector.
 const maxPooledBuffer = 4 << 20
@@ -78,7 +90,7 @@ const maxPooledBuffer = 4 << 20
 // that a client declaring a large body costs memory only as it sends it.
 const preallocBody = 1 << 20
 
-func (s *Server) getExchange(w http.ResponseWriter) *exchange {
+func (s *httpIO) getExchange(w http.ResponseWriter) *exchange {
 	x, ok := s.exchanges.Get().(*exchange)
 	if !ok {
 		x = &exchange{}
@@ -87,7 +99,7 @@ func (s *Server) getExchange(w http.ResponseWriter) *exchange {
 	return x
 }
 
-func (s *Server) putExchange(x *exchange) {
+func (s *httpIO) putExchange(x *exchange) {
 	if cap(x.body) > maxPooledBuffer {
 		x.body = nil
 	}
@@ -114,7 +126,7 @@ func isJSON(ct string) bool {
 
 // readJSONBody checks that the request is JSON (415 otherwise) and reads
 // its body (readBody).
-func (s *Server) readJSONBody(x *exchange, r *http.Request) ([]byte, error) {
+func (s *httpIO) readJSONBody(x *exchange, r *http.Request) ([]byte, error) {
 	if ct := r.Header["Content-Type"]; len(ct) > 0 && !isJSON(ct[0]) {
 		return nil, &httpError{http.StatusUnsupportedMediaType,
 			"unsupported Content-Type " + strconv.Quote(ct[0]) + ": send application/json (UTF-8)"}
@@ -126,8 +138,8 @@ func (s *Server) readJSONBody(x *exchange, r *http.Request) ([]byte, error) {
 // above); a body that cannot be read is a 400. It first reserves the
 // body's size in the budget of request bodies (503 when there is no room
 // in time), which the request holds until it ends.
-func (s *Server) readBody(x *exchange, r *http.Request) ([]byte, error) {
-	limit := s.limits.MaxBodyBytes
+func (s *httpIO) readBody(x *exchange, r *http.Request) ([]byte, error) {
+	limit := s.maxBody
 	tooLarge := func() ([]byte, error) {
 		return nil, &httpError{http.StatusRequestEntityTooLarge,
 			"request body too large: over the limit of " + strconv.FormatInt(limit, 10) + " bytes"}
@@ -193,7 +205,7 @@ func (s *Server) readBody(x *exchange, r *http.Request) ([]byte, error) {
 }
 
 // write sends a JSON answer: one Write with its Content-Length.
-func (s *Server) write(x *exchange, status int, body []byte) {
+func (s *httpIO) write(x *exchange, status int, body []byte) {
 	h := x.Header()
 	h["Content-Type"] = s.jsonType
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
@@ -205,8 +217,8 @@ func (s *Server) write(x *exchange, status int, body []byte) {
 // ("step" when step >= 0), the settings that msg names named as
 // Config.SettingName names them (names.go). Errors are answered through
 // fail, which gives their status, step and message (errors.go).
-func (s *Server) writeError(x *exchange, status, step int, msg string) {
-	msg = s.named(msg)
+func (s *httpIO) writeError(x *exchange, status, step int, msg string) {
+	msg = s.names.named(msg)
 	buf := append(x.out[:0], `{"error":{`...)
 	if step >= 0 {
 		buf = append(buf, `"step":`...)
@@ -219,4 +231,36 @@ func (s *Server) writeError(x *exchange, status, step int, msg string) {
 	x.out = buf
 	x.err = msg
 	s.write(x, status, buf)
+}
+
+// fail answers err: its status, its headers (Allow, Retry-After,
+// WWW-Authenticate) and {"error":{"step"?: i, "message": …}}.
+func (s *httpIO) fail(x *exchange, err error) {
+	a := answerOf(err)
+	h := x.Header()
+	var me *methodError
+	switch {
+	case a.status == http.StatusMethodNotAllowed && errors.As(err, &me):
+		h["Allow"] = me.allow
+	case a.status == http.StatusUnauthorized:
+		h["Www-Authenticate"] = wwwAuthenticate
+	case errors.Is(err, collab.ErrUnavailable):
+		h.Set("Retry-After", retryAfterStorage)
+	case errors.Is(err, collab.ErrOverloaded):
+		h.Set("Retry-After", retryAfterMemory)
+	case a.status == http.StatusTooManyRequests:
+		var rate *collab.RateError
+		if errors.As(err, &rate) {
+			h.Set("Retry-After", retryAfter(rate.RetryAfter))
+		}
+	case errors.Is(err, collab.ErrStorageQuota):
+		var q *collab.QuotaError
+		if errors.As(err, &q) && q.RetryAfter > 0 {
+			h.Set("Retry-After", retryAfter(q.RetryAfter))
+		}
+	}
+	s.writeError(x, a.status, a.step, a.msg)
+	if a.logCause {
+		x.err = err.Error()
+	}
 }

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,11 +159,38 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
+// clients knows the server's clients, by principal or address, and
+// counts what they hold against the limits on clients: connections held
+// for long (Limits.MaxConns, Limits.MaxClientConns), submissions
+// (Limits.MaxSubmissions) and large answers (Limits.MaxClientAnswers).
+type clients struct {
+	maxConns, maxClientConns, maxSubmissions int
+
+	trustProxy bool           // Config.TrustProxy
+	proxies    []netip.Prefix // Config.TrustedProxies, masked
+
+	conns       conns            // WebSockets and waiting long polls
+	submissions *ratelimit.Table // of Limits.MaxSubmissions, per client
+	now         func() time.Time // of the rate limits: time.Now, or a test's clock
+	large       largeAnswers
+}
+
+// newClients returns the clients of a server with limits l.
+func newClients(l Limits, trustProxy bool, proxies []netip.Prefix) clients {
+	return clients{
+		maxConns: l.MaxConns, maxClientConns: l.MaxClientConns, maxSubmissions: l.MaxSubmissions,
+		trustProxy: trustProxy, proxies: proxies,
+		submissions: ratelimit.NewTable(float64(l.MaxSubmissions), 2*float64(l.MaxSubmissions)),
+		now:         time.Now,
+		large:       largeAnswers{max: l.MaxClientAnswers, wait: largeAnswerWait},
+	}
+}
+
 // client returns the client that the limits and the collab user counts
 // know a request by: the principal's id when the policy authenticated
 // one, else the client's address (user), an IPv6 address by its /64
 // prefix (the addresses of one host or network).
-func (s *Server) client(r *http.Request, p Principal) string {
+func (s *clients) client(r *http.Request, p Principal) string {
 	if p.ID != "" {
 		return p.ID
 	}
@@ -170,6 +200,80 @@ func (s *Server) client(r *http.Request, p Principal) string {
 		return pfx.String()
 	}
 	return addr
+}
+
+// user returns who is asking, for the user counts: the client's IP
+// address; with Config.TrustProxy, when the connection comes from a
+// trusted proxy, the right-most address of X-Forwarded-For that is not a
+// trusted proxy's (Config.TrustedProxies; without them, the right-most:
+// the one the connection's proxy appended). A client may send any
+// X-Forwarded-For of its own, which a proxy that appends keeps on the
+// left, so the entries left of the first untrusted one say nothing. An
+// entry that is not an IP address (and port) ends the search with the
+// connection's address; when all are trusted proxies', the left-most is
+// the client.
+func (s *clients) user(r *http.Request) string {
+	peer, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		peer = r.RemoteAddr
+	}
+	if !s.trustProxy {
+		return peer
+	}
+	if ip, err := netip.ParseAddr(peer); err != nil || !s.trustedProxy(ip) {
+		return peer
+	}
+	var leftmost netip.Addr
+	v := r.Header["X-Forwarded-For"]
+	for i := len(v) - 1; i >= 0; i-- {
+		for rest := v[i]; rest != ""; {
+			entry := rest
+			if j := strings.LastIndexByte(rest, ','); j >= 0 {
+				entry, rest = rest[j+1:], rest[:j]
+			} else {
+				rest = ""
+			}
+			entry = strings.TrimSpace(entry)
+			if entry == "" {
+				continue
+			}
+			ip, err := netip.ParseAddr(entry)
+			if err != nil {
+				ap, err := netip.ParseAddrPort(entry)
+				if err != nil {
+					return peer
+				}
+				ip = ap.Addr()
+			}
+			if len(s.proxies) == 0 || !s.trustedProxy(ip) {
+				return ip.String()
+			}
+			leftmost = ip
+		}
+	}
+	if leftmost.IsValid() {
+		return leftmost.String()
+	}
+	return peer
+}
+
+// trustedProxy reports whether ip is the address of a proxy that
+// Config.TrustProxy trusts: one of Config.TrustedProxies, or any address
+// without them.
+func (s *clients) trustedProxy(ip netip.Addr) bool {
+	if !s.trustProxy {
+		return false
+	}
+	if len(s.proxies) == 0 {
+		return true
+	}
+	ip = ip.Unmap()
+	for _, p := range s.proxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // conns counts the connections that the server holds for long, WebSockets
@@ -187,17 +291,17 @@ const retryAfterConns = time.Second
 
 // takeConn counts one more connection of client, or refuses it with a
 // *collab.RateError naming the limit.
-func (s *Server) takeConn(client string) error {
+func (s *clients) takeConn(client string) error {
 	c := &s.conns
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.total >= s.limits.MaxConns:
+	case c.total >= s.maxConns:
 		return &collab.RateError{RetryAfter: retryAfterConns,
-			Msg: "too many connections: the server holds its limit of " + strconv.Itoa(s.limits.MaxConns) + " (Limits.MaxConns)"}
-	case c.perClient[client] >= s.limits.MaxClientConns:
+			Msg: "too many connections: the server holds its limit of " + strconv.Itoa(s.maxConns) + " (Limits.MaxConns)"}
+	case c.perClient[client] >= s.maxClientConns:
 		return &collab.RateError{RetryAfter: retryAfterConns,
-			Msg: "too many connections from this client: over the limit of " + strconv.Itoa(s.limits.MaxClientConns) + " (Limits.MaxClientConns)"}
+			Msg: "too many connections from this client: over the limit of " + strconv.Itoa(s.maxClientConns) + " (Limits.MaxClientConns)"}
 	}
 	if c.perClient == nil {
 		c.perClient = make(map[string]int)
@@ -208,7 +312,7 @@ func (s *Server) takeConn(client string) error {
 }
 
 // dropConn ends a connection of client that takeConn counted.
-func (s *Server) dropConn(client string) {
+func (s *clients) dropConn(client string) {
 	c := &s.conns
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -223,13 +327,13 @@ func (s *Server) dropConn(client string) {
 // moveConn counts a connection of from as one of to (a WebSocket whose
 // hello authenticated a principal), or refuses, leaving it from's, with a
 // *collab.RateError when to holds Limits.MaxClientConns already.
-func (s *Server) moveConn(from, to string) error {
+func (s *clients) moveConn(from, to string) error {
 	c := &s.conns
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.perClient[to] >= s.limits.MaxClientConns {
+	if c.perClient[to] >= s.maxClientConns {
 		return &collab.RateError{RetryAfter: retryAfterConns,
-			Msg: "too many connections of this principal: over the limit of " + strconv.Itoa(s.limits.MaxClientConns) + " (Limits.MaxClientConns)"}
+			Msg: "too many connections of this principal: over the limit of " + strconv.Itoa(s.maxClientConns) + " (Limits.MaxClientConns)"}
 	}
 	if n := c.perClient[from] - 1; n > 0 {
 		c.perClient[from] = n
@@ -242,18 +346,107 @@ func (s *Server) moveConn(from, to string) error {
 
 // takeSubmission counts a submission of client against
 // Limits.MaxSubmissions, or refuses it with a *collab.RateError.
-func (s *Server) takeSubmission(client string) error {
+func (s *clients) takeSubmission(client string) error {
 	ok, wait := s.submissions.Take(client, s.now())
 	if ok {
 		return nil
 	}
 	return &collab.RateError{RetryAfter: wait,
-		Msg: "too many submissions: over " + strconv.Itoa(s.limits.MaxSubmissions) + " per second (Limits.MaxSubmissions)"}
+		Msg: "too many submissions: over " + strconv.Itoa(s.maxSubmissions) + " per second (Limits.MaxSubmissions)"}
 }
 
-// newSubmissionTable returns the table of Limits.MaxSubmissions.
-func newSubmissionTable(l Limits) *ratelimit.Table {
-	return ratelimit.NewTable(float64(l.MaxSubmissions), 2*float64(l.MaxSubmissions))
+// LargeAnswer is the size, in bytes, from which an answer counts against
+// its client's Limits.MaxClientAnswers.
+const LargeAnswer = 1 << 20
+
+// retryAfterAnswers is how long a client over Limits.MaxClientAnswers is
+// asked to wait.
+const retryAfterAnswers = retryAfterConns
+
+// largeAnswerWait is how long a large answer waits for one of its
+// client's others to be written before it is refused: a client that
+// reads its answers gets them in turn.
+const largeAnswerWait = 2 * time.Second
+
+// largeAnswers counts the large answers being built or written, per
+// client.
+type largeAnswers struct {
+	max  int           // Limits.MaxClientAnswers
+	wait time.Duration // largeAnswerWait, or a test's
+
+	mu        sync.Mutex
+	perClient map[string]int // only clients with large answers
+	changed   chan struct{}  // closed (and replaced) when one ends
+}
+
+// take counts a large answer of client, waiting up to wait while the
+// client has Limits.MaxClientAnswers, and then refuses it with a
+// *collab.RateError.
+func (l *largeAnswers) take(ctx context.Context, client string, wait time.Duration) error {
+	var timeout <-chan time.Time
+	for {
+		l.mu.Lock()
+		if l.perClient[client] < l.max {
+			if l.perClient == nil {
+				l.perClient = make(map[string]int)
+			}
+			l.perClient[client]++
+			l.mu.Unlock()
+			return nil
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		if wait <= 0 {
+			return l.refusal()
+		}
+		if timeout == nil {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+			continue
+		case <-timeout:
+		case <-ctx.Done():
+		}
+		return l.refusal()
+	}
+}
+
+// refusal is the refusal of a large answer over Limits.MaxClientAnswers.
+func (l *largeAnswers) refusal() error {
+	return &collab.RateError{RetryAfter: retryAfterAnswers,
+		Msg: "too many large answers for this client: " + strconv.Itoa(l.max) + " of " + strconv.Itoa(LargeAnswer>>20) + " MiB or more are being written to it (Limits.MaxClientAnswers); read them first"}
+}
+
+// drop ends a large answer of client that take counted.
+func (l *largeAnswers) drop(client string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := l.perClient[client] - 1; n > 0 {
+		l.perClient[client] = n
+	} else {
+		delete(l.perClient, client)
+	}
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
+
+// inUse returns the large answers being built or written, in all.
+func (l *largeAnswers) inUse() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, k := range l.perClient {
+		n += k
+	}
+	return n
 }
 
 // retryAfter returns the Retry-After header value of a wait: whole

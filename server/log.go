@@ -14,11 +14,21 @@ import (
 	"time"
 )
 
+// accessLog is the outermost middleware of the api's handlers, and the
+// access log.
+type accessLog struct {
+	*api
+	logRequests bool          // Config.LogRequests
+	slow        time.Duration // Config.SlowRequest
+	active      atomic.Int64  // requests in the handler
+	requestIDs  requestIDs    // of requests without their own
+}
+
 // logged is the outermost middleware: it gives each request its exchange
 // (the ResponseWriter of everything below it) and its request id, counts
 // the request in flight, recovers a panic of its handler (500, logged
 // with the stack), tells Config.Observer and writes the access log line.
-func (s *Server) logged(next http.Handler) http.Handler {
+func (s *accessLog) logged(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.active.Add(1)
 		x := s.getExchange(w)
@@ -57,7 +67,7 @@ func (s *Server) logged(next http.Handler) http.Handler {
 }
 
 // observe tells Config.Observer about the request of x, answered in d.
-func (s *Server) observe(x *exchange, d time.Duration) {
+func (s *accessLog) observe(x *exchange, d time.Duration) {
 	if s.obs == nil {
 		return
 	}
@@ -72,7 +82,7 @@ func (s *Server) observe(x *exchange, d time.Duration) {
 // expected, /readyz while draining, at INFO) and slow requests (WARN). It
 // carries the request id and the document id of the
 // route, when it has one; d is the time the request took.
-func (s *Server) logRequest(r *http.Request, x *exchange, d time.Duration) {
+func (s *accessLog) logRequest(r *http.Request, x *exchange, d time.Duration) {
 	level := slog.LevelInfo
 	switch {
 	case x.status >= 500 && x.expected:

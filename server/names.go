@@ -24,6 +24,9 @@ func nameSettings(msg string, name func(setting string) string) string {
 	})
 }
 
+// settingNames is Config.SettingName (nil: none).
+type settingNames func(setting string) string
+
 // named returns msg, an error's text about to go out, with its settings
 // named as Config.SettingName names them.
-func (s *Server) named(msg string) string { return nameSettings(msg, s.settingName) }
+func (n settingNames) named(msg string) string { return nameSettings(msg, n) }

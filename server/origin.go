@@ -32,7 +32,7 @@ func checkHostPatterns(patterns []string) ([]string, error) {
 // header: scheme://host[:port]) is allowed by Config.AllowOrigins, whose
 // patterns are matched against its host[:port] with path.Match, as
 // coder/websocket matches its OriginPatterns.
-func (s *Server) allowedOrigin(origin string) bool {
+func (s *api) allowedOrigin(origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
 		return false
@@ -53,7 +53,7 @@ func (s *Server) allowedOrigin(origin string) bool {
 // then keeps the answer from the page (and a preflight gets the route's
 // usual answer, 405 for OPTIONS). With a Config.Policy, preflights allow
 // the Authorization header too.
-func (s *Server) withCORS(next http.Handler) http.Handler {
+func (s *api) withCORS(next http.Handler) http.Handler {
 	allowHeaders := "Content-Type"
 	if _, open := s.policy.(allowAll); !open {
 		allowHeaders = "Content-Type, Authorization"
@@ -83,7 +83,7 @@ func (s *Server) withCORS(next http.Handler) http.Handler {
 // otherwise: a page sends a body without one, or as text/plain, without a
 // CORS preflight), but for a DELETE, which has no body, and its Origin
 // checked by checkOrigin.
-func (s *Server) checkCSRF(r *http.Request) error {
+func (s *api) checkCSRF(r *http.Request) error {
 	if r.Method == http.MethodDelete {
 		return s.checkOrigin(r)
 	}
@@ -103,7 +103,7 @@ func (s *Server) checkCSRF(r *http.Request) error {
 // is neither the server's own (the request's Host) nor one of
 // Config.AllowOrigins ("null" included). Clients that are not browsers
 // send no Origin.
-func (s *Server) checkOrigin(r *http.Request) error {
+func (s *api) checkOrigin(r *http.Request) error {
 	origin := r.Header["Origin"]
 	if len(origin) == 0 {
 		return nil
@@ -130,7 +130,7 @@ func (s *Server) checkOrigin(r *http.Request) error {
 // WebSocket upgrade alike. The probes (GET and HEAD of /healthz and
 // /readyz) are answered for any Host: health checkers and load balancers
 // address the server by its IP address, and what they read is no secret.
-func (s *Server) withHostCheck(next http.Handler) http.Handler {
+func (s *api) withHostCheck(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isProbe(r) && !s.allowedHost(r.Host, r.Context().Value(loopbackListener{}) != nil) {
 			h := r.Host
@@ -157,7 +157,7 @@ func isProbe(r *http.Request) bool {
 // that came through Serve on a loopback listener (onLoopback), only
 // localhost (and its subdomains) and loopback addresses; otherwise any
 // host (an app that serves the Server's handler itself decides).
-func (s *Server) allowedHost(host string, onLoopback bool) bool {
+func (s *api) allowedHost(host string, onLoopback bool) bool {
 	if len(s.hosts) == 0 && !onLoopback || host == "" {
 		return true
 	}
@@ -210,7 +210,7 @@ func isLoopback(addr net.Addr) bool {
 }
 
 // hostsInEffect describes the hosts allowedHost takes, for the log.
-func (s *Server) hostsInEffect() string {
+func (s *api) hostsInEffect() string {
 	switch {
 	case len(s.hosts) > 0:
 		return strings.Join(s.hosts, ",")

@@ -10,6 +10,32 @@ import (
 	"github.com/pmauthority/pmauthority/collab"
 )
 
+// Action is what a route or a WebSocket message does, as the policy
+// point authorizes it (Policy.Authorize).
+type Action string
+
+// The actions.
+const (
+	// ActionRead reads a document: its state, its events, its WebSocket
+	// pushes, presence; with no document, the list of documents.
+	ActionRead Action = "read"
+	// ActionComment submits comment events without steps.
+	ActionComment Action = "comment"
+	// ActionEdit submits steps.
+	ActionEdit Action = "edit"
+	// ActionCreate creates a document.
+	ActionCreate Action = "create"
+	// ActionAdmin deletes and manages documents.
+	ActionAdmin Action = "admin"
+	// ActionApply uses the stateless apply endpoint and its schema list.
+	ActionApply Action = "apply"
+	// ActionPage loads the demo pages (Config.Web).
+	ActionPage Action = "page"
+	// ActionHealth asks whether the server is alive (/healthz) or ready
+	// for new clients (/readyz).
+	ActionHealth Action = "health"
+)
+
 // Principal is who a request or a WebSocket connection acts for, as the
 // policy authenticated it. The zero value is anonymous.
 type Principal struct {
@@ -140,13 +166,14 @@ func bearerToken(r *http.Request) string {
 	return strings.TrimSpace(token)
 }
 
-// admit authenticates c and authorizes the principal for a on docID.
-func (s *Server) admit(ctx context.Context, c Credentials, docID string, a Action) (Principal, error) {
-	p, err := s.policy.Authenticate(ctx, c)
+// admit authenticates c with pol and authorizes the principal for a on
+// docID.
+func admit(ctx context.Context, pol Policy, c Credentials, docID string, a Action) (Principal, error) {
+	p, err := pol.Authenticate(ctx, c)
 	if err != nil {
 		return Principal{}, err
 	}
-	if err := s.policy.Authorize(ctx, p, docID, a); err != nil {
+	if err := pol.Authorize(ctx, p, docID, a); err != nil {
 		return Principal{}, err
 	}
 	return p, nil

@@ -1,37 +1,10 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-)
-
-// Action is what a route or a WebSocket message does, as the policy
-// point authorizes it (Policy.Authorize).
-type Action string
-
-// The actions.
-const (
-	// ActionRead reads a document: its state, its events, its WebSocket
-	// pushes, presence; with no document, the list of documents.
-	ActionRead Action = "read"
-	// ActionComment submits comment events without steps.
-	ActionComment Action = "comment"
-	// ActionEdit submits steps.
-	ActionEdit Action = "edit"
-	// ActionCreate creates a document.
-	ActionCreate Action = "create"
-	// ActionAdmin deletes and manages documents.
-	ActionAdmin Action = "admin"
-	// ActionApply uses the stateless apply endpoint and its schema list.
-	ActionApply Action = "apply"
-	// ActionPage loads the demo pages (Config.Web).
-	ActionPage Action = "page"
-	// ActionHealth asks whether the server is alive (/healthz) or ready
-	// for new clients (/readyz).
-	ActionHealth Action = "health"
 )
 
 // Route is one route of a Server: a method, an http.ServeMux pattern (Go
@@ -68,9 +41,9 @@ type route struct {
 	submits bool
 }
 
-// routeTable returns the routes of s, in the order their methods are
-// listed in Allow headers.
-func (s *Server) routeTable() []route {
+// routeTable returns the routes of s, with serveWS the WebSocket upgrade,
+// in the order their methods are listed in Allow headers.
+func routeTable(s *api, serveWS handlerFunc) []route {
 	rs := []route{
 		{Route: Route{"POST", "/{$}", ActionApply}, handle: s.apply},
 		{Route: Route{"POST", "/v1/apply", ActionApply}, handle: s.apply},
@@ -94,7 +67,7 @@ func (s *Server) routeTable() []route {
 			route{Route: Route{"GET", "/docs/{id}/events", ActionRead}, handle: s.pollEvents, slash: true, creates: true},
 			// ActionEdit too once the body shows steps (submitEvents).
 			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true, creates: true, submits: true},
-			route{Route: Route{"GET", "/docs/{id}/ws", ActionRead}, handle: s.serveWS, slash: true, atHello: true},
+			route{Route: Route{"GET", "/docs/{id}/ws", ActionRead}, handle: serveWS, slash: true, atHello: true},
 			route{Route: Route{"GET", "/docs/{id}/export", ActionRead}, handle: s.exportDoc, slash: true},
 			// The documents API (docs_api.go).
 			route{Route: Route{"GET", "/docs/{id}/steps", ActionRead}, handle: s.getSteps, slash: true},
@@ -117,18 +90,21 @@ func (s *Server) routeTable() []route {
 	return rs
 }
 
-// Routes returns the routes of the server, with their actions. Routes of
-// the collab API also take one trailing slash. Paths under /edit/ and
-// /assets/ that no route takes, and other methods on them, go to
-// Config.Web (which answers them with its 404 and 405), authorized as
-// ActionPage; other paths without a route are answered 404, and methods
-// a path does not take 405 with an Allow header, both in JSON.
-func (s *Server) Routes() []Route {
-	out := make([]Route, len(s.routes))
-	for i, rt := range s.routes {
-		out[i] = rt.Route
-	}
-	return out
+// router answers requests by the route table: it checks each route's
+// document id, passes the policy point and runs the route's handler.
+type router struct {
+	*api
+	routes []route
+	mux    *http.ServeMux // of routes
+	pages  http.Handler   // Config.Web, admitted as ActionPage
+}
+
+// newRouter returns the router of routes, handled by s.
+func newRouter(s *api, routes []route) *router {
+	rt := &router{api: s, routes: routes}
+	rt.mux = rt.buildMux()
+	rt.pages = rt.admitted(route{Route: Route{Action: ActionPage}, handle: s.page})
+	return rt
 }
 
 // buildMux registers s.routes on a ServeMux: each route as "METHOD
@@ -136,7 +112,7 @@ func (s *Server) Routes() []Route {
 // pattern a method-less fallback (405, or Config.Web for page routes),
 // registered for HEAD too where GET is served without it (ServeMux would
 // serve HEAD as GET). "/" takes the paths without a route.
-func (s *Server) buildMux() *http.ServeMux {
+func (s *router) buildMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	type group struct {
 		methods []string
@@ -193,7 +169,7 @@ func (s *Server) buildMux() *http.ServeMux {
 // admitted returns the handler of rt: it checks the route's document id,
 // passes the policy point (unless rt is authorized at its hello) and
 // runs rt's handler with the principal in the request's context.
-func (s *Server) admitted(rt route) http.Handler {
+func (s *router) admitted(rt route) http.Handler {
 	hasID := strings.Contains(rt.Pattern, "{id}") && rt.Action != ActionPage
 	label := rt.Pattern // Observer.Request's route
 	if rt.Method != "" {
@@ -218,7 +194,7 @@ func (s *Server) admitted(rt route) http.Handler {
 			}
 		}
 		if !rt.atHello {
-			p, err := s.admit(r.Context(), Credentials{Token: bearerToken(r), Request: r}, id, rt.Action)
+			p, err := admit(r.Context(), s.policy, Credentials{Token: bearerToken(r), Request: r}, id, rt.Action)
 			if err != nil {
 				s.fail(x, err)
 				return
@@ -238,24 +214,9 @@ func (s *Server) admitted(rt route) http.Handler {
 	})
 }
 
-// authorizeCreate authorizes p for ActionCreate on document id when it
-// does not exist yet, so that using it would create it (with AllowAll,
-// or without collab.Config.AutoCreate, it does not look).
-func (s *Server) authorizeCreate(ctx context.Context, p Principal, id string) error {
-	if s.policy == AllowAll || !s.collab.AutoCreates() {
-		// Without AutoCreate, using an unknown document answers 404.
-		return nil
-	}
-	ok, err := s.collab.Exists(ctx, id)
-	if err != nil || ok {
-		return err
-	}
-	return s.policy.Authorize(ctx, p, id, ActionCreate)
-}
-
 // noRoute answers a path that no route takes: Config.Web's answer under
 // /edit/ and /assets/ (authorized as a page), else 404.
-func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+func (s *router) noRoute(w http.ResponseWriter, r *http.Request) {
 	if s.web != nil && isWebPath(r.URL.Path) {
 		s.pages.ServeHTTP(w, r)
 		return
@@ -265,7 +226,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 
 // health answers GET /healthz: 503 when the authority cannot accept
 // changes (closing, or its store cannot take writes: store.Checker).
-func (s *Server) health(x *exchange, _ *http.Request, _ string) {
+func (s *api) health(x *exchange, _ *http.Request, _ string) {
 	if s.collab != nil {
 		if err := s.collab.Check(); err != nil {
 			s.fail(x, err)
@@ -280,8 +241,8 @@ var errDraining = &httpError{status: http.StatusServiceUnavailable, msg: "draini
 
 // ready answers GET /readyz: 503 while the server drains (Drain), or when
 // the authority cannot accept changes (as health), else 200.
-func (s *Server) ready(x *exchange, r *http.Request, id string) {
-	if s.Draining() {
+func (s *api) ready(x *exchange, r *http.Request, id string) {
+	if s.draining.Load() {
 		x.expected = true
 		s.fail(x, errDraining)
 		return
@@ -294,7 +255,7 @@ func (s *Server) ready(x *exchange, r *http.Request, id string) {
 // ServeMux would redirect to its cleaned form, is routed segment by
 // segment as it is instead: such a segment matches no literal part of a
 // pattern, and as a document id it is refused as invalid.
-func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+func (s *router) route(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.EscapedPath()
 	if isClean(p) {
 		s.mux.ServeHTTP(w, r)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/pmauthority/pmauthority/export"
 	"github.com/pmauthority/pmauthority/internal/bytesize"
 	"github.com/pmauthority/pmauthority/internal/defaults"
-	"github.com/pmauthority/pmauthority/internal/ratelimit"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 )
@@ -182,70 +180,29 @@ func (t Timeouts) withDefaults() Timeouts {
 }
 
 // Server is the HTTP handler of pmauthority, and can run itself on a
-// listener with Serve. It is safe for concurrent use.
+// listener with Serve. It is safe for concurrent use. It puts together
+// the HTTP handlers (api), the WebSocket hubs (wsHubs), the route table
+// (router) and the middleware around them, and runs them: Serve, Drain,
+// Shutdown.
 type Server struct {
-	limits      Limits
-	timeouts    Timeouts
-	log         *slog.Logger
-	logRequests bool
-	slow        time.Duration
+	*api
+	ws     *wsHubs // WebSocket connections and their per-document hubs
+	router *router
+	access *accessLog // the outermost middleware (log.go)
+	// handler is access around the Host check and CORS around router.
+	handler http.Handler
 
-	app         apply.Applier
+	timeouts    Timeouts
 	schemaNames []string
 	defName     string
-	schemasJSON []byte // the answer of GET /v1/schemas
-
-	workers   chan struct{} // a token per large request being applied
-	bodies    *bodyBudget   // Config.MaxBodyMemory
-	exchanges sync.Pool     // of *exchange
-	active    atomic.Int64  // requests in the handler
-
-	collab        *collab.Authority
-	pollTimeout   time.Duration
-	stepsPage     int // Config.MaxStepsPage
-	trustProxy    bool
-	origins       []string           // Config.AllowOrigins, lower-cased
-	hosts         []string           // Config.AllowedHosts, lower-cased
-	onLoopback    atomic.Bool        // Serve listens on a loopback address
-	conns         conns              // WebSockets and waiting long polls (limits.go)
-	submissions   *ratelimit.Table   // of Limits.MaxSubmissions, per client
-	now           func() time.Time   // of the rate limits: time.Now, or a test's clock
-	collabScratch sync.Pool          // of *collabScratch
-	polls         context.Context    // done when Serve shuts down: waiting polls answer at once
-	stopPolls     context.CancelFunc // ends polls
-	ws            wsHubs             // WebSocket connections and their per-document hubs (ws_hub.go)
-	// pollWaiting, when set (by tests), is told of each long poll that
-	// starts (1) or stops (-1) waiting on a document.
-	pollWaiting func(id string, delta int)
-	web         http.Handler        // the demo pages (Config.Web), or nil
-	policy      Policy              // Config.Policy, or AllowAll
-	drainDelay  time.Duration       // Config.DrainDelay
-	draining    atomic.Bool         // Drain was called: /readyz answers 503
-	drainCut    chan struct{}       // closed by a test to end Drain's delay
-	obs         Observer            // Config.Observer, or nil
-	settingName func(string) string // Config.SettingName, or nil
-	requestIDs  requestIDs          // of requests without their own (log.go)
+	stopPolls   context.CancelFunc // ends polls
+	drainDelay  time.Duration      // Config.DrainDelay
+	drainCut    chan struct{}      // closed by a test to end Drain's delay
 
 	// Connection limits of Serve (httpconns.go).
-	proxies      []netip.Prefix              // Config.TrustedProxies, masked
-	maxHTTPConns int                         // Config.MaxHTTPConns; 0: DefaultMaxHTTPConns() when Serve starts
-	maxAddrConns int                         // Config.MaxHTTPConnsPerAddress; 0: a quarter of the total
+	maxHTTPConns int                         // Limits.MaxHTTPConns; 0: DefaultMaxHTTPConns() when Serve starts
+	maxAddrConns int                         // Limits.MaxHTTPConnsPerAddress; 0: a quarter of the total
 	httpConns    atomic.Pointer[connLimiter] // of Serve, once it runs
-
-	routes  []route        // the route table (routes.go)
-	mux     *http.ServeMux // of routes
-	pages   http.Handler   // Config.Web, admitted as ActionPage
-	handler http.Handler   // the middleware around mux
-
-	// stepsPageBytes and maxClientAnswers are Config.MaxStepsPageBytes
-	// and Config.MaxClientAnswers; large counts the large answers
-	// (answers.go).
-	stepsPageBytes   int64
-	maxClientAnswers int
-	large            largeAnswers
-
-	// Header values, shared by all answers (never modified).
-	jsonType []string
 }
 
 // checked is what New takes from a Config that check accepted.
@@ -320,67 +277,71 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	a := &api{
+		httpIO: httpIO{
+			bodies:   newBodyBudget(cfg.Limits.MaxBodyMemory, bodyMemoryWait),
+			maxBody:  cfg.Limits.MaxBodyBytes,
+			names:    cfg.SettingName,
+			jsonType: []string{"application/json; charset=utf-8"},
+		},
+		clients: newClients(cfg.Limits, cfg.TrustProxy, c.proxies),
+		limits:  cfg.Limits,
+		log:     cfg.Logger,
+		obs:     cfg.Observer,
+		policy:  cfg.Policy,
+		app: apply.Applier{
+			Schemas:  &apply.Schemas{Registry: c.reg},
+			Limits:   cfg.ApplyLimits,
+			MaxDepth: cfg.Limits.MaxDepth,
+			Strict:   cfg.Strict,
+		},
+		schemasJSON:    schemasJSON(c.reg),
+		workers:        make(chan struct{}, cfg.ApplyWorkers),
+		collab:         cfg.Collab,
+		pollTimeout:    cfg.PollTimeout,
+		writeTimeout:   cfg.Timeouts.Write,
+		stepsPage:      cfg.Limits.MaxStepsPage,
+		stepsPageBytes: cfg.Limits.MaxStepsPageBytes,
+		web:            cfg.Web,
+		origins:        c.origins,
+		hosts:          c.hosts,
+	}
 	s := &Server{
-		origins:     c.origins,
-		hosts:       c.hosts,
-		proxies:     c.proxies,
-		limits:      cfg.Limits,
-		timeouts:    cfg.Timeouts,
-		log:         cfg.Logger,
-		logRequests: cfg.LogRequests,
-		slow:        cfg.SlowRequest,
-		schemaNames: c.reg.Names(),
-		defName:     c.reg.Default(),
-		jsonType:    []string{"application/json; charset=utf-8"},
-		collab:      cfg.Collab,
-		pollTimeout: cfg.PollTimeout,
-		stepsPage:   cfg.Limits.MaxStepsPage,
-		trustProxy:  cfg.TrustProxy,
-		web:         cfg.Web,
-		policy:      cfg.Policy,
-		drainDelay:  cfg.DrainDelay,
-		drainCut:    make(chan struct{}),
-		obs:         cfg.Observer,
-		settingName: cfg.SettingName,
+		api:          a,
+		ws:           &wsHubs{s: a},
+		timeouts:     cfg.Timeouts,
+		schemaNames:  c.reg.Names(),
+		defName:      c.reg.Default(),
+		drainDelay:   cfg.DrainDelay,
+		drainCut:     make(chan struct{}),
+		maxHTTPConns: cfg.Limits.MaxHTTPConns,
+		maxAddrConns: cfg.Limits.MaxHTTPConnsPerAddress,
+	}
+	a.polls, s.stopPolls = context.WithCancel(context.Background())
+	s.router = newRouter(a, routeTable(a, s.ws.serveWS))
+	s.access = &accessLog{api: a, logRequests: cfg.LogRequests, slow: cfg.SlowRequest}
+	s.access.requestIDs.init()
+	h := http.Handler(http.HandlerFunc(s.router.route))
+	if len(a.origins) > 0 {
+		h = a.withCORS(h)
+	}
+	s.handler = s.access.logged(a.withHostCheck(h))
+	return s, nil
+}
 
-		maxHTTPConns:     cfg.Limits.MaxHTTPConns,
-		maxAddrConns:     cfg.Limits.MaxHTTPConnsPerAddress,
-		stepsPageBytes:   cfg.Limits.MaxStepsPageBytes,
-		maxClientAnswers: cfg.Limits.MaxClientAnswers,
-	}
-	s.requestIDs.init()
-	s.submissions = newSubmissionTable(s.limits)
-	s.now = time.Now
-	s.large.wait = largeAnswerWait
-	s.polls, s.stopPolls = context.WithCancel(context.Background())
-	s.workers = make(chan struct{}, cfg.ApplyWorkers)
-	s.bodies = newBodyBudget(cfg.Limits.MaxBodyMemory, bodyMemoryWait)
-	s.app = apply.Applier{
-		Schemas:  &apply.Schemas{Registry: c.reg},
-		Limits:   cfg.ApplyLimits,
-		MaxDepth: s.limits.MaxDepth,
-		Strict:   cfg.Strict,
-	}
-	def := s.defName
+// schemasJSON returns the answer of GET /v1/schemas: the default schema
+// and the names of reg's.
+func schemasJSON(reg *schemas.Registry) []byte {
 	buf := []byte(`{"default":`)
-	buf = model.AppendJSONString(buf, def)
+	buf = model.AppendJSONString(buf, reg.Default())
 	buf = append(buf, `,"schemas":[`...)
-	for i, name := range s.schemaNames {
+	for i, name := range reg.Names() {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
 		buf = model.AppendJSONString(buf, name)
 	}
-	s.schemasJSON = append(buf, "]}"...)
-	s.routes = s.routeTable()
-	s.mux = s.buildMux()
-	s.pages = s.admitted(route{Route: Route{Action: ActionPage}, handle: s.page})
-	h := http.Handler(http.HandlerFunc(s.route))
-	if len(s.origins) > 0 {
-		h = s.withCORS(h)
-	}
-	s.handler = s.logged(s.withHostCheck(h))
-	return s, nil
+	return append(buf, "]}"...)
 }
 
 // Limits returns the limits in effect (the defaults filled in).
@@ -398,7 +359,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // inFlight returns the number of requests being answered.
-func (s *Server) inFlight() int64 { return s.active.Load() }
+func (s *Server) inFlight() int64 { return s.access.active.Load() }
+
+// Routes returns the routes of the server, with their actions. Routes of
+// the collab API also take one trailing slash. Paths under /edit/ and
+// /assets/ that no route takes, and other methods on them, go to
+// Config.Web (which answers them with its 404 and 405), authorized as
+// ActionPage; other paths without a route are answered 404, and methods
+// a path does not take 405 with an Allow header, both in JSON.
+func (s *Server) Routes() []Route {
+	out := make([]Route, len(s.router.routes))
+	for i, rt := range s.router.routes {
+		out[i] = rt.Route
+	}
+	return out
+}
+
+// BodyMemoryInUse returns the bytes of request bodies reserved by the
+// requests in flight (see Limits.MaxBodyMemory).
+func (s *Server) BodyMemoryInUse() int64 { return s.bodies.inUse() }
+
+// collabMemory returns the authority's memory budget, 0 without one.
+func (s *Server) collabMemory() int64 {
+	if s.collab == nil {
+		return 0
+	}
+	return s.collab.MaxMemory()
+}
 
 // Drain marks the server as draining: /readyz answers 503 from then on,
 // while every other route goes on as before. It then waits
@@ -439,7 +426,7 @@ func (s *Server) Draining() bool { return s.draining.Load() }
 // which leaves WebSockets alone), before closing the authority.
 func (s *Server) Shutdown(ctx context.Context) {
 	s.stopPolls()
-	s.waitWebSockets(ctx)
+	s.ws.wait(ctx)
 }
 
 // httpConnLimits returns Config.MaxHTTPConns and
@@ -486,7 +473,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs.RegisterOnShutdown(s.stopPolls)
 	maxConns, maxAddrConns := s.httpConnLimits()
 	cl := newConnLimiter(ln, maxConns, maxAddrConns, s.trustedProxy, s.log)
-	cl.settingName = s.settingName
+	cl.settingName = s.names
 	hs.ConnState = cl.connState
 	s.httpConns.Store(cl)
 	ln = cl
@@ -502,7 +489,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			"max_http_conns", maxConns, "max_http_conns_per_address", maxAddrConns),
 		slog.Group("timeouts", "read_header", t.ReadHeader, "read", t.Read, "write", t.Write,
 			"idle", t.Idle, "shutdown", t.Shutdown),
-		"apply_workers", cap(s.workers), "max_body_memory", bytesize.Size(s.bodies.limit), "documents_memory", bytesize.Size(s.collabMemory()), "log_requests", s.logRequests, "allowed_hosts", s.hostsInEffect())
+		"apply_workers", cap(s.workers), "max_body_memory", bytesize.Size(s.bodies.limit), "documents_memory", bytesize.Size(s.collabMemory()), "log_requests", s.access.logRequests, "allowed_hosts", s.hostsInEffect())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -13,6 +13,6 @@ func isWebPath(path string) bool {
 
 // page answers a request for the demo pages with Config.Web; the
 // exchange notes the status and size for the access log.
-func (s *Server) page(x *exchange, r *http.Request, _ string) {
+func (s *api) page(x *exchange, r *http.Request, _ string) {
 	s.web.ServeHTTP(x, r)
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
-	"github.com/pmauthority/pmauthority/internal/ratelimit"
 	"github.com/pmauthority/pmauthority/internal/readbuf"
 )
 
@@ -31,8 +30,9 @@ const wsHelloTimeout = 30 * time.Second
 // serveWS answers GET /docs/{id}/ws: it upgrades the connection to a
 // WebSocket that speaks docs/protocol.md until either side closes it. The
 // route is not authorized before: the connection's hello is (hello).
-func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
-	c := &wsConn{s: s, user: s.client(r, Principal{}), id: id, upgrade: r}
+func (hs *wsHubs) serveWS(x *exchange, r *http.Request, id string) {
+	s := hs.s
+	c := &wsConn{s: s, hubs: hs, user: s.client(r, Principal{}), id: id, upgrade: r}
 	// Counted by address: the principal is known at the hello (which
 	// counts the connection as the principal's, hello).
 	if err := s.takeConn(c.user); err != nil {
@@ -59,13 +59,13 @@ func (s *Server) serveWS(x *exchange, r *http.Request, id string) {
 	}
 	c.ws = ws
 	ws.SetReadLimit(s.limits.MaxBodyBytes)
-	if !s.registerWS(c) { // from now on, unregisterWS drops the connection
+	if !hs.register(c) { // from now on, unregister drops the connection
 		s.dropConn(c.user)
 		ws.Close(wsCloseRestart, "server restarting")
 		return
 	}
 	c.mu.Lock()
-	c.pinger = time.AfterFunc(s.ws.pingInterval(), c.ping)
+	c.pinger = time.AfterFunc(hs.pingInterval(), c.ping)
 	c.mu.Unlock()
 	// The connection is served by goroutines of its own: this one, which
 	// holds net/http's request, response and their buffers on a stack
@@ -202,10 +202,10 @@ func (c *wsConn) end() {
 	}
 	if h := c.hub.Load(); h != nil {
 		h.leave(c)
-		c.s.releaseHub(h)
+		c.hubs.release(h)
 	}
 	c.abort()
-	c.s.unregisterWS(c)
+	c.hubs.unregister(c)
 }
 
 // wsPhase is when a type of message may come: before or after the hello.
@@ -296,6 +296,16 @@ var wsMessageTypes = []wsMessageType{
 		}},
 }
 
+// wsMessageNames are the names of wsMessageTypes, which a message is
+// scanned for.
+var wsMessageNames = func() []string {
+	names := make([]string, len(wsMessageTypes))
+	for i, t := range wsMessageTypes {
+		names[i] = t.name
+	}
+	return names
+}()
+
 // handle answers one message by its type's entry in wsMessageTypes: the
 // message is scanned once, its "id" and its fields are decoded, it passes
 // the policy point once (wsMessageType.action) and its handler runs.
@@ -310,10 +320,10 @@ func (c *wsConn) handle(data []byte) {
 			"too many messages: over " + strconv.Itoa(c.s.limits.MaxWSMessages) + " per second (Limits.MaxWSMessages)"}, false)
 		return
 	}
-	sc := c.s.getCollabScratch()
-	defer c.s.putCollabScratch(sc, len(data))
+	sc := getCollabScratch()
+	defer putCollabScratch(sc, len(data))
 	m := wsMessage{sc: sc}
-	if err := m.scan(sc, data, c.s.limits.MaxDepth, c.s.collab.Limits().MaxSteps, wsMessageTypes); err != nil {
+	if err := m.scan(sc, data, c.s.limits.MaxDepth, c.s.collab.Limits().MaxSteps, wsMessageNames); err != nil {
 		c.answer(nil, err, false)
 		return
 	}
@@ -321,7 +331,7 @@ func (c *wsConn) handle(data []byte) {
 	if h != nil && !c.recheck() {
 		return // the principal expired and was not renewed: closing
 	}
-	t := m.typ
+	t := &wsMessageTypes[m.typ]
 	switch {
 	case t.when == wsFirst && h != nil:
 		c.answer(nil, violation(`"`+t.name+`" sent twice`), false)
@@ -399,7 +409,7 @@ func (c *wsConn) admitMessage(t *wsMessageType, m *wsMessage) (Principal, error)
 	} else {
 		req = c.recheckRequest()
 	}
-	p, err := s.admit(s.polls, Credentials{Token: m.token, Request: req}, c.id, a)
+	p, err := admit(s.polls, s.policy, Credentials{Token: m.token, Request: req}, c.id, a)
 	if err == nil && t.creates {
 		err = s.authorizeCreate(s.polls, p, c.id)
 	}
@@ -412,17 +422,13 @@ func (c *wsConn) admitMessage(t *wsMessageType, m *wsMessage) (Principal, error)
 func (c *wsConn) answer(id []byte, err error, admission bool) wsAnswer {
 	a := wsAnswerOf(err, admission)
 	if a.status != 0 {
-		c.send(c.s.appendWSError(nil, id, a.status, a.step, a.msg))
+		c.send(appendWSError(nil, id, a.status, a.step, a.msg, c.s.names))
 	}
 	if a.code != 0 {
 		c.closeAfterQueue(a.code, a.reason)
 	}
 	return a
 }
-
-// fail answers err about the connection's hello, an error of the
-// authority or the policy, and closes the connection (wsAnswerOf).
-func (c *wsConn) fail(err error) { c.answer(nil, err, true) }
 
 // refreshToken answers a token message, whose token the policy point
 // admitted as p for ActionRead: it replaces the connection's once p is
@@ -480,7 +486,7 @@ func (c *wsConn) recheck() bool {
 	var err error = errExpired
 	var p Principal
 	if c.token != "" {
-		p, err = c.s.admit(c.s.polls, Credentials{Token: c.token, Request: c.recheckRequest()}, c.id, ActionRead)
+		p, err = admit(c.s.polls, c.s.policy, Credentials{Token: c.token, Request: c.recheckRequest()}, c.id, ActionRead)
 		switch {
 		case err != nil:
 		case p.ID != c.principal.ID:
@@ -555,10 +561,9 @@ func (c *wsConn) hello(m *wsMessage, p Principal) error {
 	}
 	c.release = release
 	c.clientID, c.info = m.clientID, info
-	h := c.s.acquireHub(c.id)
+	h := c.hubs.acquire(c.id)
 	c.hub.Store(h)
-	h.join(c.s.polls, c, m.version, m.commentVersion, m.snapshot)
-	return nil
+	return h.join(c.s.polls, c, m.version, m.commentVersion, m.snapshot)
 }
 
 // submit answers a steps message: the submission, decoded as a POST
@@ -585,7 +590,7 @@ func (c *wsConn) submit(m *wsMessage, p Principal) error {
 
 // observeSubmission tells Config.Observer about a WebSocket submission
 // answered as status would answer it over HTTP.
-func (s *Server) observeSubmission(status int) {
+func (s *api) observeSubmission(status int) {
 	if s.obs != nil {
 		s.obs.Submission(TransportWebSocket, submissionResult(status))
 	}
@@ -595,19 +600,6 @@ func (s *Server) observeSubmission(status int) {
 func (c *wsConn) presence(m *wsMessage, _ Principal) error {
 	c.throttlePresence(c.hub.Load(), m.version, m.anchor, m.head)
 	return nil
-}
-
-// presenceThrottle coalesces the presence of a connection that sends more
-// than Limits.MaxPresence per second (as many in a burst): beyond, the
-// latest selection waits, replaced by each newer one, until the rate
-// allows it. A connection has one once it sends presence.
-type presenceThrottle struct {
-	mu      sync.Mutex
-	bucket  ratelimit.Bucket
-	pending bool // a selection waits for the timer
-	version int64
-	anchor  int
-	head    int
 }
 
 // throttlePresence stores c's selection in h now, or, when c sends

@@ -18,7 +18,8 @@ import (
 // and a timer pings it. An idle connection thus costs one goroutine, small
 // buffers and a few structures.
 type wsConn struct {
-	s    *Server
+	s    *api
+	hubs *wsHubs
 	ws   *websocket.Conn
 	conn net.Conn // under ws
 	// The reading side under ws: src below the bufio.Reader br that ws
@@ -101,7 +102,7 @@ func (c *wsConn) sendHeld(msg []byte, held *wsHeld) bool {
 	if c.done || c.closeCode != 0 {
 		return false
 	}
-	if len(c.queue) >= c.s.ws.maxQueue() || len(c.queue) > 0 && c.queued+len(msg) > wsQueueBytes {
+	if len(c.queue) >= c.hubs.maxQueue() || len(c.queue) > 0 && c.queued+len(msg) > wsQueueBytes {
 		clear(c.queue)
 		c.queue, c.queued = nil, 0
 		c.s.releaseHeld(c.held)
@@ -248,9 +249,9 @@ func (c *wsConn) write() {
 // the ping; the deadline is the backstop.
 func (c *wsConn) armWriteDeadline(force bool) {
 	now := time.Now().UnixNano()
-	timeout := int64(c.s.timeouts.Write)
+	timeout := int64(c.s.writeTimeout)
 	if force || c.deadline.Load()-now < timeout {
-		d := now + timeout + 2*int64(c.s.ws.pingInterval())
+		d := now + timeout + 2*int64(c.hubs.pingInterval())
 		c.deadline.Store(d)
 		c.conn.SetWriteDeadline(time.Unix(0, d))
 	}
@@ -293,7 +294,7 @@ func (c *wsConn) isDone() bool {
 // ping runs every pingInterval: it closes a connection silent for two
 // intervals, pings the others, and counts their user as present.
 func (c *wsConn) ping() {
-	every := c.s.ws.pingInterval()
+	every := c.hubs.pingInterval()
 	if c.isDone() {
 		return
 	}
@@ -372,4 +373,17 @@ func (s *wsSource) wait() {
 		n, s.err = s.Conn.Read(s.b[:])
 		s.pending = s.b[:n]
 	}
+}
+
+// presenceThrottle coalesces the presence of a connection that sends more
+// than Limits.MaxPresence per second (as many in a burst): beyond, the
+// latest selection waits, replaced by each newer one, until the rate
+// allows it. A connection has one once it sends presence.
+type presenceThrottle struct {
+	mu      sync.Mutex
+	bucket  ratelimit.Bucket
+	pending bool // a selection waits for the timer
+	version int64
+	anchor  int
+	head    int
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
 )
 
@@ -24,24 +23,12 @@ const (
 	wsQueueBytes = 32 << 20
 )
 
-// wsCloseRestart (1012, service restart) closes the connections of a
-// server that shuts down or drains: the client reconnects, to this server
-// once it is back or to another, and sends its unconfirmed steps again.
-const wsCloseRestart = websocket.StatusServiceRestart
-
-// Close codes of the protocol beyond RFC 6455's.
-const (
-	wsCloseTooSlow         websocket.StatusCode = 4008
-	wsCloseTooManyRequests websocket.StatusCode = 4029
-	wsCloseInvalidVersion  websocket.StatusCode = 4400
-	wsCloseTokenExpired    websocket.StatusCode = 4401
-	wsCloseNotFound        websocket.StatusCode = 4404
-)
-
 // wsHubs holds the WebSocket connections of a Server and one hub per
-// document that has some. Its zero value is ready; the tuning fields are
-// for tests and are set before the first connection.
+// document that has some. The tuning fields are for tests and are set
+// before the first connection.
 type wsHubs struct {
+	s *api
+
 	mu       sync.Mutex
 	hubs     map[string]*wsHub
 	conns    map[*wsConn]struct{}
@@ -70,8 +57,7 @@ func (hs *wsHubs) maxQueue() int {
 
 // register adds a connection, or reports false when the server shuts
 // down. The first one installs the shutdown hook.
-func (s *Server) registerWS(c *wsConn) bool {
-	hs := &s.ws
+func (hs *wsHubs) register(c *wsConn) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.closing {
@@ -79,27 +65,26 @@ func (s *Server) registerWS(c *wsConn) bool {
 	}
 	if !hs.watching {
 		hs.watching = true
-		context.AfterFunc(s.polls, s.closeWebSockets)
+		context.AfterFunc(hs.s.polls, hs.closeAll)
 	}
 	if hs.conns == nil {
 		hs.conns = make(map[*wsConn]struct{})
 	}
 	hs.conns[c] = struct{}{}
-	if s.obs != nil {
-		s.obs.Connections(TransportWebSocket, 1)
+	if hs.s.obs != nil {
+		hs.s.obs.Connections(TransportWebSocket, 1)
 	}
 	return true
 }
 
-// unregisterWS removes a connection whose handler returns.
-func (s *Server) unregisterWS(c *wsConn) {
-	hs := &s.ws
+// unregister removes a connection whose handler returns.
+func (hs *wsHubs) unregister(c *wsConn) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	delete(hs.conns, c)
-	s.dropConn(c.user)
-	if s.obs != nil {
-		s.obs.Connections(TransportWebSocket, -1)
+	hs.s.dropConn(c.user)
+	if hs.s.obs != nil {
+		hs.s.obs.Connections(TransportWebSocket, -1)
 	}
 	if hs.closing && len(hs.conns) == 0 && hs.drained != nil {
 		close(hs.drained)
@@ -107,10 +92,9 @@ func (s *Server) unregisterWS(c *wsConn) {
 	}
 }
 
-// closeWebSockets closes every WebSocket connection with 1012 and refuses
+// closeAll closes every WebSocket connection with 1012 and refuses
 // new ones. It runs when the server shuts down.
-func (s *Server) closeWebSockets() {
-	hs := &s.ws
+func (hs *wsHubs) closeAll() {
 	hs.mu.Lock()
 	if !hs.closing {
 		hs.closing = true
@@ -128,12 +112,11 @@ func (s *Server) closeWebSockets() {
 	}
 }
 
-// waitWebSockets closes every WebSocket connection with 1012 and waits
+// wait closes every WebSocket connection with 1012 and waits
 // until their handlers have returned, or ctx is done. Serve calls it
 // after http.Server.Shutdown, which leaves hijacked connections alone.
-func (s *Server) waitWebSockets(ctx context.Context) {
-	s.closeWebSockets()
-	hs := &s.ws
+func (hs *wsHubs) wait(ctx context.Context) {
+	hs.closeAll()
 	hs.mu.Lock()
 	drained := hs.drained
 	hs.mu.Unlock()
@@ -146,10 +129,9 @@ func (s *Server) waitWebSockets(ctx context.Context) {
 	}
 }
 
-// acquireHub returns the hub of document id, creating it for the first
+// acquire returns the hub of document id, creating it for the first
 // connection. Each call is paired with releaseHub.
-func (s *Server) acquireHub(id string) *wsHub {
-	hs := &s.ws
+func (hs *wsHubs) acquire(id string) *wsHub {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h := hs.hubs[id]
@@ -157,17 +139,16 @@ func (s *Server) acquireHub(id string) *wsHub {
 		if hs.hubs == nil {
 			hs.hubs = make(map[string]*wsHub)
 		}
-		h = &wsHub{s: s, id: id}
-		h.ctx, h.cancel = context.WithCancel(s.polls)
+		h = &wsHub{s: hs.s, hubs: hs, id: id}
+		h.ctx, h.cancel = context.WithCancel(hs.s.polls)
 		hs.hubs[id] = h
 	}
 	h.refs++
 	return h
 }
 
-// releaseHub ends a use of h; the last one stops it.
-func (s *Server) releaseHub(h *wsHub) {
-	hs := &s.ws
+// release ends a use of h; the last one stops it.
+func (hs *wsHubs) release(h *wsHub) {
 	hs.mu.Lock()
 	h.refs--
 	last := h.refs == 0
@@ -180,10 +161,9 @@ func (s *Server) releaseHub(h *wsHub) {
 	}
 }
 
-// forgetHub removes a failed hub from the registry, so that the next
+// forget removes a failed hub from the registry, so that the next
 // connection to its document starts a new one.
-func (s *Server) forgetHub(h *wsHub) {
-	hs := &s.ws
+func (hs *wsHubs) forget(h *wsHub) {
 	hs.mu.Lock()
 	if hs.hubs[h.id] == h {
 		delete(hs.hubs, h.id)
@@ -201,7 +181,8 @@ func (s *Server) forgetHub(h *wsHub) {
 // message fits all (but for a presence message, which leaves out each
 // connection's own entry).
 type wsHub struct {
-	s    *Server
+	s    *api
+	hubs *wsHubs
 	id   string
 	refs int // guarded by wsHubs.mu
 
@@ -318,7 +299,7 @@ func (h *wsHub) failLocked(err error) {
 	var msg []byte
 	if !errors.Is(err, collab.ErrClosed) {
 		a := answerOf(err)
-		msg = h.s.appendWSError(nil, nil, a.status, a.step, a.msg)
+		msg = appendWSError(nil, nil, a.status, a.step, a.msg, h.s.names)
 		h.s.log.Warn("websocket: document hub failed", "doc", h.id, "err", err)
 	}
 	for _, c := range h.conns {
@@ -327,7 +308,7 @@ func (h *wsHub) failLocked(err error) {
 		}
 		c.closeAfterQueue(code, reason)
 	}
-	h.s.forgetHub(h)
+	h.hubs.forget(h)
 }
 
 // relayLocked pushes ev, the update after the hub's version, to every
@@ -383,23 +364,22 @@ func (h *wsHub) relayPresenceLocked(ev collab.Events, gone []*wsConn) []*wsConn 
 // join adds c to the hub after its hello: it sends the welcome (the events
 // after version and commentVersion) or, for a null version or history that
 // is gone, the snapshot, both at the stream's cursor, after relaying to the
-// other connections what came before it.
-func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int64, snapshot bool) {
+// other connections what came before it. It returns why c cannot join,
+// which the hello answers (nil when the hub stops: c is being closed).
+func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int64, snapshot bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped && h.err == nil {
 		c.closeAfterQueue(wsCloseRestart, "server restarting")
-		return
+		return nil
 	}
 	if h.sub == nil && h.err == nil {
 		if err := h.start(ctx); err != nil {
-			c.fail(err)
-			return
+			return err
 		}
 	}
 	if h.err != nil {
-		c.fail(h.err)
-		return
+		return h.err
 	}
 	ev, news, w, err := h.sub.Join(c.user, version, commentVersion, snapshot)
 	if errors.Is(err, collab.ErrHistoryGone) {
@@ -410,12 +390,10 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 	switch {
 	case errors.Is(err, collab.ErrInvalidVersion):
 		h.relayLocked(ev, news)
-		c.fail(err)
-		return
+		return err
 	case err != nil:
 		h.failLocked(err)
-		c.fail(err)
-		return
+		return err
 	}
 	h.relayLocked(ev, news)
 	var msg []byte
@@ -426,16 +404,16 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 		h.scratch = w.Events.AppendJSON(h.scratch[:0])
 		msg = appendWelcome(make([]byte, 0, len(h.scratch)+64), h.scratch, w.Presence, c.clientID)
 	}
-	held, err := h.s.holdWelcome(c, len(msg))
+	held, err := h.s.holdWelcome(c.user, c.id, len(msg))
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.idx = len(h.conns)
 	h.conns = append(h.conns, c)
 	c.joined = true
 	c.sendHeld(msg, held)
 	h.sub.Present(c.clientID, c.info) // the others learn its name and color
+	return nil
 }
 
 // leave removes c, which was joined or not, and tells the others.

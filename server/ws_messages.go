@@ -39,7 +39,7 @@ const (
 // (nil when absent; of duplicate keys the last wins, as with JSON.parse),
 // and what its type's decoder made of them.
 type wsMessage struct {
-	typ *wsMessageType
+	typ int // the index of its type in the names scan was given
 	raw [wsKeyCount][]byte
 	// sub holds the fields of a submission (version, steps, clientID,
 	// comment), read as the message is scanned: a steps message's steps
@@ -62,9 +62,9 @@ type wsMessage struct {
 }
 
 // scan reads data's top level, the values of a submission's keys with sc
-// (submissionFields.read), and finds the message's type in types. Its
-// errors are malformed's.
-func (m *wsMessage) scan(sc *collabScratch, data []byte, maxDepth, maxSteps int, types []wsMessageType) error {
+// (submissionFields.read), and finds the message's type among names
+// (m.typ). Its errors are malformed's.
+func (m *wsMessage) scan(sc *collabScratch, data []byte, maxDepth, maxSteps int, names []string) error {
 	d := &sc.d
 	d.Reset(data)
 	d.SetMaxDepth(maxDepth)
@@ -116,15 +116,11 @@ func (m *wsMessage) scan(sc *collabScratch, data []byte, maxDepth, maxSteps int,
 	if raw == nil {
 		return malformed(`missing "type"`)
 	}
-	for i := range types {
-		if string(raw) == `"`+types[i].name+`"` {
-			m.typ = &types[i]
+	for i, name := range names {
+		if string(raw) == `"`+name+`"` {
+			m.typ = i
 			return nil
 		}
-	}
-	names := make([]string, len(types))
-	for i, t := range types {
-		names[i] = t.name
 	}
 	return malformed("unknown message type " + abbreviate(raw) + ": want " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1])
 }
@@ -417,9 +413,9 @@ func appendPong(buf, id []byte) []byte {
 
 // appendWSError appends {"type":"error","id":…,"status":…,"message":…,"step":…}
 // ("id" when id is not nil, "step" when step >= 0), the settings that msg
-// names named as Config.SettingName names them (names.go).
-func (s *Server) appendWSError(buf, id []byte, status, step int, msg string) []byte {
-	msg = s.named(msg)
+// names named by names (names.go).
+func appendWSError(buf, id []byte, status, step int, msg string, names settingNames) []byte {
+	msg = names.named(msg)
 	buf = append(buf, `{"type":"error",`...)
 	if id != nil {
 		buf = append(buf, `"id":`...)

@@ -135,7 +135,7 @@ func TestWSMessageTableDocs(t *testing.T) {
 // action and a handler, and a name that the unknown-type error lists.
 func TestWSMessageTableEntries(t *testing.T) {
 	var m wsMessage
-	err := m.scan(&collabScratch{}, []byte(`{"type":"nope"}`), DefaultMaxDepth, apply.DefaultMaxSteps, wsMessageTypes)
+	err := m.scan(&collabScratch{}, []byte(`{"type":"nope"}`), DefaultMaxDepth, apply.DefaultMaxSteps, wsMessageNames)
 	if err == nil {
 		t.Fatal("an unknown type was scanned")
 	}

@@ -40,7 +40,7 @@ func newWSAuto(t testing.TB, cfg Config, ccfg collab.Config, tune func(*wsHubs),
 	t.Helper()
 	e := newCollabAuto(t, cfg, ccfg, auto)
 	if tune != nil {
-		tune(&e.s.ws)
+		tune(e.s.ws)
 	}
 	ts := httptest.NewUnstartedServer(e.s)
 	ts.Listener = smallBufferListener{ts.Listener}
