@@ -130,7 +130,7 @@ func (hs *wsHubs) wait(ctx context.Context) {
 }
 
 // acquire returns the hub of document id, creating it for the first
-// connection. Each call is paired with releaseHub.
+// connection. Each call is paired with release.
 func (hs *wsHubs) acquire(id string) *wsHub {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
