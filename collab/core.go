@@ -152,10 +152,12 @@ func decide(v view, sub submission, lim submitLimits, now time.Time) (decision, 
 //
 // Commit mode's server-side rebase goes here: sub's steps mapped over
 // those after sub.Version (st.steps holds them with their maps, as far as
-// Config.History keeps them), as prosemirror-collab's rebaseSteps does on
-// the client, and the decision for the rebased steps made on st as decide
-// makes it for current ones. Submit's early ErrConflict before it takes
-// sem (document.lockAt) then lets such submissions through.
+// Config.History keeps them) by Rebase (rebase.go), as prosemirror-collab's
+// rebaseSteps does on the client, and the decision for the rebased steps
+// made on st as decide makes it for current ones. Rebase also needs the
+// document at sub.Version, which st does not hold. Submit's early
+// ErrConflict before it takes sem (document.lockAt) then lets such
+// submissions through.
 func stale(st docState, sub submission) (decision, error) {
 	return decision{}, ErrConflict
 }
