@@ -8,8 +8,12 @@
 //
 // Case i of seed s depends on (s, i) only, so `--only I` regenerates a
 // single case of a larger run.
+//
+// gen-rebase.mjs imports its random documents and edits (Rand,
+// SchemaInfo, genDoc, runOps); importing the module runs nothing.
 
 import fs from "node:fs"
+import { fileURLToPath } from "node:url"
 import { Fragment, Slice, Node, Mark, MarkType } from "prosemirror-model"
 import {
   Transform, Step, Mapping, canJoin, joinPoint, canSplit, liftTarget, findWrapping, insertPoint,
@@ -37,7 +41,7 @@ function hash32(a, b) {
 }
 
 // Rand is a small seeded PRNG (sfc32).
-class Rand {
+export class Rand {
   constructor(seed, index) {
     let lo = seed >>> 0, hi = Math.floor(seed / 4294967296) >>> 0
     this.a = hash32(lo, index); this.b = hash32(hi, ~index); this.c = hash32(index, 0x51ed27); this.d = 1
@@ -69,7 +73,7 @@ class Rand {
 // ---------------------------------------------------------------------------
 // Schemas
 
-class SchemaInfo {
+export class SchemaInfo {
   constructor(name, schema) {
     this.name = name
     this.schema = schema
@@ -195,7 +199,7 @@ function genContent(r, S, type, depth, ctx) {
 }
 
 // genDoc makes a random document that passes check().
-function genDoc(r, S) {
+export function genDoc(r, S) {
   for (let attempt = 0; attempt < 30; attempt++) {
     let ctx = { budget: r.chance(0.15) ? r.range(20, 60) : r.range(2, 18), maxDepth: r.range(2, 6) }
     try {
@@ -485,7 +489,7 @@ function opWeights(S) {
 // runOps drives a Transform on doc until it has `target` steps or made
 // `maxOps` attempts. A throwing op ends the sequence when `stopOnThrow`;
 // `log`, when given, collects a line per op.
-function runOps(r, S, doc, target, maxOps, stopOnThrow, log) {
+export function runOps(r, S, doc, target, maxOps, stopOnThrow, log) {
   let tr = new Transform(doc), weights = opWeights(S)
   for (let i = 0; i < maxOps && tr.steps.length < target; i++) {
     let name = r.weighted(weights), desc
@@ -866,8 +870,8 @@ const MUTATION_WEIGHTS = [
 // ---------------------------------------------------------------------------
 // Recording what JS does
 
-function errMessage(e) { return e && typeof e == "object" && "message" in e ? String(e.message) : String(e) }
-function errName(e) { return e && typeof e == "object" && e.constructor ? e.constructor.name : typeof e }
+export function errMessage(e) { return e && typeof e == "object" && "message" in e ? String(e.message) : String(e) }
+export function errName(e) { return e && typeof e == "object" && e.constructor ? e.constructor.name : typeof e }
 
 // evaluate parses and applies the wire steps in order, as a server does.
 function evaluate(schema, doc, wire) {
@@ -906,7 +910,7 @@ function samplePositions(r, doc, n) {
   return [...out].sort((a, b) => a - b)
 }
 
-function stepJSONText(step) { return JSON.stringify(step.toJSON()) }
+export function stepJSONText(step) { return JSON.stringify(step.toJSON()) }
 
 function tryCall(f) {
   try { return f() } catch (e) { return { error: errMessage(e), errorName: errName(e) } }
@@ -1119,4 +1123,4 @@ function main() {
   }
 }
 
-main()
+if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) main()
