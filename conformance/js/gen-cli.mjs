@@ -1,5 +1,5 @@
 // The command line and the random numbers shared by the corpus
-// generators (gen-model.mjs, gen-export.mjs).
+// generators (gen-model.mjs, gen-export.mjs, gen-rebase.mjs).
 
 // parseGenArgs reads a generator's arguments, [--seed N] [--count N]
 // [--out FILE], exiting with its usage on a bad one; without --seed a
