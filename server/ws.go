@@ -86,16 +86,21 @@ func (hs *wsHubs) serveWS(x *exchange, r *http.Request, id string) {
 // Buffer sizes of a WebSocket connection. net/http hijacks a connection
 // with its 4 KiB read and write buffers, which coder/websocket keeps for
 // the connection's life: most of what an idle connection costs. Client
-// messages and pushes are mostly far smaller; larger ones pass through with
-// a read or write more.
+// messages are mostly far smaller; larger ones pass through with a read
+// more. The data frames are written through a buffer taken for the batch
+// (writeFrames), and coder/websocket's own writer has only its control
+// frames to write: one fits its buffer whole (2 header bytes and at most
+// 125 of payload), so that each is one Write of wsControlWriter.
 const (
-	wsReadBuffer  = 512
-	wsWriteBuffer = 1024
+	wsReadBuffer    = 512
+	wsWriteBuffer   = 4096
+	wsControlBuffer = 128
 )
 
-// smallBuffers is a ResponseWriter whose Hijack gives the connection
-// buffers of wsReadBuffer and wsWriteBuffer bytes instead of net/http's.
-// It also gives c the connection, for write deadlines.
+// smallBuffers is a ResponseWriter whose Hijack gives the connection a
+// read buffer of wsReadBuffer bytes instead of net/http's, and a writer
+// of wsControlBuffer bytes through wsControlWriter. It also gives c the
+// connection, for write deadlines and data frames.
 type smallBuffers struct {
 	http.ResponseWriter
 	c *wsConn
@@ -119,7 +124,7 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	br := bufio.NewReaderSize(src, wsReadBuffer)
 	w.c.src, w.c.br = src, br
-	return src, bufio.NewReadWriter(br, bufio.NewWriterSize(conn, wsWriteBuffer)), nil
+	return src, bufio.NewReadWriter(br, bufio.NewWriterSize(wsControlWriter{w.c}, wsControlBuffer)), nil
 }
 
 // wsBuffers holds the buffers messages are read into.

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"net"
 	"net/http"
 	"sync"
@@ -51,6 +52,12 @@ type wsConn struct {
 	hub      atomic.Pointer[wsHub]
 	clientID []byte // JSON text
 	info     []byte // {"name":…,"color":…,"data":…}: what its presence shows (collab.Presence.Info)
+
+	// wmu orders the frames written to conn: the data frames of
+	// writeFrames and coder/websocket's control frames (wsControlWriter).
+	// closeSent: a close frame was written, and no data frame may follow.
+	wmu       sync.Mutex
+	closeSent bool
 
 	rate     ratelimit.Bucket // of the messages read (Limits.MaxWSMessages)
 	lastRead atomic.Int64     // unix nanoseconds of the last frame read, pongs included
@@ -214,15 +221,9 @@ func (c *wsConn) write() {
 		lingered = false
 		c.mu.Unlock()
 		c.armWriteDeadline(false)
-		for i, msg := range batch {
-			if i > 0 && c.tooSlow() {
-				break // sent nothing more
-			}
-			if err := c.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
-				c.abort()
-				return
-			}
-			batch[i] = nil
+		if err := c.writeFrames(batch); err != nil {
+			c.abort()
+			return
 		}
 		clear(batch)
 		c.s.releaseHeld(held)
@@ -236,6 +237,72 @@ func (c *wsConn) write() {
 			c.mu.Unlock()
 		}
 	}
+}
+
+// wsFrameWriters holds the buffers that writeFrames writes through.
+var wsFrameWriters sync.Pool // of *bufio.Writer
+
+// writeFrames writes batch, each message a text frame, through a buffer
+// of wsWriteBuffer bytes held only meanwhile: the frames of a batch go out
+// in as few writes as fit. It stops early, with what was written, when c
+// is being closed for its full queue.
+func (c *wsConn) writeFrames(batch [][]byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closeSent {
+		return net.ErrClosed
+	}
+	bw, _ := wsFrameWriters.Get().(*bufio.Writer)
+	if bw == nil {
+		bw = bufio.NewWriterSize(c.conn, wsWriteBuffer)
+	} else {
+		bw.Reset(c.conn)
+	}
+	defer func() {
+		bw.Reset(nil)
+		wsFrameWriters.Put(bw)
+	}()
+	var head [10]byte
+	for i, msg := range batch {
+		if i > 0 && c.tooSlow() {
+			break // sent nothing more
+		}
+		bw.Write(appendTextFrameHeader(head[:0], len(msg)))
+		if _, err := bw.Write(msg); err != nil {
+			return err
+		}
+		batch[i] = nil
+	}
+	return bw.Flush()
+}
+
+// appendTextFrameHeader appends the header of a server's unfragmented
+// text frame of n bytes (RFC 6455 5.2: FIN, opcode 1, no mask).
+func appendTextFrameHeader(b []byte, n int) []byte {
+	b = append(b, 0x81)
+	switch {
+	case n <= 125:
+		return append(b, byte(n))
+	case n <= 0xffff:
+		return binary.BigEndian.AppendUint16(append(b, 126), uint16(n))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 127), uint64(n))
+}
+
+// wsControlWriter is the writer under coder/websocket's bufio.Writer,
+// which writes the control frames only (pings, pongs and closes), each
+// whole in one Write (wsControlBuffer): under wmu, they never fall within
+// a data frame of writeFrames.
+type wsControlWriter struct{ c *wsConn }
+
+func (w wsControlWriter) Write(p []byte) (int, error) {
+	c := w.c
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if len(p) > 0 && p[0]&0x0f == 0x8 {
+		c.closeSent = true
+	}
+	return c.conn.Write(p)
 }
 
 // armWriteDeadline moves the connection's write deadline on when less

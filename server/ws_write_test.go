@@ -1,0 +1,157 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pmauthority/pmauthority/collab"
+)
+
+// TestWSControlFrames: pongs and the answer to a close, which
+// coder/websocket writes, come whole between the data frames, up to the
+// largest control payload (125 bytes).
+func TestWSControlFrames(t *testing.T) {
+	e := newWS(t, Config{}, collab.Config{}, nil)
+	nc, br := rawWS(t, e, "d")
+	writeMasked(t, nc, 0x81, []byte(`{"type":"hello","version":0,"commentVersion":0,"clientID":1}`))
+	if op, p := readFrame(t, br); op != 0x81 || !bytes.HasPrefix(p, []byte(`{"type":"welcome"`)) {
+		t.Fatalf("frame %x %.100s, want the welcome", op, p)
+	}
+	// Pushes, interleaved with pings of the largest payload.
+	const pushes = 20
+	ping := bytes.Repeat([]byte("p"), 125)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for v := range pushes {
+			e.post(t, "d", v, "9", `{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"`+strings.Repeat("y", 300)+`"}]}}`)
+		}
+	}()
+	for range pushes {
+		writeMasked(t, nc, 0x89, ping)
+	}
+	<-done
+	var version int64
+	var pongs int
+	for version < pushes || pongs < pushes {
+		op, p := readFrame(t, br)
+		var m wsMsg
+		switch {
+		case op == 0x8a && bytes.Equal(p, ping):
+			pongs++
+		case op == 0x81 && json.Unmarshal(p, &m) == nil && m.Type == "steps":
+			version = m.Version
+		default:
+			t.Fatalf("at version %d after %d pongs: frame %x %.100s", version, pongs, op, p)
+		}
+	}
+	// A close with the longest reason is answered with the same.
+	closing := binary.BigEndian.AppendUint16(nil, 1000)
+	closing = append(closing, bytes.Repeat([]byte("r"), 123)...)
+	writeMasked(t, nc, 0x88, closing)
+	if op, p := readFrame(t, br); op != 0x88 || !bytes.Equal(p, closing) {
+		t.Fatalf("frame %x %q, want the close echoed", op, p)
+	}
+}
+
+// rawWS opens a WebSocket to document id by hand: the connection and a
+// reader of its frames.
+func rawWS(t *testing.T, e *wsEnv, id string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	nc, err := net.Dial("tcp", strings.TrimPrefix(e.ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(20 * time.Second))
+	req := "GET /docs/" + id + "/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+	if _, err := nc.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("handshake: %v %v", resp, err)
+	}
+	return nc, br
+}
+
+// writeMasked writes a client's frame: its first byte (FIN and opcode)
+// and its payload, masked.
+func writeMasked(t *testing.T, nc net.Conn, first byte, payload []byte) {
+	t.Helper()
+	mask := [4]byte{7, 1, 3, 9}
+	f := []byte{first}
+	switch n := len(payload); {
+	case n <= 125:
+		f = append(f, 0x80|byte(n))
+	default:
+		f = binary.BigEndian.AppendUint16(append(f, 0x80|126), uint16(n))
+	}
+	f = append(f, mask[:]...)
+	for i, b := range payload {
+		f = append(f, b^mask[i%4])
+	}
+	if _, err := nc.Write(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readFrame reads a server's frame: its first byte and its payload. A
+// server's frames are not masked.
+func readFrame(t *testing.T, br *bufio.Reader) (byte, []byte) {
+	t.Helper()
+	var head [2]byte
+	if _, err := io.ReadFull(br, head[:]); err != nil {
+		t.Fatal(err)
+	}
+	if head[1]&0x80 != 0 {
+		t.Fatalf("masked frame %x", head)
+	}
+	n := uint64(head[1] & 0x7f)
+	switch n {
+	case 126:
+		var ext [2]byte
+		io.ReadFull(br, ext[:])
+		n = uint64(binary.BigEndian.Uint16(ext[:]))
+	case 127:
+		var ext [8]byte
+		io.ReadFull(br, ext[:])
+		n = binary.BigEndian.Uint64(ext[:])
+	}
+	if n > 64<<20 {
+		t.Fatalf("frame %x of %d bytes", head, n)
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(br, p); err != nil {
+		t.Fatal(err)
+	}
+	return head[0], p
+}
+
+// TestAppendTextFrameHeader: the three lengths of RFC 6455 5.2.
+func TestAppendTextFrameHeader(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want []byte
+	}{
+		{0, []byte{0x81, 0}},
+		{125, []byte{0x81, 125}},
+		{126, []byte{0x81, 126, 0, 126}},
+		{0xffff, []byte{0x81, 126, 0xff, 0xff}},
+		{0x10000, []byte{0x81, 127, 0, 0, 0, 0, 0, 1, 0, 0}},
+	} {
+		if got := appendTextFrameHeader(nil, tc.n); !bytes.Equal(got, tc.want) {
+			t.Errorf("%d: %x, want %x", tc.n, got, tc.want)
+		}
+	}
+}
