@@ -112,6 +112,16 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.c.conn = conn
+	// Messages are written to the socket itself (writeNowLocked) only
+	// when nothing comes between: not through a conn that wraps it, as
+	// TLS does.
+	nc := conn
+	if lc, ok := nc.(*limitedConn); ok {
+		nc = lc.Conn
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		w.c.raw, _ = tc.SyscallConn()
+	}
 	if err := brw.Writer.Flush(); err != nil {
 		conn.Close()
 		return nil, nil, err

@@ -2,12 +2,14 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -15,9 +17,10 @@ import (
 )
 
 // wsConn is one WebSocket connection. A goroutine reads and answers its
-// messages; a writer goroutine runs only while messages wait in its queue,
-// and a timer pings it. An idle connection thus costs one goroutine, small
-// buffers and a few structures.
+// messages; a writer goroutine runs only while messages wait in its queue
+// (most are written at once by their sender), and a timer pings it. An
+// idle connection thus costs one goroutine, small buffers and a few
+// structures.
 type wsConn struct {
 	s    *api
 	hubs *wsHubs
@@ -58,6 +61,7 @@ type wsConn struct {
 	// closeSent: a close frame was written, and no data frame may follow.
 	wmu       sync.Mutex
 	closeSent bool
+	raw       syscall.RawConn // of conn, for writeNow; nil: none
 
 	rate     ratelimit.Bucket // of the messages read (Limits.MaxWSMessages)
 	lastRead atomic.Int64     // unix nanoseconds of the last frame read, pongs included
@@ -72,8 +76,6 @@ type wsConn struct {
 	queue       [][]byte
 	queued      int  // bytes in queue
 	writing     bool // a writer goroutine runs
-	lingering   bool // it waits on wake for more to write
-	wake        chan struct{}
 	closeCode   websocket.StatusCode
 	closeReason string
 	done        bool // nothing more is sent
@@ -81,6 +83,9 @@ type wsConn struct {
 	// held is what a welcome or snapshot in the queue holds until it is
 	// written (answers.go).
 	held *wsHeld
+	// partial is the rest of a frame that writeNowLocked wrote in part,
+	// for the writer to write before queue.
+	partial []byte
 }
 
 // send queues msg, which must not be modified afterwards, and never
@@ -121,11 +126,61 @@ func (c *wsConn) sendHeld(msg []byte, held *wsHeld) bool {
 		}
 		return false
 	}
+	if len(c.queue) == 0 && !c.writing {
+		if written, ok := c.writeNowLocked(msg); ok {
+			queued = !written
+			if !written {
+				c.startWriter() // for the rest of the frame
+			}
+			return true
+		}
+	}
 	c.queue = append(c.queue, msg)
 	c.queued += len(msg)
 	c.startWriter()
 	queued = true
 	return true
+}
+
+// wsWriteNowMax is the largest message that writeNowLocked writes.
+const wsWriteNowMax = 4096
+
+// writeNowLocked writes msg, a message of at most wsWriteNowMax bytes, at
+// once from the sender's goroutine when the connection takes it without
+// waiting: most do, and then no writer goroutine starts. It reports ok
+// when it wrote some of the frame (and written when all): what is left of
+// it waits in partial for the writer. It is called with mu held, when no
+// writer runs and nothing is queued.
+func (c *wsConn) writeNowLocked(msg []byte) (written, ok bool) {
+	if c.raw == nil || len(msg) > wsWriteNowMax || c.partial != nil || !c.wmu.TryLock() {
+		return false, false
+	}
+	defer c.wmu.Unlock()
+	if c.closeSent {
+		return false, false
+	}
+	bp, _ := wsBuffers.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, 1024)
+		bp = &b
+	}
+	defer wsBuffers.Put(bp)
+	frame := appendTextFrameHeader((*bp)[:0], len(msg))
+	head := len(frame)
+	frame = append(frame, msg...)
+	*bp = frame
+	n := writeNow(c.raw, frame)
+	switch {
+	case n <= 0:
+		return false, false
+	case n == len(frame):
+		return true, true
+	case n < head:
+		c.partial = bytes.Clone(frame[n:])
+	default:
+		c.partial = msg[n-head:]
+	}
+	return false, true
 }
 
 // closeAfterQueue closes c with code once what is queued is written.
@@ -139,114 +194,64 @@ func (c *wsConn) closeAfterQueue(code websocket.StatusCode, reason string) {
 	c.startWriter()
 }
 
-// startWriter makes the writer run: it starts it, or wakes it when it
-// lingers. It is called with mu held.
+// startWriter makes the writer run. It is called with mu held.
 func (c *wsConn) startWriter() {
 	if !c.writing {
 		c.writing = true
 		go c.write()
-		return
-	}
-	if c.lingering {
-		c.lingering = false
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
 	}
 }
 
-// wsWriterLinger is how long a writer with nothing to write waits for
-// more before it ends: while a document is busy its connections keep their
-// writers rather than starting one (and growing its stack) per message.
-const wsWriterLinger = 250 * time.Millisecond
-
-// write writes the queue until it has stayed empty for wsWriterLinger,
-// then returns; or closes the connection when asked to.
+// write writes the queue until it is empty, then returns; or closes the
+// connection when asked to. Most messages are written by their sender
+// (writeNowLocked): a writer runs for those that had to wait.
 func (c *wsConn) write() {
-	var linger *time.Timer
-	defer func() {
-		if linger != nil {
-			linger.Stop()
-		}
-	}()
-	lingered := false
 	var held *wsHeld // of a message in the batch being written
 	defer func() { c.s.releaseHeld(held) }()
 	for {
 		c.mu.Lock()
-		batch := c.queue
-		c.queue, c.queued = nil, 0
-		if len(batch) > 0 && c.held != nil {
+		batch, partial := c.queue, c.partial
+		c.queue, c.queued, c.partial = nil, 0, nil
+		if (len(batch) > 0 || partial != nil) && c.held != nil {
 			c.s.releaseHeld(held)
 			held, c.held = c.held, nil
 		}
-		if len(batch) == 0 {
+		if len(batch) == 0 && partial == nil {
 			code, reason := c.closeCode, c.closeReason
-			switch {
-			case code != 0:
-				c.done = true
-				c.mu.Unlock()
-				c.armWriteDeadline(false)
-				c.brMu.Lock() // the close handshake reads br
-				c.ws.Close(code, reason)
-				c.brMu.Unlock()
-				return
-			case lingered || c.done:
+			if code == 0 {
 				c.writing = false
 				c.mu.Unlock()
 				return
 			}
-			if c.wake == nil {
-				c.wake = make(chan struct{}, 1)
-			}
-			wake := c.wake
-			c.lingering = true
+			c.done = true
 			c.mu.Unlock()
-			if linger == nil {
-				linger = time.NewTimer(wsWriterLinger)
-			} else {
-				linger.Reset(wsWriterLinger)
-			}
-			select {
-			case <-wake:
-			case <-linger.C:
-				lingered = true
-			}
-			c.mu.Lock()
-			c.lingering = false
-			c.mu.Unlock()
-			continue
+			c.armWriteDeadline(false)
+			c.brMu.Lock() // the close handshake reads br
+			c.ws.Close(code, reason)
+			c.brMu.Unlock()
+			return
 		}
-		lingered = false
 		c.mu.Unlock()
 		c.armWriteDeadline(false)
-		if err := c.writeFrames(batch); err != nil {
+		if err := c.writeFrames(partial, batch); err != nil {
 			c.abort()
 			return
 		}
 		clear(batch)
 		c.s.releaseHeld(held)
 		held = nil
-		if cap(batch) <= 16 {
-			// Keep a small queue for the next messages.
-			c.mu.Lock()
-			if c.queue == nil && !c.done {
-				c.queue = batch[:0]
-			}
-			c.mu.Unlock()
-		}
 	}
 }
 
 // wsFrameWriters holds the buffers that writeFrames writes through.
 var wsFrameWriters sync.Pool // of *bufio.Writer
 
-// writeFrames writes batch, each message a text frame, through a buffer
+// writeFrames writes partial, the rest of a frame that writeNowLocked
+// wrote in part, then batch, each message a text frame, through a buffer
 // of wsWriteBuffer bytes held only meanwhile: the frames of a batch go out
 // in as few writes as fit. It stops early, with what was written, when c
 // is being closed for its full queue.
-func (c *wsConn) writeFrames(batch [][]byte) error {
+func (c *wsConn) writeFrames(partial []byte, batch [][]byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.closeSent {
@@ -262,6 +267,7 @@ func (c *wsConn) writeFrames(batch [][]byte) error {
 		bw.Reset(nil)
 		wsFrameWriters.Put(bw)
 	}()
+	bw.Write(partial)
 	var head [10]byte
 	for i, msg := range batch {
 		if i > 0 && c.tooSlow() {
@@ -338,14 +344,11 @@ func (c *wsConn) abort() {
 	c.mu.Lock()
 	c.done = true
 	clear(c.queue)
-	c.queue, c.queued = nil, 0
+	c.queue, c.queued, c.partial = nil, 0, nil
 	c.s.releaseHeld(c.held)
 	c.held = nil
 	if c.pinger != nil {
 		c.pinger.Stop()
-	}
-	if c.writing {
-		c.startWriter() // to end
 	}
 	c.mu.Unlock()
 	c.ws.CloseNow()
