@@ -154,8 +154,8 @@
 // collab_http.go and collab_decode.go (the collab API), docs_api.go (the
 // documents API), export.go (GET /docs/{id}/export), ws.go (upgrade and
 // message dispatch), ws_conn.go (a connection: its send queue and
-// writer, with ws_write_unix.go and ws_write_other.go for writes that do
-// not wait), ws_hub.go (wsHubs, and one hub per document, relaying its
+// writer, with ws_nowait_unix.go and ws_nowait_other.go for reads and
+// writes that do not wait), ws_hub.go (wsHubs, and one hub per document, relaying its
 // collab.Subscription), ws_messages.go (WebSocket message encoding and
 // decoding), web.go (the demo pages). A test holds this list to the
 // package's files.

@@ -58,6 +58,7 @@ func (hs *wsHubs) serveWS(x *exchange, r *http.Request, id string) {
 		return
 	}
 	c.ws = ws
+	c.br.Reset(c.src) // not coder/websocket's MultiReader of what br had read ahead: src has it
 	ws.SetReadLimit(s.limits.MaxBodyBytes)
 	if !hs.register(c) { // from now on, unregister drops the connection
 		s.dropConn(c.user)
@@ -84,15 +85,17 @@ func (hs *wsHubs) serveWS(x *exchange, r *http.Request, id string) {
 }
 
 // Buffer sizes of a WebSocket connection. net/http hijacks a connection
-// with its 4 KiB read and write buffers, which coder/websocket keeps for
-// the connection's life: most of what an idle connection costs. Client
-// messages are mostly far smaller; larger ones pass through with a read
-// more. The data frames are written through a buffer taken for the batch
-// (writeFrames), and coder/websocket's own writer has only its control
-// frames to write: one fits its buffer whole (2 header bytes and at most
-// 125 of payload), so that each is one Write of wsControlWriter.
+// with its 4 KiB read and write buffers, which coder/websocket would keep
+// for the connection's life: most of what an idle connection costs.
+// Instead, coder/websocket reads through a bufio.Reader of the least size
+// over wsSource, which reads ahead into a buffer of its own only while
+// there is something to read. The data frames are written through a
+// buffer taken for the batch (writeFrames), and coder/websocket's own
+// writer has only its control frames to write: one fits its buffer whole
+// (2 header bytes and at most 125 of payload), so that each is one Write
+// of wsControlWriter.
 const (
-	wsReadBuffer    = 512
+	wsReadBuffer    = 16
 	wsWriteBuffer   = 4096
 	wsControlBuffer = 128
 )
@@ -126,7 +129,7 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		conn.Close()
 		return nil, nil, err
 	}
-	src := &wsSource{Conn: conn}
+	src := &wsSource{Conn: conn, raw: w.c.raw}
 	if n := brw.Reader.Buffered(); n > 0 {
 		// Frames the client sent right after its handshake.
 		b, _ := brw.Reader.Peek(n)

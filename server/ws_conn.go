@@ -401,17 +401,30 @@ func (c *wsConn) waitFrame() {
 }
 
 // wsSource is the connection as coder/websocket reads it (through the
-// bufio.Reader br): what is read from it first goes to pending, the frames
-// the client sent right after its handshake and the byte that waitFrame
-// read to know that something comes. Its mutex orders the reads of the
-// reader goroutine and those of coder/websocket's close handshake.
+// bufio.Reader br, of wsReadBuffer bytes): what is read from it first goes
+// to pending, the frames the client sent right after its handshake and
+// the byte that waitFrame read to know that something comes. Its mutex
+// orders the reads of the reader goroutine and those of coder/websocket's
+// close handshake.
+//
+// br's buffer is small, so that an idle connection keeps none to speak
+// of: what the connection has for a small read is read at once into a
+// buffer of wsBuffers (readNow), from which the reads that follow are
+// served until it is drained and goes back. A read never waits holding
+// it: one that would wait is made into p.
 type wsSource struct {
 	net.Conn
+	raw     syscall.RawConn // of Conn, for readNow; nil: none
 	mu      sync.Mutex
 	pending []byte
+	pooled  *[]byte // pending's buffer when it is of wsBuffers
 	b       [1]byte
 	err     error // the error of wait's read, for the next Read
 }
+
+// wsReadAhead is the least that Read reads from the connection: a read
+// into a smaller p is made into a buffer of wsBuffers.
+const wsReadAhead = 512
 
 // Read reads what is pending, then from the connection.
 func (s *wsSource) Read(p []byte) (int, error) {
@@ -423,12 +436,33 @@ func (s *wsSource) Read(p []byte) (int, error) {
 		s.pending = s.pending[n:]
 		if len(s.pending) == 0 {
 			s.pending = nil
+			if s.pooled != nil {
+				wsBuffers.Put(s.pooled)
+				s.pooled = nil
+			}
 		}
 		return n, nil
 	case s.err != nil:
 		err := s.err
 		s.err = nil
 		return 0, err
+	}
+	if len(p) < wsReadAhead && s.raw != nil {
+		bp, _ := wsBuffers.Get().(*[]byte)
+		if bp == nil {
+			b := make([]byte, 0, 1024)
+			bp = &b
+		}
+		if got := readNow(s.raw, (*bp)[:cap(*bp)]); got > 0 {
+			n := copy(p, (*bp)[:got])
+			if n < got {
+				s.pending, s.pooled = (*bp)[n:got], bp
+			} else {
+				wsBuffers.Put(bp)
+			}
+			return n, nil
+		}
+		wsBuffers.Put(bp)
 	}
 	return s.Conn.Read(p)
 }

@@ -41,7 +41,7 @@ func TestWSWritesInPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &wsConn{s: &Server{}, conn: conn, raw: raw}
+	c := &wsConn{s: &api{}, hubs: &wsHubs{}, conn: conn, raw: raw}
 	peer.SetReadDeadline(time.Now().Add(20 * time.Second))
 	br := bufio.NewReader(peer)
 	var msgs [][]byte

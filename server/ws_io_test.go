@@ -8,10 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
 )
 
@@ -59,6 +61,34 @@ func TestWSControlFrames(t *testing.T) {
 	writeMasked(t, nc, 0x88, closing)
 	if op, p := readFrame(t, br); op != 0x88 || !bytes.Equal(p, closing) {
 		t.Fatalf("frame %x %q, want the close echoed", op, p)
+	}
+}
+
+// TestWSMessageSizes: client messages of every size up to the limit,
+// sent at once so that several come in one read, are read whole; one
+// over the limit closes the connection with 1009.
+func TestWSMessageSizes(t *testing.T) {
+	const limit = 200 << 10
+	e := newWS(t, Config{Limits: Limits{MaxBodyBytes: limit, MaxWSMessages: 1000}}, collab.Config{}, nil)
+	c := e.dial(t, "d", false)
+	c.hello(0, "1")
+	c.next("welcome")
+	ping := func(id, size int) string {
+		msg := `{"type":"ping","id":` + strconv.Itoa(id) + `,"pad":"`
+		return msg + strings.Repeat("x", max(0, size-len(msg)-2)) + `"}`
+	}
+	sizes := []int{40, 41, 47, 48, 49, wsReadAhead - 1, wsReadAhead, wsReadAhead + 1, 1023, 1024, 1025, 4000, 70000, limit - 1, limit}
+	for i, n := range sizes {
+		c.send(ping(i, n))
+	}
+	for i := range sizes {
+		if m := c.next("pong"); string(m.ID) != strconv.Itoa(i) {
+			t.Fatalf("pong %s, want id %d", m.raw, i)
+		}
+	}
+	c.send(ping(99, limit+1))
+	if code, _ := c.closed(0); code != websocket.StatusMessageTooBig {
+		t.Errorf("over the limit: closed with %d, want 1009", code)
 	}
 }
 
