@@ -143,6 +143,16 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // wsBuffers holds the buffers messages are read into.
 var wsBuffers sync.Pool // of *[]byte
 
+// getWSBuffer returns a buffer of wsBuffers, or a new one.
+func getWSBuffer() *[]byte {
+	bp, _ := wsBuffers.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, 1024)
+		bp = &b
+	}
+	return bp
+}
+
 // maxPooledWSBuffer is the largest read buffer kept for reuse.
 const maxPooledWSBuffer = 64 << 10
 
@@ -177,11 +187,7 @@ func (c *wsConn) serve(untilJoined bool) (goesOn bool) {
 		if err != nil {
 			return false
 		}
-		bp, _ := wsBuffers.Get().(*[]byte)
-		if bp == nil {
-			b := make([]byte, 0, 1024)
-			bp = &b
-		}
+		bp := getWSBuffer()
 		msg, err := readbuf.Append((*bp)[:0], rd)
 		*bp = msg
 		if err == nil {

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/binary"
 	"net"
 	"net/http"
@@ -76,6 +75,7 @@ type wsConn struct {
 	queue       [][]byte
 	queued      int  // bytes in queue
 	writing     bool // a writer goroutine runs
+	pingDue     bool // a ping waits for the writer (sendPing)
 	closeCode   websocket.StatusCode
 	closeReason string
 	done        bool // nothing more is sent
@@ -159,11 +159,7 @@ func (c *wsConn) writeNowLocked(msg []byte) (written, ok bool) {
 	if c.closeSent {
 		return false, false
 	}
-	bp, _ := wsBuffers.Get().(*[]byte)
-	if bp == nil {
-		b := make([]byte, 0, 1024)
-		bp = &b
-	}
+	bp := getWSBuffer()
 	defer wsBuffers.Put(bp)
 	frame := appendTextFrameHeader((*bp)[:0], len(msg))
 	head := len(frame)
@@ -210,13 +206,13 @@ func (c *wsConn) write() {
 	defer func() { c.s.releaseHeld(held) }()
 	for {
 		c.mu.Lock()
-		batch, partial := c.queue, c.partial
-		c.queue, c.queued, c.partial = nil, 0, nil
+		batch, partial, ping := c.queue, c.partial, c.pingDue
+		c.queue, c.queued, c.partial, c.pingDue = nil, 0, nil, false
 		if (len(batch) > 0 || partial != nil) && c.held != nil {
 			c.s.releaseHeld(held)
 			held, c.held = c.held, nil
 		}
-		if len(batch) == 0 && partial == nil {
+		if len(batch) == 0 && partial == nil && !ping {
 			code, reason := c.closeCode, c.closeReason
 			if code == 0 {
 				c.writing = false
@@ -233,7 +229,7 @@ func (c *wsConn) write() {
 		}
 		c.mu.Unlock()
 		c.armWriteDeadline(false)
-		if err := c.writeFrames(partial, batch); err != nil {
+		if err := c.writeFrames(partial, ping, batch); err != nil {
 			c.abort()
 			return
 		}
@@ -247,11 +243,12 @@ func (c *wsConn) write() {
 var wsFrameWriters sync.Pool // of *bufio.Writer
 
 // writeFrames writes partial, the rest of a frame that writeNowLocked
-// wrote in part, then batch, each message a text frame, through a buffer
+// wrote in part, then a ping frame when ping is set, then batch, each
+// message a text frame, through a buffer
 // of wsWriteBuffer bytes held only meanwhile: the frames of a batch go out
 // in as few writes as fit. It stops early, with what was written, when c
 // is being closed for its full queue.
-func (c *wsConn) writeFrames(partial []byte, batch [][]byte) error {
+func (c *wsConn) writeFrames(partial []byte, ping bool, batch [][]byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.closeSent {
@@ -268,6 +265,9 @@ func (c *wsConn) writeFrames(partial []byte, batch [][]byte) error {
 		wsFrameWriters.Put(bw)
 	}()
 	bw.Write(partial)
+	if ping {
+		bw.Write(wsPingFrame)
+	}
 	var head [10]byte
 	for i, msg := range batch {
 		if i > 0 && c.tooSlow() {
@@ -344,7 +344,7 @@ func (c *wsConn) abort() {
 	c.mu.Lock()
 	c.done = true
 	clear(c.queue)
-	c.queue, c.queued, c.partial = nil, 0, nil
+	c.queue, c.queued, c.partial, c.pingDue = nil, 0, nil, false
 	c.s.releaseHeld(c.held)
 	c.held = nil
 	if c.pinger != nil {
@@ -372,13 +372,11 @@ func (c *wsConn) ping() {
 		c.abort()
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.s.polls, every)
 	c.armWriteDeadline(true)
-	c.ws.Ping(ctx) // a pong counts as life; no pong is dealt with above
+	c.sendPing() // a pong counts as life (lastRead); no pong is dealt with above
 	if h := c.hub.Load(); h != nil {
 		h.touch(c.user)
 	}
-	cancel()
 	c.mu.Lock()
 	if !c.done {
 		c.pinger.Reset(every)
@@ -386,17 +384,61 @@ func (c *wsConn) ping() {
 	c.mu.Unlock()
 }
 
+// wsPingFrame is the server's ping frame, without payload.
+var wsPingFrame = []byte{0x89, 0}
+
+// sendPing sends a ping frame: at once when nothing waits to be written,
+// as writeNowLocked writes, else by the writer, before its queue. Nothing
+// waits for the pong.
+func (c *wsConn) sendPing() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done || c.closeCode != 0 {
+		return
+	}
+	if len(c.queue) == 0 && !c.writing && c.partial == nil && c.raw != nil && c.wmu.TryLock() {
+		n := 0
+		if !c.closeSent {
+			n = writeNow(c.raw, wsPingFrame)
+		}
+		c.wmu.Unlock()
+		switch {
+		case n == len(wsPingFrame):
+			return
+		case n > 0:
+			c.partial = wsPingFrame[n:]
+			c.startWriter()
+			return
+		}
+	}
+	c.pingDue = true
+	c.startWriter()
+}
+
 // waitFrame waits until the connection has something to read. The reader
 // goroutine waits there, on a shallow stack, rather than deep inside
 // coder/websocket's Reader: a goroutine's stack keeps the size it grew to
 // while the goroutine is parked deep (8 KiB for Reader), and shrinks at a
 // GC when it is parked shallow, so an idle connection costs a 2 KiB stack.
+//
+// It also reads the client's pongs itself (skipPong): coder/websocket's
+// Reader would read them, then wait for the next frame deep inside it.
 func (c *wsConn) waitFrame() {
-	c.brMu.Lock()
-	n := c.br.Buffered()
-	c.brMu.Unlock()
-	if n == 0 {
+	for {
+		c.brMu.Lock()
+		n := c.br.Buffered()
+		c.brMu.Unlock()
+		if n > 0 {
+			return
+		}
 		c.src.wait()
+		c.brMu.Lock()
+		pong := c.br.Buffered() == 0 && c.src.skipPong()
+		c.brMu.Unlock()
+		if !pong {
+			return
+		}
+		c.lastRead.Store(time.Now().UnixNano())
 	}
 }
 
@@ -430,41 +472,76 @@ const wsReadAhead = 512
 func (s *wsSource) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.pending) == 0 && s.err == nil && len(p) < wsReadAhead {
+		s.readAheadLocked()
+	}
 	switch {
 	case len(s.pending) > 0:
 		n := copy(p, s.pending)
-		s.pending = s.pending[n:]
-		if len(s.pending) == 0 {
-			s.pending = nil
-			if s.pooled != nil {
-				wsBuffers.Put(s.pooled)
-				s.pooled = nil
-			}
-		}
+		s.consumeLocked(n)
 		return n, nil
 	case s.err != nil:
 		err := s.err
 		s.err = nil
 		return 0, err
 	}
-	if len(p) < wsReadAhead && s.raw != nil {
-		bp, _ := wsBuffers.Get().(*[]byte)
-		if bp == nil {
-			b := make([]byte, 0, 1024)
-			bp = &b
-		}
-		if got := readNow(s.raw, (*bp)[:cap(*bp)]); got > 0 {
-			n := copy(p, (*bp)[:got])
-			if n < got {
-				s.pending, s.pooled = (*bp)[n:got], bp
-			} else {
-				wsBuffers.Put(bp)
-			}
-			return n, nil
-		}
-		wsBuffers.Put(bp)
-	}
 	return s.Conn.Read(p)
+}
+
+// readAheadLocked appends to pending what the connection has now, into a
+// buffer of wsBuffers (pooled), without waiting. It is called with mu
+// held.
+func (s *wsSource) readAheadLocked() {
+	if s.raw == nil {
+		return
+	}
+	bp := s.pooled
+	if bp == nil {
+		bp = getWSBuffer()
+	}
+	buf := (*bp)[:cap(*bp)]
+	n := copy(buf, s.pending)
+	n += max(0, readNow(s.raw, buf[n:]))
+	s.pending, s.pooled = buf[:n], bp
+	if n == 0 {
+		s.consumeLocked(0)
+	}
+}
+
+// consumeLocked drops the first n bytes of pending; its buffer goes back
+// to wsBuffers once it is drained. It is called with mu held.
+func (s *wsSource) consumeLocked(n int) {
+	s.pending = s.pending[n:]
+	if len(s.pending) == 0 {
+		s.pending = nil
+		if s.pooled != nil {
+			wsBuffers.Put(s.pooled)
+			s.pooled = nil
+		}
+	}
+}
+
+// skipPong drops a pong frame at the head of what the connection sent,
+// when it has come whole, and reports whether it did: waitFrame reads
+// pongs so, so that the reader goroutine goes on waiting there rather
+// than in coder/websocket's Reader. It takes only a pong that
+// coder/websocket would take (FIN, masked, at most 125 bytes), and must be
+// called at a frame's start (with br empty and brMu held).
+func (s *wsSource) skipPong() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) == 0 || s.pending[0] != 0x8a {
+		return false
+	}
+	if len(s.pending) < 2+4+125 {
+		s.readAheadLocked()
+	}
+	p := s.pending
+	if len(p) < 2 || p[1]&0x80 == 0 || p[1]&0x7f > 125 || len(p) < 2+4+int(p[1]&0x7f) {
+		return false
+	}
+	s.consumeLocked(2 + 4 + int(p[1]&0x7f))
+	return true
 }
 
 // wait blocks until a byte is read from the connection, or the read

@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,6 +91,47 @@ func TestWSMessageSizes(t *testing.T) {
 	c.send(ping(99, limit+1))
 	if code, _ := c.closed(0); code != websocket.StatusMessageTooBig {
 		t.Errorf("over the limit: closed with %d, want 1009", code)
+	}
+}
+
+// TestWSPongsRead: a connection that answers the pings and sends nothing
+// else stays, its reader waiting in waitFrame, not inside
+// coder/websocket's Reader (whose stack an idle connection would keep).
+func TestWSPongsRead(t *testing.T) {
+	const every = 50 * time.Millisecond
+	e := newWS(t, Config{}, collab.Config{}, func(h *wsHubs) { h.pingEvery = every })
+	nc, br := rawWS(t, e, "d")
+	writeMasked(t, nc, 0x81, []byte(`{"type":"hello","version":0,"commentVersion":0,"clientID":1}`))
+	if op, p := readFrame(t, br); op != 0x81 || !bytes.HasPrefix(p, []byte(`{"type":"welcome"`)) {
+		t.Fatalf("frame %x %.100s, want the welcome", op, p)
+	}
+	for range 10 {
+		if op, p := readFrame(t, br); op != 0x89 || len(p) != 0 {
+			t.Fatalf("frame %x %.100s, want a ping", op, p)
+		}
+		writeMasked(t, nc, 0x8a, nil)
+	}
+	var in func(string) int
+	waitFor(t, func() bool {
+		var sb strings.Builder
+		pprof.Lookup("goroutine").WriteTo(&sb, 1)
+		in = func(fn string) (n int) {
+			for _, rec := range strings.Split(sb.String(), "\n\n") {
+				if strings.Contains(rec, "server.(*wsConn).serve") && strings.Contains(rec, fn) {
+					var k int
+					fmt.Sscanf(rec, "%d @", &k)
+					n += k
+				}
+			}
+			return n
+		}
+		return in("waitFrame") == 1
+	})
+	if n := in("github.com/coder/websocket."); n != 0 {
+		t.Errorf("%d readers inside coder/websocket", n)
+	}
+	if e.wsConns("d") != 1 {
+		t.Error("the connection that answers pings was closed")
 	}
 }
 
