@@ -65,9 +65,6 @@ func (hs *wsHubs) serveWS(x *exchange, r *http.Request, id string) {
 		ws.Close(wsCloseRestart, "server restarting")
 		return
 	}
-	c.mu.Lock()
-	c.pinger = time.AfterFunc(hs.pingInterval(), c.ping)
-	c.mu.Unlock()
 	// The connection is served by goroutines of its own: this one, which
 	// holds net/http's request, response and their buffers on a stack
 	// grown by the request's handling, ends, and an idle connection costs

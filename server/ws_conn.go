@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"net"
 	"net/http"
@@ -17,9 +18,9 @@ import (
 
 // wsConn is one WebSocket connection. A goroutine reads and answers its
 // messages; a writer goroutine runs only while messages wait in its queue
-// (most are written at once by their sender), and a timer pings it. An
-// idle connection thus costs one goroutine, small buffers and a few
-// structures.
+// (most are written at once by their sender), and the server's ticker
+// pings it (pingAll). An idle connection thus costs one goroutine, small
+// buffers and a few structures.
 type wsConn struct {
 	s    *api
 	hubs *wsHubs
@@ -79,7 +80,6 @@ type wsConn struct {
 	closeCode   websocket.StatusCode
 	closeReason string
 	done        bool // nothing more is sent
-	pinger      *time.Timer
 	// held is what a welcome or snapshot in the queue holds until it is
 	// written (answers.go).
 	held *wsHeld
@@ -347,9 +347,6 @@ func (c *wsConn) abort() {
 	c.queue, c.queued, c.partial, c.pingDue = nil, 0, nil, false
 	c.s.releaseHeld(c.held)
 	c.held = nil
-	if c.pinger != nil {
-		c.pinger.Stop()
-	}
 	c.mu.Unlock()
 	c.ws.CloseNow()
 }
@@ -361,8 +358,31 @@ func (c *wsConn) isDone() bool {
 	return c.done
 }
 
-// ping runs every pingInterval: it closes a connection silent for two
-// intervals, pings the others, and counts their user as present.
+// pingAll pings every connection each pingInterval (ping), until ctx is
+// done: one ticker for them all rather than a timer each.
+func (hs *wsHubs) pingAll(ctx context.Context) {
+	t := time.NewTicker(hs.pingInterval())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		hs.mu.Lock()
+		conns := make([]*wsConn, 0, len(hs.conns))
+		for c := range hs.conns {
+			conns = append(conns, c)
+		}
+		hs.mu.Unlock()
+		for _, c := range conns {
+			c.ping()
+		}
+	}
+}
+
+// ping runs every pingInterval (pingAll): it closes a connection silent
+// for two intervals, pings the others, and counts their user as present.
 func (c *wsConn) ping() {
 	every := c.hubs.pingInterval()
 	if c.isDone() {
@@ -377,11 +397,6 @@ func (c *wsConn) ping() {
 	if h := c.hub.Load(); h != nil {
 		h.touch(c.user)
 	}
-	c.mu.Lock()
-	if !c.done {
-		c.pinger.Reset(every)
-	}
-	c.mu.Unlock()
 }
 
 // wsPingFrame is the server's ping frame, without payload.

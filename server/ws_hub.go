@@ -34,7 +34,7 @@ type wsHubs struct {
 	conns    map[*wsConn]struct{}
 	closing  bool          // the server shuts down: no new connections
 	drained  chan struct{} // closed when closing and no handler runs
-	watching bool          // the shutdown hook is installed
+	watching bool          // the shutdown hook is installed, pingAll runs
 
 	// Zero values take the defaults above.
 	pingEvery time.Duration
@@ -56,7 +56,7 @@ func (hs *wsHubs) maxQueue() int {
 }
 
 // register adds a connection, or reports false when the server shuts
-// down. The first one installs the shutdown hook.
+// down. The first one installs the shutdown hook and starts the pings.
 func (hs *wsHubs) register(c *wsConn) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -66,6 +66,7 @@ func (hs *wsHubs) register(c *wsConn) bool {
 	if !hs.watching {
 		hs.watching = true
 		context.AfterFunc(hs.s.polls, hs.closeAll)
+		go hs.pingAll(hs.s.polls)
 	}
 	if hs.conns == nil {
 		hs.conns = make(map[*wsConn]struct{})
