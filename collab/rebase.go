@@ -1,6 +1,7 @@
 package collab
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/pmauthority/pmauthority/model"
@@ -20,6 +21,9 @@ type Rebased struct {
 	Dropped []int
 	// Doc is the current document after Steps.
 	Doc *model.Node
+	// Mapping maps positions in the document that the commit's steps
+	// made from base to positions in Doc.
+	Mapping *transform.Mapping
 }
 
 // An UndoError is the failure of Rebase to take a commit's steps back
@@ -70,33 +74,36 @@ func (e *UndoError) Unwrap() error { return e.Err }
 // where it was made, and with an *UndoError when the commit's steps
 // cannot be taken back to base: where rebaseSteps throws, or goes on
 // from another document than base, which current is not made from.
+// With base nil neither is checked: the authority, which does not keep
+// the document at the commit's version, rebases from the maps alone, and
+// a step that did not apply where it was made is kept only if it applies
+// to the current document once mapped. A step with a range that ends
+// before it starts (a replace from after to), whose inverse's map is not
+// its map inverted, then fails with a *transform.StepError wrapping
+// ErrReversedRange.
 func Rebase(base *model.Node, steps []transform.Step, over []*transform.StepMap, current *model.Node) (Rebased, error) {
-	// The commit's steps and their inverses, as the client made them.
-	inverses := make([]transform.Step, len(steps))
-	doc := base
-	for i, step := range steps {
-		next, err := step.Apply(doc)
-		if err != nil {
-			return Rebased{}, &transform.StepError{Index: i, Err: err}
-		}
-		if inverses[i], err = step.Invert(doc); err != nil {
-			return Rebased{}, &UndoError{Index: i, Err: err}
-		}
-		doc = next
-	}
-
-	// Undo them, last first, then go over the steps since base.
+	// The maps of the inverses, last first, then those of the steps since
+	// base. Without base, a step's map inverted stands for its inverse's,
+	// which it equals for every step whose ranges do not end before they
+	// start.
 	var mapping transform.Mapping
-	for i := len(inverses) - 1; i >= 0; i-- {
-		next, err := inverses[i].Apply(doc)
+	if base != nil {
+		inverses, err := undo(base, steps)
 		if err != nil {
-			return Rebased{}, &UndoError{Index: i, Err: err}
+			return Rebased{}, err
 		}
-		doc = next
-		mapping.AppendMap(inverses[i].GetMap(), -1)
-	}
-	if !doc.Eq(base) {
-		return Rebased{}, &UndoError{Index: -1}
+		for i := len(inverses) - 1; i >= 0; i-- {
+			mapping.AppendMap(inverses[i].GetMap(), -1)
+		}
+	} else {
+		for i, step := range steps {
+			if reversed(step.GetMap()) {
+				return Rebased{}, &transform.StepError{Index: i, Err: ErrReversedRange}
+			}
+		}
+		for i := len(steps) - 1; i >= 0; i-- {
+			mapping.AppendMap(steps[i].GetMap().Invert(), -1)
+		}
 	}
 	for i, m := range over {
 		if m == nil {
@@ -107,7 +114,7 @@ func Rebase(base *model.Node, steps []transform.Step, over []*transform.StepMap,
 
 	// Redo each step mapped through what came after it, mirrored with
 	// its inverse when it applies.
-	out := Rebased{Doc: current}
+	out := Rebased{Doc: current, Mapping: &mapping}
 	for i, mapFrom := 0, len(steps); i < len(steps); i++ {
 		mapped := steps[i].Map(mapping.Slice(mapFrom, len(mapping.Maps())))
 		mapFrom--
@@ -126,4 +133,46 @@ func Rebase(base *model.Node, steps []transform.Step, over []*transform.StepMap,
 		mapping.AppendMap(mapped.GetMap(), mapFrom)
 	}
 	return out, nil
+}
+
+// undo checks that steps apply to base, one after the other, and that
+// their inverses, applied last first, give base back, as rebaseSteps
+// assumes of the client's document, and returns the inverses.
+func undo(base *model.Node, steps []transform.Step) ([]transform.Step, error) {
+	inverses := make([]transform.Step, len(steps))
+	doc := base
+	for i, step := range steps {
+		next, err := step.Apply(doc)
+		if err != nil {
+			return nil, &transform.StepError{Index: i, Err: err}
+		}
+		if inverses[i], err = step.Invert(doc); err != nil {
+			return nil, &UndoError{Index: i, Err: err}
+		}
+		doc = next
+	}
+	for i := len(inverses) - 1; i >= 0; i-- {
+		next, err := inverses[i].Apply(doc)
+		if err != nil {
+			return nil, &UndoError{Index: i, Err: err}
+		}
+		doc = next
+	}
+	if !doc.Eq(base) {
+		return nil, &UndoError{Index: -1}
+	}
+	return inverses, nil
+}
+
+// ErrReversedRange is why Rebase without a base refuses a step: a range
+// of it ends before it starts.
+var ErrReversedRange = errors.New("a range of the step ends before it starts")
+
+// reversed reports whether a range of m ends before it starts.
+func reversed(m *transform.StepMap) bool {
+	rev := false
+	m.ForEach(func(oldStart, oldEnd, newStart, newEnd int) {
+		rev = rev || oldEnd < oldStart || newEnd < newStart
+	})
+	return rev
 }

@@ -27,6 +27,12 @@ package conformance
 //     whichever way JS fails, and needs no inverses: it must agree with
 //     JS up to that step (dropping it for "apply", keeping it for
 //     "reinvert"); what JS never got to is not compared.
+//
+// Each case runs twice: with the base document, as above, and without
+// it, as the authority rebases (from the steps' maps alone). Without it
+// the answers must be the same, but for steps with a range that ends
+// before it starts (a replace from after to), which Rebase then refuses
+// with ErrReversedRange: their inverse's map is not their map inverted.
 
 import (
 	"encoding/json"
@@ -137,6 +143,8 @@ func rebaseCheckCase(schemas map[string]*model.Schema, line []byte, stats *steps
 		maps[i] = st.GetMap()
 	}
 	got, err := collab.Rebase(base, steps, maps, current)
+	// The authority rebases without base, from the maps alone.
+	fromMaps, mapsErr := collab.Rebase(nil, steps, maps, current)
 	var ue *collab.UndoError
 	errors.As(err, &ue)
 
@@ -162,7 +170,10 @@ func rebaseCheckCase(schemas map[string]*model.Schema, line []byte, stats *steps
 	case th != nil && (th.Phase == "apply" || th.Phase == "reinvert"):
 		stats.add(&stats.outcomes, "threw in "+th.Phase)
 		stats.add(&stats.byDesign, "threw in "+th.Phase)
-		rebaseCheckPrefix(c, th, got, len(steps))
+		rebaseCheckPrefix(c, "", th, got, len(steps))
+		if rebaseMapsCheck(c, stats, steps, mapsErr) {
+			rebaseCheckPrefix(c, "maps.", th, fromMaps, len(steps))
+		}
 	case th != nil:
 		c.fail("threw.phase", "", th.Phase, "not a phase after the undo, which gave back the start document")
 	case rc.Result == nil:
@@ -177,6 +188,11 @@ func rebaseCheckCase(schemas map[string]*model.Schema, line []byte, stats *steps
 		c.eq("result.dropped", "", res.Dropped, stepsIntsText(got.Dropped))
 		rebaseCheckSteps(c, "result.steps", res.Steps, got.Steps)
 		c.eq("result.doc", "", res.Doc, got.Doc.AppendJSON(nil))
+		if rebaseMapsCheck(c, stats, steps, mapsErr) {
+			c.eq("maps.result.dropped", "", res.Dropped, stepsIntsText(fromMaps.Dropped))
+			rebaseCheckSteps(c, "maps.result.steps", res.Steps, fromMaps.Steps)
+			c.eq("maps.result.doc", "", res.Doc, fromMaps.Doc.AppendJSON(nil))
+		}
 	}
 	return c
 }
@@ -230,9 +246,9 @@ func rebaseCheckUndo(c *caseCheck, th *rebaseThrew, err error, ue *collab.UndoEr
 
 // rebaseCheckPrefix compares Go's result with what rebaseSteps had done
 // when it threw in its redo loop at step th.Step.
-func rebaseCheckPrefix(c *caseCheck, th *rebaseThrew, got collab.Rebased, n int) {
+func rebaseCheckPrefix(c *caseCheck, prefix string, th *rebaseThrew, got collab.Rebased, n int) {
 	if th.Step < 0 || th.Step >= n {
-		c.fail("threw.step", "", "a step of the case", strconv.Itoa(th.Step))
+		c.fail(prefix+"threw.step", "", "a step of the case", strconv.Itoa(th.Step))
 		return
 	}
 	var dropped []int
@@ -244,16 +260,36 @@ func rebaseCheckPrefix(c *caseCheck, th *rebaseThrew, got collab.Rebased, n int)
 			kept++
 		}
 	}
-	c.eq("threw.dropped", "", th.Dropped, stepsIntsText(dropped))
+	c.eq(prefix+"threw.dropped", "", th.Dropped, stepsIntsText(dropped))
 	dropsIt := slices.Contains(got.Dropped, th.Step)
 	if want := th.Phase == "apply"; dropsIt != want {
-		c.fail("threw.phase", "", th.Phase, fmt.Sprintf("Go drops step %d: %t", th.Step, dropsIt))
+		c.fail(prefix+"threw.phase", "", th.Phase, fmt.Sprintf("Go drops step %d: %t", th.Step, dropsIt))
 		return
 	}
 	if !dropsIt {
 		kept++
 	}
-	rebaseCheckSteps(c, "threw.steps", th.Steps, got.Steps[:min(kept, len(got.Steps))])
+	rebaseCheckSteps(c, prefix+"threw.steps", th.Steps, got.Steps[:min(kept, len(got.Steps))])
+}
+
+// rebaseMapsCheck reports whether the rebase from the maps alone
+// succeeded, so that its result is to be compared.
+func rebaseMapsCheck(c *caseCheck, stats *stepsStats, steps []transform.Step, err error) bool {
+	if err == nil {
+		return true
+	}
+	if se, ok := errors.AsType[*transform.StepError](err); ok && errors.Is(err, collab.ErrReversedRange) {
+		if st, ok := steps[se.Index].(*transform.ReplaceStep); ok && st.From > st.To {
+			stats.add(&stats.byDesign, "a replace from after to, refused without the base")
+			return false
+		}
+		if st, ok := steps[se.Index].(*transform.ReplaceAroundStep); ok && (st.From > st.GapFrom || st.GapFrom > st.GapTo || st.GapTo > st.To) {
+			stats.add(&stats.byDesign, "a replaceAround with its gap outside, refused without the base")
+			return false
+		}
+	}
+	c.fail("maps", "", "Rebase without base succeeds", err.Error())
+	return false
 }
 
 // rebaseOutcome describes Go's outcome for a report.
