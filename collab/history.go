@@ -217,9 +217,11 @@ func (a *Authority) StepLog(ctx context.Context, id string, from int64, limit in
 	return StepPage{Steps: steps, Version: head.Version, Oldest: head.Oldest}, nil
 }
 
-// stepSize returns the bytes of a stored step: its JSON, client id and
-// author (as store.StepSizer counts them).
-func stepSize(s store.Step) int64 { return int64(len(s.JSON) + len(s.ClientID) + len(s.Author)) }
+// stepSize returns the bytes of a stored step: its JSON, client id,
+// author and commit record (as store.StepSizer counts them).
+func stepSize(s store.Step) int64 {
+	return int64(len(s.JSON) + len(s.ClientID) + len(s.Author) + len(s.Commit))
+}
 
 // MaxCheckpointName is the longest checkpoint name, in bytes.
 const MaxCheckpointName = 256

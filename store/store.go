@@ -61,6 +61,11 @@ type Step struct {
 	Author string
 	// Time is when the step was accepted.
 	Time time.Time
+	// Commit is the record of the commit-mode commit that the step
+	// begins (opaque to the store, kept byte for byte; nil on every other
+	// step, and on steps written before it existed). A store returns nil
+	// for an empty Commit.
+	Commit []byte
 }
 
 // Snapshot is a document's JSON at a version, and optionally its
@@ -236,11 +241,11 @@ type Store interface {
 // MaxDocStorage).
 type Sizer interface {
 	// Size returns the bytes that the document id holds in the store:
-	// its kept steps (JSON, client id and author), its snapshots'
-	// documents, its checkpoints' documents (one copy per version, see
-	// AddCheckpoint) and names, and its metadata base and entries. The
-	// backend's own overhead (keys, indexes, pages) is not counted. It
-	// fails with ErrNotFound for an unknown document.
+	// its kept steps (JSON, client id, author and commit record), its
+	// snapshots' documents, its checkpoints' documents (one copy per
+	// version, see AddCheckpoint) and names, and its metadata base and
+	// entries. The backend's own overhead (keys, indexes, pages) is not
+	// counted. It fails with ErrNotFound for an unknown document.
 	Size(ctx context.Context, id string) (int64, error)
 }
 
@@ -333,8 +338,8 @@ type Scanner interface {
 // reading it (collab's reads of the step log).
 type StepSizer interface {
 	// StepSizes returns the sizes in bytes of the steps with from <
-	// Version ≤ to, in order: of each, its JSON, client id and author
-	// together. It fails as Steps does (ErrCompacted, ErrNotFound), and
+	// Version ≤ to, in order: of each, its JSON, client id, author and
+	// commit record together. It fails as Steps does (ErrCompacted, ErrNotFound), and
 	// returns what exists when asked beyond the latest version.
 	StepSizes(ctx context.Context, id string, from, to int64) ([]int64, error)
 }

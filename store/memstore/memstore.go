@@ -183,6 +183,7 @@ func (s *Store) append(ctx context.Context, id string, base int64, steps []store
 			ClientID: clone(st.ClientID),
 			Author:   st.Author,
 			Time:     t,
+			Commit:   record(st.Commit),
 		})
 	}
 	d.version += int64(len(steps))
@@ -216,6 +217,7 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 	for _, st := range d.steps[from-d.oldest : to-d.oldest] {
 		st.JSON = clone(st.JSON)
 		st.ClientID = clone(st.ClientID)
+		st.Commit = clone(st.Commit)
 		out = append(out, st)
 	}
 	return out, nil
@@ -239,7 +241,7 @@ func (s *Store) StepSizes(ctx context.Context, id string, from, to int64) ([]int
 	}
 	out := make([]int64, 0, to-from)
 	for _, st := range d.steps[from-d.oldest : to-d.oldest] {
-		out = append(out, int64(len(st.JSON)+len(st.ClientID)+len(st.Author)))
+		out = append(out, int64(len(st.JSON)+len(st.ClientID)+len(st.Author)+len(st.Commit)))
 	}
 	return out, nil
 }
@@ -378,7 +380,7 @@ func (s *Store) Size(ctx context.Context, id string) (int64, error) {
 	}
 	n := int64(len(d.meta))
 	for _, st := range d.steps {
-		n += int64(len(st.JSON) + len(st.ClientID) + len(st.Author))
+		n += int64(len(st.JSON) + len(st.ClientID) + len(st.Author) + len(st.Commit))
 	}
 	for _, e := range d.entries {
 		n += int64(len(e.JSON))
@@ -481,4 +483,12 @@ func clone(b []byte) []byte {
 		return nil
 	}
 	return append([]byte{}, b...)
+}
+
+// record returns a copy of a step's commit record, nil for an empty one.
+func record(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return clone(b)
 }

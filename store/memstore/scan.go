@@ -31,7 +31,7 @@ func (s *Store) Scan(ctx context.Context, id string, fn func(store.Head, []store
 	}
 	return fn(head, older, func(yield func(store.Step, error) bool) {
 		for _, st := range steps {
-			st.JSON, st.ClientID = clone(st.JSON), clone(st.ClientID)
+			st.JSON, st.ClientID, st.Commit = clone(st.JSON), clone(st.ClientID), clone(st.Commit)
 			if !yield(st, nil) {
 				return
 			}
