@@ -42,9 +42,9 @@ func (s *Store) scan(ctx context.Context, id string, fn func(store.Head, []store
 	}
 	steps := func(yield func(store.Step, error) bool) {
 		rows, err := tx.QueryContext(ctx, `
-			SELECT version, json, client_id, author, time FROM steps WHERE doc_id = ?1 AND version > ?2
+			SELECT version, json, client_id, author, time, commit_rec FROM steps WHERE doc_id = ?1 AND version > ?2
 			UNION ALL
-			SELECT version, json, client_id, author, time FROM log WHERE doc_id = ?1 AND version > ?2
+			SELECT version, json, client_id, author, time, commit_rec FROM log WHERE doc_id = ?1 AND version > ?2
 			ORDER BY version`, id, h.Oldest)
 		if err != nil {
 			yield(store.Step{}, err)

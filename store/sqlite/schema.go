@@ -15,8 +15,9 @@ const applicationID = 0x706d6175
 // all, so that it is laid out exactly as an upgraded one. Change the
 // layout only by adding an entry.
 //
-// Times are Unix nanoseconds. meta, json, client_id and doc are BLOBs so
-// that they come back byte for byte; NULL stands for a nil slice.
+// Times are Unix nanoseconds. meta, json, client_id, commit_rec and doc
+// are BLOBs so that they come back byte for byte; NULL stands for a nil
+// slice (and, in commit_rec, for an empty one).
 var layouts = []string{
 	// 1: documents, their steps and snapshots.
 	`CREATE TABLE docs (
@@ -95,6 +96,10 @@ var layouts = []string{
 		id      TEXT PRIMARY KEY,
 		version INTEGER NOT NULL
 	) WITHOUT ROWID;`,
+	// 7: the commit record of each step (store.Step.Commit; NULL for
+	// none, as for every step written before).
+	`ALTER TABLE steps ADD COLUMN commit_rec BLOB;
+	ALTER TABLE log ADD COLUMN commit_rec BLOB;`,
 }
 
 // schemaVersion is the layout version this code reads and writes.

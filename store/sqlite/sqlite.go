@@ -289,7 +289,7 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 }
 
 func (s *Store) steps(ctx context.Context, id string, from, to int64) ([]store.Step, error) {
-	return readLog(ctx, s, id, from, to, "json, client_id, author, time", func(rows *sql.Rows) (int64, store.Step, error) {
+	return readLog(ctx, s, id, from, to, "json, client_id, author, time, commit_rec", func(rows *sql.Rows) (int64, store.Step, error) {
 		st, err := scanStep(rows)
 		return st.Version, st, err
 	})
@@ -370,7 +370,7 @@ func (s *Store) StepSizes(ctx context.Context, id string, from, to int64) ([]int
 }
 
 func (s *Store) stepSizes(ctx context.Context, id string, from, to int64) ([]int64, error) {
-	return readLog(ctx, s, id, from, to, "coalesce(length(json), 0) + coalesce(length(client_id), 0) + coalesce(length(CAST(author AS BLOB)), 0)",
+	return readLog(ctx, s, id, from, to, "coalesce(length(json), 0) + coalesce(length(client_id), 0) + coalesce(length(CAST(author AS BLOB)), 0) + coalesce(length(commit_rec), 0)",
 		func(rows *sql.Rows) (int64, int64, error) {
 			var v int64
 			var n sql.NullInt64
@@ -379,16 +379,19 @@ func (s *Store) stepSizes(ctx context.Context, id string, from, to int64) ([]int
 		})
 }
 
-// scanStep reads a step from a row of version, json, client_id, author
-// and time.
+// scanStep reads a step from a row of version, json, client_id, author,
+// time and commit_rec.
 func scanStep(rows *sql.Rows) (store.Step, error) {
 	var st store.Step
 	var t int64
 	var author sql.NullString
-	if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &author, &t); err != nil {
+	if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &author, &t, &st.Commit); err != nil {
 		return store.Step{}, err
 	}
 	st.Author, st.Time = author.String, time.Unix(0, t)
+	if len(st.Commit) == 0 {
+		st.Commit = nil
+	}
 	return st, nil
 }
 
@@ -591,9 +594,11 @@ func (s *Store) Size(ctx context.Context, id string) (int64, error) {
 // without a document shares that of the first at its version (see
 // checkpointOp).
 const sizeQuery = `SELECT
-	(SELECT ifnull(sum(ifnull(length(json), 0) + ifnull(length(client_id), 0) + ifnull(length(CAST(author AS BLOB)), 0)), 0)
+	(SELECT ifnull(sum(ifnull(length(json), 0) + ifnull(length(client_id), 0) + ifnull(length(CAST(author AS BLOB)), 0) +
+		ifnull(length(commit_rec), 0)), 0)
 		FROM steps WHERE doc_id = ?1) +
-	(SELECT ifnull(sum(ifnull(length(json), 0) + ifnull(length(client_id), 0) + ifnull(length(CAST(author AS BLOB)), 0)), 0)
+	(SELECT ifnull(sum(ifnull(length(json), 0) + ifnull(length(client_id), 0) + ifnull(length(CAST(author AS BLOB)), 0) +
+		ifnull(length(commit_rec), 0)), 0)
 		FROM log WHERE doc_id = ?1) +
 	(SELECT ifnull(sum(ifnull(length(doc), 0)), 0) FROM snapshots WHERE doc_id = ?1) +
 	(SELECT ifnull(sum(ifnull(length(doc), 0) + length(CAST(name AS BLOB)) + ifnull(length(CAST(author AS BLOB)), 0)), 0)

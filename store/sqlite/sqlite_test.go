@@ -601,6 +601,72 @@ func TestMigrateAuthor(t *testing.T) {
 	check("reopened")
 }
 
+// TestMigrateCommit opens a file of layout 6 (steps without commit
+// records, one of them still in the log): its steps read back with a nil
+// Commit, and steps appended after the migration keep theirs, in the log,
+// once folded into the steps table, and after a reopen.
+func TestMigrateCommit(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(layouts[:6:6],
+		`INSERT INTO docs (id, schema, version, oldest, created, updated) VALUES ('d', 'basic', 2, 0, 1, 1)`,
+		`INSERT INTO meta_bases VALUES ('d', 0, 0, CAST('{}' AS BLOB))`,
+		`INSERT INTO snapshots VALUES ('d', 0, CAST('{"doc":0}' AS BLOB), 1)`,
+		`INSERT INTO steps VALUES ('d', 1, CAST('{"s":1}' AS BLOB), CAST('1' AS BLOB), 1, 'alice')`,
+		`INSERT INTO log (doc_id, version, json, client_id, time, author) VALUES ('d', 2, CAST('{"s":2}' AS BLOB), CAST('1' AS BLOB), 1, NULL)`,
+		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
+		"PRAGMA user_version = 6",
+	) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s := open(t, path, Options{})
+	var version int64
+	if err := s.rdb.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
+		t.Fatalf("user_version %d, %v; want %d", version, err, schemaVersion)
+	}
+	steps, err := s.Steps(ctx, "d", 0, 2)
+	if err != nil || len(steps) != 2 || steps[0].Commit != nil || steps[1].Commit != nil ||
+		steps[0].Author != "alice" || string(steps[1].JSON) != `{"s":2}` {
+		t.Fatalf("steps of the old layout: %+v, %v", steps, err)
+	}
+	rec := []byte(`{"ref":"r1","n":2,"dropped":[1]}`)
+	added := []store.Step{{JSON: []byte(`{"s":3}`), ClientID: []byte("2"), Commit: rec}, {JSON: []byte(`{"s":4}`), ClientID: []byte("2")}}
+	if err := s.Append(ctx, "d", 2, added, nil); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		steps, err := s.Steps(ctx, "d", 0, 4)
+		if err != nil || len(steps) != 4 {
+			t.Fatalf("%s: %d steps, %v", when, len(steps), err)
+		}
+		for i, want := range [][]byte{nil, nil, rec, nil} {
+			if !bytes.Equal(steps[i].Commit, want) || (steps[i].Commit == nil) != (want == nil) {
+				t.Errorf("%s: step %d commit %q, want %q", when, i+1, steps[i].Commit, want)
+			}
+		}
+		size := int64(len(`{}`) + len(`{"doc":0}`) + 4*len(`{"s":1}1`) + len("alice") + len(rec))
+		if n, err := s.Size(ctx, "d"); err != nil || n != size {
+			t.Errorf("%s: Size %d, %v; want %d", when, n, err, size)
+		}
+	}
+	check("in the log")
+	fold(t, s)
+	check("folded")
+	closeStore(t, s)
+	s = open(t, path, Options{})
+	defer closeStore(t, s)
+	check("reopened")
+}
+
 // TestMigrateCheckpoints opens a file of layout 4 (no checkpoints, one
 // snapshot per document): the document reads back, and it keeps older
 // snapshots and takes checkpoints from then on.

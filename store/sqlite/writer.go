@@ -162,8 +162,8 @@ func (w *writer) prepare(ctx context.Context) error {
 		// Steps pruned while in the log (at or before oldest) are left
 		// out; the order makes SQLite fill each document's pages of steps
 		// in turn.
-		{&w.foldLog, `INSERT OR ROLLBACK INTO steps (doc_id, version, json, client_id, author, time)
-			SELECT l.doc_id, l.version, l.json, l.client_id, l.author, l.time
+		{&w.foldLog, `INSERT OR ROLLBACK INTO steps (doc_id, version, json, client_id, author, time, commit_rec)
+			SELECT l.doc_id, l.version, l.json, l.client_id, l.author, l.time, l.commit_rec
 			FROM log l JOIN docs d ON d.id = l.doc_id
 			WHERE l.version > d.oldest
 			ORDER BY l.doc_id, l.version`},
@@ -188,12 +188,15 @@ func (w *writer) insertStepRows(id string, base int64, steps []store.Step, now t
 		if t.IsZero() {
 			t = now
 		}
-		var author any // NULL for none
+		var author, commit any // NULL for none
 		if st.Author != "" {
 			author = st.Author
 		}
-		w.pending = append(w.pending, id, base+1+int64(i), st.JSON, st.ClientID, author, t.UnixNano())
-		w.logBytes += int64(len(st.JSON) + len(st.ClientID) + len(st.Author))
+		if len(st.Commit) > 0 {
+			commit = st.Commit
+		}
+		w.pending = append(w.pending, id, base+1+int64(i), st.JSON, st.ClientID, author, t.UnixNano(), commit)
+		w.logBytes += int64(len(st.JSON) + len(st.ClientID) + len(st.Author) + len(st.Commit))
 	}
 	w.logRows += int64(len(steps))
 	if w.deferRows {
@@ -221,8 +224,8 @@ func (w *writer) flushRows() error {
 		stmt := w.insertSteps[n-1]
 		if stmt == nil {
 			var err error
-			q := "INSERT INTO log (doc_id, version, json, client_id, author, time) VALUES " +
-				strings.Repeat("(?, ?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?, ?)"
+			q := "INSERT INTO log (doc_id, version, json, client_id, author, time, commit_rec) VALUES " +
+				strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?, ?, ?)"
 			if stmt, err = w.conn.PrepareContext(context.Background(), q); err != nil {
 				return err
 			}
@@ -238,7 +241,7 @@ func (w *writer) flushRows() error {
 }
 
 // logColumns is the number of columns insertStepRows fills in a log row.
-const logColumns = 6
+const logColumns = 7
 
 // close closes the statements and the connection.
 func (w *writer) close() error {
