@@ -221,6 +221,14 @@ func (e *timeoutError) Timeout() bool { return true }
 // nanos returns t as Unix nanoseconds.
 func nanos(t time.Time) int64 { return t.UnixNano() }
 
+// record returns a step's commit record as read, nil for an empty one.
+func record(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
 // Create implements store.Store, in one transaction that inserts the
 // document's row first and only then reads its id's tombstone (the last
 // version of a deleted document of that id, pma_tombstones): an insert
@@ -314,9 +322,10 @@ const appendSQL = `
 		WHERE id = $1 AND version = $2::bigint AND ($6::bigint < 0 OR meta_seq = $6::bigint)
 		RETURNING meta_seq),
 	ins AS (
-		INSERT INTO pma_steps (doc_id, version, json, client_id, author, time)
-		SELECT $1, $2::bigint + s.i, s.json, s.client_id, s.author, s.time
-		FROM upd, unnest($7::bytea[], $8::bytea[], $9::bytea[], $10::bigint[]) WITH ORDINALITY AS s(json, client_id, author, time, i)),
+		INSERT INTO pma_steps (doc_id, version, json, client_id, author, time, commit_rec)
+		SELECT $1, $2::bigint + s.i, s.json, s.client_id, s.author, s.time, s.commit_rec
+		FROM upd, unnest($7::bytea[], $8::bytea[], $9::bytea[], $10::bigint[], $14::bytea[])
+			WITH ORDINALITY AS s(json, client_id, author, time, commit_rec, i)),
 	ent AS (
 		INSERT INTO pma_meta_entries (doc_id, seq, version, json)
 		SELECT $1, upd.meta_seq, $2::bigint + $3::bigint, $11 FROM upd WHERE $4::bigint = 1)
@@ -345,6 +354,7 @@ func newAppendReq(ctx context.Context, id string, base int64, steps []store.Step
 	clients := make([][]byte, len(steps))
 	authors := make([][]byte, len(steps))
 	times := make([]int64, len(steps))
+	commits := make([][]byte, len(steps)) // nil (NULL) for none
 	r := &appendReq{ctx: ctx, id: id, base: base, metaSeq: metaSeq, bytes: len(id) + len(meta)}
 	for i, st := range steps {
 		jsons[i] = st.JSON
@@ -353,12 +363,15 @@ func newAppendReq(ctx context.Context, id string, base int64, steps []store.Step
 		}
 		clients[i] = st.ClientID
 		authors[i] = []byte(st.Author)
+		if len(st.Commit) > 0 {
+			commits[i] = st.Commit
+		}
 		t := st.Time
 		if t.IsZero() {
 			t = now
 		}
 		times[i] = nanos(t)
-		r.bytes += len(jsons[i]) + len(clients[i]) + len(authors[i]) + 8
+		r.bytes += len(jsons[i]) + len(clients[i]) + len(authors[i]) + len(commits[i]) + 8
 	}
 	var m int64
 	if meta != nil {
@@ -367,7 +380,7 @@ func newAppendReq(ctx context.Context, id string, base int64, steps []store.Step
 	n := int64(len(steps))
 	r.args = []any{[]byte(id), base, n, m, nanos(now), metaSeq,
 		jsons, clients, authors, times, meta,
-		channel, payload(id, base+n, n == 0)}
+		channel, payload(id, base+n, n == 0), commits}
 	return r
 }
 
@@ -399,7 +412,7 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 	defer cancel()
 	from = max(from, 0)
 	rows, err := s.pool.Query(ctx, `
-		SELECT d.version, d.oldest, s.version, s.json, s.client_id, s.author, s.time
+		SELECT d.version, d.oldest, s.version, s.json, s.client_id, s.author, s.time, s.commit_rec
 		FROM pma_docs AS d
 		LEFT JOIN pma_steps AS s ON s.doc_id = d.id AND s.version > $2 AND s.version <= $3 AND $2 >= d.oldest
 		WHERE d.id = $1
@@ -414,15 +427,15 @@ func (s *Store) Steps(ctx context.Context, id string, from, to int64) ([]store.S
 		latest, oldest  int64
 		version, tnanos *int64
 		json, client    []byte
-		author          []byte
+		author, commit  []byte
 	)
 	for rows.Next() {
-		if err := rows.Scan(&latest, &oldest, &version, &json, &client, &author, &tnanos); err != nil {
+		if err := rows.Scan(&latest, &oldest, &version, &json, &client, &author, &tnanos, &commit); err != nil {
 			return nil, fmt.Errorf("store: steps of %q: %w", id, dbErr(ctx, err))
 		}
 		found = true
 		if version != nil {
-			out = append(out, store.Step{Version: *version, JSON: json, ClientID: client, Author: string(author), Time: time.Unix(0, *tnanos)})
+			out = append(out, store.Step{Version: *version, JSON: json, ClientID: client, Author: string(author), Time: time.Unix(0, *tnanos), Commit: record(commit)})
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -451,7 +464,8 @@ func (s *Store) StepSizes(ctx context.Context, id string, from, to int64) ([]int
 	from = max(from, 0)
 	rows, err := s.pool.Query(ctx, `
 		SELECT d.version, d.oldest, s.version,
-			coalesce(octet_length(s.json), 0) + coalesce(octet_length(s.client_id), 0) + coalesce(octet_length(s.author), 0)
+			coalesce(octet_length(s.json), 0) + coalesce(octet_length(s.client_id), 0) + coalesce(octet_length(s.author), 0) +
+			coalesce(octet_length(s.commit_rec), 0)
 		FROM pma_docs AS d
 		LEFT JOIN pma_steps AS s ON s.doc_id = d.id AND s.version > $2 AND s.version <= $3 AND $2 >= d.oldest
 		WHERE d.id = $1
@@ -783,7 +797,8 @@ func (s *Store) Size(ctx context.Context, id string) (int64, error) {
 	var n *int64
 	err := s.pool.QueryRow(ctx, `
 		SELECT CASE WHEN d.id IS NOT NULL THEN (coalesce(octet_length(d.meta), 0) + coalesce(octet_length(d.snap_doc), 0) +
-			(SELECT coalesce(sum(octet_length(json) + coalesce(octet_length(client_id), 0) + octet_length(author)), 0)
+			(SELECT coalesce(sum(octet_length(json) + coalesce(octet_length(client_id), 0) + octet_length(author) +
+				coalesce(octet_length(commit_rec), 0)), 0)
 				FROM pma_steps WHERE doc_id = $1) +
 			(SELECT coalesce(sum(octet_length(json)), 0) FROM pma_meta_entries WHERE doc_id = $1) +
 			(SELECT coalesce(sum(coalesce(octet_length(doc), 0)), 0) FROM pma_snapshots WHERE doc_id = $1) +

@@ -293,3 +293,47 @@ func TestMigrateFromOne(t *testing.T) {
 		t.Errorf("Checkpoints = %v, %v", list, err)
 	}
 }
+
+// TestMigrateCommit starts from a database at schema version 3 (steps
+// without commit records): after the migration the old step reads back
+// with a nil Commit, and a step appended after it keeps its own.
+func TestMigrateCommit(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	qs := []string{`CREATE TABLE pma_migrations (version int PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())`}
+	qs = append(qs, migrations[:3]...)
+	qs = append(qs,
+		`INSERT INTO pma_migrations (version) VALUES (1), (2), (3)`,
+		`INSERT INTO pma_docs (id, schema_name, version, oldest, meta, snap_version, snap_doc, updated)
+			VALUES ('\x64', '\x6261736963', 1, 0, '\x7b7d', 0, '\x7b7d', 1)`,
+		`INSERT INTO pma_steps VALUES ('\x64', 1, '\x7b7d', '\x31', '', 1)`,
+	)
+	for _, q := range qs {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s := open(t, url)
+	defer s.Close()
+	var maxv int
+	if err := conn.QueryRow(ctx, "SELECT max(version) FROM pma_migrations").Scan(&maxv); err != nil || maxv != len(migrations) {
+		t.Fatalf("migrated to %d, %v; want %d", maxv, err, len(migrations))
+	}
+	rec := []byte(`{"ref":"r1","n":1,"dropped":[]}`)
+	if err := s.Append(ctx, "d", 1, []store.Step{{JSON: []byte(`{}`), ClientID: []byte("2"), Commit: rec}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	steps, err := s.Steps(ctx, "d", 0, 2)
+	if err != nil || len(steps) != 2 || steps[0].Commit != nil || string(steps[1].Commit) != string(rec) {
+		t.Fatalf("steps after the migration: %+v, %v", steps, err)
+	}
+	want := int64(len(`{}`)*4 + 2*len("1") + len(rec)) // meta, snapshot, two steps
+	if n, err := s.Size(ctx, "d"); err != nil || n != want {
+		t.Errorf("Size = %d, %v; want %d", n, err, want)
+	}
+}

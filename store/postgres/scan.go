@@ -61,7 +61,7 @@ func scan(ctx context.Context, tx pgx.Tx, id string, fn func(store.Head, []store
 	}
 	steps := func(yield func(store.Step, error) bool) {
 		rows, err := tx.Query(ctx, `
-			SELECT version, json, client_id, author, time FROM pma_steps
+			SELECT version, json, client_id, author, time, commit_rec FROM pma_steps
 			WHERE doc_id = $1 AND version > $2 ORDER BY version`, []byte(id), h.Oldest)
 		if err != nil {
 			yield(store.Step{}, dbErr(ctx, err))
@@ -72,11 +72,11 @@ func scan(ctx context.Context, tx pgx.Tx, id string, fn func(store.Head, []store
 			var st store.Step
 			var author []byte
 			var t int64
-			if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &author, &t); err != nil {
+			if err := rows.Scan(&st.Version, &st.JSON, &st.ClientID, &author, &t, &st.Commit); err != nil {
 				yield(store.Step{}, dbErr(ctx, err))
 				return
 			}
-			st.Author, st.Time = string(author), time.Unix(0, t)
+			st.Author, st.Time, st.Commit = string(author), time.Unix(0, t), record(st.Commit)
 			if !yield(st, nil) {
 				return
 			}

@@ -72,6 +72,9 @@ var migrations = []string{
 		id      bytea  PRIMARY KEY,
 		version bigint NOT NULL
 	);`,
+	// 4: the commit record of each step (store.Step.Commit), NULL for
+	// none (for a nil or empty Commit, and on every step written before).
+	`ALTER TABLE pma_steps ADD COLUMN commit_rec bytea;`,
 }
 
 // migrateLock is the key of the transaction-level advisory lock that
