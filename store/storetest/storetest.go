@@ -93,7 +93,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Close", func(t *testing.T) { testClose(t, open(t)) })
 }
 
-// mkSteps returns n steps whose JSON and client id name tag and their index.
+// mkSteps returns n steps whose JSON and client id name tag and their
+// index; every fourth, from the first, has a commit record.
 func mkSteps(tag string, n int) []store.Step {
 	steps := make([]store.Step, n)
 	for i := range steps {
@@ -104,6 +105,9 @@ func mkSteps(tag string, n int) []store.Step {
 		}
 		if i%3 != 2 { // and some have no author
 			steps[i].Author = fmt.Sprintf("user-%s-%d", tag, i%4)
+		}
+		if i%4 == 0 {
+			steps[i].Commit = fmt.Appendf(nil, `{"ref":"%s-%d","n":3,"dropped":[1]}`, tag, i)
 		}
 	}
 	return steps
@@ -161,12 +165,23 @@ func sameSteps(t *testing.T, what string, got, want []store.Step) {
 	}
 	for i := range got {
 		g, w := got[i], want[i]
-		if g.Version != w.Version || !bytes.Equal(g.JSON, w.JSON) || !bytes.Equal(g.ClientID, w.ClientID) || g.Author != w.Author || !g.Time.Equal(w.Time) {
-			t.Errorf("%s: step %d = {%d %s %s %q %v}, want {%d %s %s %q %v}", what, i,
-				g.Version, g.JSON, g.ClientID, g.Author, g.Time, w.Version, w.JSON, w.ClientID, w.Author, w.Time)
+		if g.Version != w.Version || !bytes.Equal(g.JSON, w.JSON) || !bytes.Equal(g.ClientID, w.ClientID) || g.Author != w.Author || !g.Time.Equal(w.Time) ||
+			!sameCommit(g.Commit, w.Commit) {
+			t.Errorf("%s: step %d = {%d %s %s %q %v %q}, want {%d %s %s %q %v %q}", what, i,
+				g.Version, g.JSON, g.ClientID, g.Author, g.Time, g.Commit, w.Version, w.JSON, w.ClientID, w.Author, w.Time, w.Commit)
 			return
 		}
 	}
+}
+
+// sameCommit reports whether a step's commit record read back as got is
+// the record want it was written with: the same bytes, and nil for a nil
+// or empty one.
+func sameCommit(got, want []byte) bool {
+	if len(want) == 0 {
+		return got == nil
+	}
+	return bytes.Equal(got, want)
 }
 
 func sameHead(t *testing.T, what string, got, want store.Head) {
@@ -384,7 +399,7 @@ func testBytes(t *testing.T, s store.Store) {
 		if err := s.Create(ctx, id, "sch'ema", odd, big); err != nil {
 			t.Fatalf("Create %q: %v", id, err)
 		}
-		steps := []store.Step{{JSON: big, ClientID: odd}, {JSON: odd, ClientID: []byte(`"client"`)}}
+		steps := []store.Step{{JSON: big, ClientID: odd, Commit: odd}, {JSON: odd, ClientID: []byte(`"client"`), Commit: []byte{}}}
 		if err := s.Append(ctx, id, 0, steps, odd); err != nil {
 			t.Fatalf("Append %q: %v", id, err)
 		}
@@ -409,6 +424,8 @@ func testBytes(t *testing.T, s store.Store) {
 		if len(got) != 2 || !bytes.Equal(got[0].JSON, big) || !bytes.Equal(got[0].ClientID, odd) ||
 			!bytes.Equal(got[1].JSON, odd) {
 			t.Errorf("%q: steps differ", id)
+		} else if !bytes.Equal(got[0].Commit, odd) || got[1].Commit != nil {
+			t.Errorf("%q: commit records %q and %q, want %q and nil (written empty)", id, got[0].Commit, got[1].Commit, odd)
 		}
 	}
 	list, err := s.List(ctx)
@@ -467,7 +484,7 @@ func testStepSizes(t *testing.T, s store.Store) {
 		}
 		var want []int64
 		for _, st := range all[min(max(r[0], 0), 15):min(max(r[1], r[0], 0), 15)] {
-			want = append(want, int64(len(st.JSON)+len(st.ClientID)+len(st.Author)))
+			want = append(want, int64(len(st.JSON)+len(st.ClientID)+len(st.Author)+len(st.Commit)))
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("StepSizes(%d, %d) = %v, want %v", r[0], r[1], got, want)
@@ -825,7 +842,7 @@ func testSize(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	for _, st := range steps {
-		want += int64(len(st.JSON) + len(st.ClientID) + len(st.Author))
+		want += int64(len(st.JSON) + len(st.ClientID) + len(st.Author) + len(st.Commit))
 	}
 	want += int64(len(entry))
 	if got := sizeOf(t, s, "a"); got != want {
@@ -1166,7 +1183,7 @@ func testAliasing(t *testing.T, s store.Store) {
 	}
 	want := mkSteps("a", 2)
 	want[0].Version, want[1].Version = 1, 2
-	steps[0].JSON[2], steps[1].ClientID[0], meta2[2] = 'X', 'X', 'X'
+	steps[0].JSON[2], steps[1].ClientID[0], steps[0].Commit[2], meta2[2] = 'X', 'X', 'X', 'X'
 	snapDoc := []byte(`{"snap":1}`)
 	if err := s.SaveSnapshot(ctx, "a", store.Snapshot{Version: 1, Doc: snapDoc}, -1); err != nil {
 		t.Fatal(err)
@@ -1180,7 +1197,7 @@ func testAliasing(t *testing.T, s store.Store) {
 	h.Meta[2], h.Snapshot.Doc[2] = 'Y', 'Y'
 	got := getSteps(t, s, "a", 0, 2)
 	sameSteps(t, "steps", got, want)
-	got[0].JSON[2], got[1].ClientID[0] = 'Y', 'Y'
+	got[0].JSON[2], got[1].ClientID[0], got[0].Commit[2] = 'Y', 'Y', 'Y'
 	entries, err := s.MetaEntries(ctx, "a", 0, 1)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("MetaEntries: %d, %v", len(entries), err)
