@@ -51,7 +51,8 @@ type submission struct {
 	clientID   ClientID // parsed; nil for a submission without steps
 	by         owner    // who the client id must belong to
 	deleter    commentDeleter
-	server     bool // the server's own (Restore): client ids are not checked
+	server     bool   // the server's own (Restore): client ids are not checked
+	record     []byte // a commit's record, for its first step (commit.go)
 }
 
 // prepare checks s, by user, against the limits that need no document,
@@ -77,6 +78,9 @@ func prepare(id, user string, s Submission, server bool, lim submitLimits) (subm
 			}
 		}
 		s.Comments = events
+	}
+	if err := checkRef(s.Ref); err != nil {
+		return submission{}, err
 	}
 	sub := submission{Submission: s, id: id, by: ownerOf(s.Author, user), deleter: commentDeleter{author: s.Author, any: !s.OwnComments}, server: server}
 	if len(s.Steps) > 0 { // a comment-only submission's client id is unused
@@ -136,6 +140,9 @@ func decide(v view, sub submission, lim submitLimits, now time.Time) (decision, 
 	if sub.Version < 0 || sub.Version > st.version {
 		return decision{}, &versionError{version: sub.Version}
 	}
+	if sub.Ref != "" {
+		return decideCommit(st, sub, lim, now)
+	}
 	if sub.Version != st.version {
 		return stale(st, sub)
 	}
@@ -147,17 +154,9 @@ func decide(v view, sub submission, lim submitLimits, now time.Time) (decision, 
 	return dec.withComments(dec.next, lim.comments)
 }
 
-// stale decides a submission made on an older version than st's: it
-// conflicts (ErrConflict; the client rebases and submits again).
-//
-// Commit mode's server-side rebase goes here: sub's steps mapped over
-// those after sub.Version (st.steps holds them with their maps, as far as
-// Config.History keeps them) by Rebase (rebase.go), as prosemirror-collab's
-// rebaseSteps does on the client, and the decision for the rebased steps
-// made on st as decide makes it for current ones. Rebase also needs the
-// document at sub.Version, which st does not hold. Submit's early
-// ErrConflict before it takes sem (document.lockAt) then lets such
-// submissions through.
+// stale decides a submission made on an older version than st's, not a
+// commit: it conflicts (ErrConflict; the client rebases and submits
+// again). A commit is rebased instead (decideCommit).
 func stale(st docState, sub submission) (decision, error) {
 	return decision{}, ErrConflict
 }
@@ -176,7 +175,7 @@ func (dec decision) withComments(st docState, lim commentLimits) (decision, erro
 		dec.meta = encodeEntry(dec.sub.Comments)
 	}
 	if !dec.changes() {
-		dec.result = Result{Version: dec.base.version, CommentVersion: dec.base.comments.version}
+		dec.result = Result{Version: dec.base.version, CommentVersion: dec.base.comments.version, Commit: dec.result.Commit}
 		return dec, nil
 	}
 	st.comments = comments
@@ -186,7 +185,7 @@ func (dec decision) withComments(st docState, lim commentLimits) (decision, erro
 		st.metaBytes += int64(len(dec.meta))
 	}
 	dec.next = st
-	dec.result = Result{Version: st.version, CommentVersion: st.comments.version}
+	dec.result = Result{Version: st.version, CommentVersion: st.comments.version, Commit: dec.result.Commit}
 	return dec, nil
 }
 
@@ -317,6 +316,9 @@ func applySteps(st docState, sub submission, lim submitLimits, now time.Time) (d
 		records[i] = store.Step{Version: st.version + int64(i) + 1, JSON: js, ClientID: sub.clientID, Author: sub.by.author, Time: now}
 		added[i] = StepRecord{JSON: js, ClientID: sub.clientID, Map: maps[i], Size: sizes[i], owner: sub.by}
 		start = end
+	}
+	if sub.record != nil {
+		records[0].Commit, added[0].commit = sub.record, sub.record
 	}
 	next := st
 	next.node = node

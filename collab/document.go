@@ -364,7 +364,7 @@ func (a *Authority) loadOnce(ctx context.Context, id string, r *Reservation) (do
 		if v := from + int64(i) + 1; s.Version != v {
 			return st, 0, fmt.Errorf("collab: load %q: the store returned step %d where %d was due", id, s.Version, v)
 		}
-		all[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID, owner: owner{author: s.Author}}
+		all[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID, owner: owner{author: s.Author}, commit: s.Commit}
 	}
 	// The steps after the snapshot are replayed; the last History ones
 	// are kept for Events.
@@ -525,7 +525,7 @@ func (a *Authority) replay(ctx context.Context, id string, st docState, head sto
 		if v := st.version + int64(i) + 1; s.Version != v {
 			return st, fmt.Errorf("the store returned step %d where %d was due", s.Version, v)
 		}
-		added[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID, owner: owner{author: s.Author}}
+		added[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID, owner: owner{author: s.Author}, commit: s.Commit}
 	}
 	node, err := a.replaySteps(st.node, stored, added)
 	if err != nil {

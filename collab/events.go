@@ -87,7 +87,8 @@ type StepRecord struct {
 	// positions at its version may go up to); meaningful only with Map.
 	Size int
 
-	owner owner // who submitted it (clientid.go)
+	owner  owner  // who submitted it (clientid.go)
+	commit []byte // the record of the commit it begins (commit.go), or nil
 }
 
 // Events is what happened to a document after some version and comment

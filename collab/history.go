@@ -150,7 +150,7 @@ type StepPage struct {
 
 // StepLog returns the steps of the document id after version from, as the
 // store keeps them: at most limit, and no more than maxBytes of them
-// (their JSON, client ids and authors; 0 means 4 MiB) besides the first,
+// (their JSON, client ids, authors and commit records; 0 means 4 MiB) besides the first,
 // which is there however large; a negative from means the oldest kept
 // (StepPage.Oldest: 0 unless steps were pruned or the document was
 // created again after a Delete). The memory of the steps returned is held

@@ -57,7 +57,7 @@ func (st docState) memSize() int64 {
 func historyMem(steps []StepRecord) int64 {
 	n := int64(0)
 	for _, s := range steps {
-		n += stepMem + int64(len(s.JSON)+len(s.ClientID))
+		n += stepMem + int64(len(s.JSON)+len(s.ClientID)+len(s.commit))
 	}
 	return n
 }

@@ -51,7 +51,7 @@ func newQuota(cfg Config) quota {
 func stepBytes(records []store.Step, meta int) int64 {
 	n := int64(meta)
 	for _, r := range records {
-		n += int64(len(r.JSON) + len(r.ClientID) + len(r.Author))
+		n += int64(len(r.JSON) + len(r.ClientID) + len(r.Author) + len(r.Commit))
 	}
 	return n
 }

@@ -29,11 +29,32 @@ type Submission struct {
 	// refused with an error matching ErrForbidden. The server sets it
 	// for principals that may comment but not edit.
 	OwnComments bool
+	// Ref, when not "", makes the submission a commit (commit mode,
+	// commit.go): the client's id for it, 1 to 64 bytes, unique per
+	// document. Steps made on an older version are rebased onto the
+	// current document rather than refused, and a commit submitted again
+	// under its Ref is answered as it was, without applying anything.
+	Ref string
 }
 
 // Result is the answer to an accepted submission.
 type Result struct {
 	Version, CommentVersion int64
+	// Commit is, for a commit (Submission.Ref), what became of its steps;
+	// nil otherwise.
+	Commit *Committed
+}
+
+// Committed is what became of a commit's steps.
+type Committed struct {
+	// From is the version before the steps that the commit added, which
+	// made versions From+1 to Result.Version.
+	From int64
+	// Steps are the JSON of those steps, as they were applied.
+	Steps [][]byte
+	// Dropped are the indexes, ascending, of the submitted steps that no
+	// longer applied.
+	Dropped []int
 }
 
 // Submit applies a client's submission to the document id and returns
@@ -93,11 +114,35 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 	d.mu.Unlock()
 
 	// lockAt makes this call d's only writer (sem) until it returns: the
-	// state it decides on stays d's until it publishes the next one.
-	if err := d.lockAt(ctx, s.Version); err != nil {
+	// state it decides on stays d's until it publishes the next one. A
+	// commit is rebased on what it finds, so it does not wait for the
+	// append in flight to fail early.
+	if s.Ref != "" {
+		err = d.lock(ctx)
+	} else {
+		err = d.lockAt(ctx, s.Version)
+	}
+	if err != nil {
 		return Result{}, err
 	}
 	defer d.unlock()
+	for try := 1; ; try++ {
+		res, err := a.submitLocked(ctx, d, user, sub, lim)
+		// A commit that lost the race for its version to another node is
+		// rebased again on what that node stored, a few times at most.
+		if sub.Ref == "" || !errors.Is(err, ErrConflict) || try == maxCommitTries {
+			return res, err
+		}
+	}
+}
+
+// maxCommitTries is how many times Submit decides a commit whose append
+// conflicts with other writers before it gives up with ErrConflict.
+const maxCommitTries = 8
+
+// submitLocked decides sub on d, and carries the decision out. It is
+// called with sem held.
+func (a *Authority) submitLocked(ctx context.Context, d *document, user string, sub submission, lim submitLimits) (Result, error) {
 	if a.isClosed() {
 		return Result{}, ErrClosed
 	}
