@@ -109,7 +109,7 @@ func decideCommit(st docState, sub submission, lim submitLimits, now time.Time) 
 	var dropped []int
 	var kept []int // the submitted index of each applied step
 	var mapping *transform.Mapping
-	if behind > 0 && len(sub.Steps) > 0 {
+	if behind > 0 {
 		rebased, err := rebaseOnto(st, since, sub)
 		if err != nil {
 			return decision{}, err

@@ -141,6 +141,12 @@ func TestCommitComments(t *testing.T) {
 	if len(st.Comments) != 1 || st.Comments[0].From != 9 || st.Comments[0].To != 14 {
 		t.Fatalf("comments %+v, want one on 9-14 (\"world\" in %s)", st.Comments, st.DocJSON)
 	}
+	// Without steps too: made at version 1, on "hello".
+	commit(t, a, "d", collab.Submission{Version: 1, Ref: "c", Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 8, From: 1, To: 6, Text: "hi"}}})
+	st = mustGet(t, a, "d")
+	if len(st.Comments) != 2 || st.Comments[1].ID != 8 || st.Comments[1].From != 3 || st.Comments[1].To != 8 {
+		t.Fatalf("comments %+v, want the second on 3-8 (\"hello\" in %s)", st.Comments, st.DocJSON)
+	}
 }
 
 // TestCommitResentAfterRestart: a commit's record is in the store, so a

@@ -46,6 +46,7 @@ func putCollabScratch(sc *collabScratch, n int) {
 
 var (
 	submitKeys  = jsonscan.NewKeys("version", "steps", "clientID", "comment")
+	commitKeys  = jsonscan.NewKeys("version", "steps", "clientID", "comment", "ref")
 	commentKeys = jsonscan.NewKeys("type", "id", "from", "to", "text")
 )
 
@@ -56,15 +57,21 @@ var (
 // the values (a client id is an integer from 0 to 2^53 or a short string,
 // needed with steps); this checks the JSON types. The submission's steps
 // point into body. Its errors are a 400 or, over Limits.MaxSteps, a 413;
-// n is the number of steps.
-func decodeSubmission(sc *collabScratch, body []byte, maxDepth, maxSteps int) (sub collab.Submission, n int, err error) {
+// n is the number of steps. With commit, it reads a POST
+// /docs/{id}/commits body, which has a "ref" too: a string of 1 to
+// collab.MaxRefBytes bytes.
+func decodeSubmission(sc *collabScratch, body []byte, maxDepth, maxSteps int, commit bool) (sub collab.Submission, n int, err error) {
 	d := &sc.d
 	d.Reset(body)
 	d.SetMaxDepth(maxDepth)
 	if len(body) == 0 {
 		return collab.Submission{}, 0, &httpError{http.StatusBadRequest, `empty request: expected {"version": V, "steps": […], "clientID": ID, "comment": […]}`}
 	}
-	var f submissionFields
+	keys := submitKeys
+	f := submissionFields{commit: commit}
+	if commit {
+		keys = commitKeys
+	}
 	k, err := d.Peek()
 	if err != nil {
 		return f.syntaxError(d, err)
@@ -82,7 +89,7 @@ func decodeSubmission(sc *collabScratch, body []byte, maxDepth, maxSteps int) (s
 		return f.syntaxError(d, err)
 	}
 	for {
-		i, _, more, err := d.NextKeyIndex(submitKeys)
+		i, _, more, err := d.NextKeyIndex(keys)
 		if err != nil {
 			return f.syntaxError(d, err)
 		}
@@ -110,6 +117,7 @@ const (
 	submitSteps
 	submitClientID
 	submitComment
+	submitRef
 )
 
 // submissionFields collects the fields of a submission as a decoder
@@ -119,9 +127,10 @@ const (
 type submissionFields struct {
 	sub        collab.Submission
 	n          int       // steps, Limits.MaxSteps or more
-	problems   [4]string // of version, steps, clientID, comment: the field's type is wrong
+	problems   [5]string // of version, steps, clientID, comment, ref: the field's type is wrong
 	hasVersion bool
 	truncated  bool // over Limits.MaxSteps
+	commit     bool // a commit: "ref" is required
 }
 
 // read reads the value at d of the field i (submitVersion …), which
@@ -191,6 +200,21 @@ func (f *submissionFields) read(sc *collabScratch, d *jsonscan.Decoder, i, maxSt
 		}
 		f.problems[i] = `"comment" must be an array of comment events (found ` + k.String() + ")"
 		return d.Skip()
+	case submitRef:
+		f.sub.Ref = ""
+		if k != jsonscan.String {
+			f.problems[i] = `"ref" must be a string (found ` + k.String() + ")"
+			return d.Skip()
+		}
+		ref, err := d.ReadString()
+		if err != nil {
+			return err
+		}
+		if len(ref) == 0 || len(ref) > collab.MaxRefBytes {
+			f.problems[i] = `"ref" must be a string of 1 to ` + strconv.Itoa(collab.MaxRefBytes) + " bytes (found " + strconv.Itoa(len(ref)) + ")"
+			return nil
+		}
+		f.sub.Ref = ref
 	}
 	return nil
 }
@@ -211,6 +235,9 @@ func (f *submissionFields) result(sc *collabScratch, maxSteps int) (sub collab.S
 	}
 	if !f.hasVersion {
 		return collab.Submission{}, f.n, &httpError{http.StatusBadRequest, `invalid request: missing "version"`}
+	}
+	if f.commit && f.sub.Ref == "" {
+		return collab.Submission{}, f.n, &httpError{http.StatusBadRequest, `invalid request: missing "ref"`}
 	}
 	if f.truncated {
 		return collab.Submission{}, f.n, &httpError{http.StatusRequestEntityTooLarge,

@@ -275,7 +275,14 @@ func queryValue(rawQuery, name string) (val string, found bool) {
 // submitEvents answers POST /docs/{id}/events. The route is authorized
 // for ActionComment before the body is read; a submission with steps is
 // authorized for ActionEdit too.
-func (s *api) submitEvents(x *exchange, r *http.Request, id string) {
+func (s *api) submitEvents(x *exchange, r *http.Request, id string) { s.submit(x, r, id, false) }
+
+// submitCommit answers POST /docs/{id}/commits (commit mode), authorized
+// as submitEvents is.
+func (s *api) submitCommit(x *exchange, r *http.Request, id string) { s.submit(x, r, id, true) }
+
+// submit answers a submission, or with commit a commit.
+func (s *api) submit(x *exchange, r *http.Request, id string, commit bool) {
 	client := s.client(r, x.principal)
 	if err := s.takeSubmission(client); err != nil {
 		s.fail(x, err)
@@ -288,7 +295,7 @@ func (s *api) submitEvents(x *exchange, r *http.Request, id string) {
 	}
 	sc := getCollabScratch()
 	defer putCollabScratch(sc, len(body))
-	sub, n, err := decodeSubmission(sc, body, s.limits.MaxDepth, s.collab.Limits().MaxSteps)
+	sub, n, err := decodeSubmission(sc, body, s.limits.MaxDepth, s.collab.Limits().MaxSteps, commit)
 	x.steps = n
 	if err == nil && len(sub.Steps) > 0 {
 		err = s.policy.Authorize(r.Context(), x.principal, id, ActionEdit)
@@ -304,7 +311,11 @@ func (s *api) submitEvents(x *exchange, r *http.Request, id string) {
 		s.fail(x, err)
 		return
 	}
-	x.out = appendResult(x.out[:0], res)
+	if commit {
+		x.out = appendCommitResult(x.out[:0], res)
+	} else {
+		x.out = appendResult(x.out[:0], res)
+	}
 	s.write(x, http.StatusOK, x.out)
 }
 
@@ -323,6 +334,36 @@ func appendResult(buf []byte, res collab.Result) []byte {
 	buf = append(buf, `{"version":`...)
 	buf = strconv.AppendInt(buf, res.Version, 10)
 	buf = append(buf, `,"commentVersion":`...)
+	buf = strconv.AppendInt(buf, res.CommentVersion, 10)
+	return append(buf, '}')
+}
+
+// appendCommitResult appends a commit's answer: {"from", "version",
+// "steps", "dropped", "commentVersion"}.
+func appendCommitResult(buf []byte, res collab.Result) []byte {
+	c := res.Commit
+	if c == nil { // not a commit: nothing was rebased
+		c = &collab.Committed{From: res.Version}
+	}
+	buf = append(buf, `{"from":`...)
+	buf = strconv.AppendInt(buf, c.From, 10)
+	buf = append(buf, `,"version":`...)
+	buf = strconv.AppendInt(buf, res.Version, 10)
+	buf = append(buf, `,"steps":[`...)
+	for i, st := range c.Steps {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, st...)
+	}
+	buf = append(buf, `],"dropped":[`...)
+	for i, d := range c.Dropped {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendInt(buf, int64(d), 10)
+	}
+	buf = append(buf, `],"commentVersion":`...)
 	buf = strconv.AppendInt(buf, res.CommentVersion, 10)
 	return append(buf, '}')
 }

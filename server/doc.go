@@ -25,6 +25,7 @@
 //	DELETE    /docs/{id}              admin    204 (its WebSockets closed with 4404)
 //	GET       /docs/{id}/events       read     ?version=V&commentVersion=C: long poll
 //	POST      /docs/{id}/events       comment  {version, steps, clientID, comment}; edit too
+//	POST      /docs/{id}/commits      comment  {version, ref, clientID, steps, comment}; edit too
 //	                                           with steps (and to delete others' comments)
 //	GET       /docs/{id}/ws           read     WebSocket (docs/protocol.md), authorized at its hello
 //	GET       /docs/{id}/export       read     ?format=text|markdown|html[&version=N]

@@ -73,7 +73,7 @@ type errAnswer struct {
 //	410  collab.ErrHistoryGone ("History no longer available")
 //	413  *collab.LimitError, apply's limits, the body limit
 //	415  a Content-Type that is not JSON
-//	422  *transform.StepError, apply's failed steps and invalid
+//	422  *transform.StepError, collab.ErrRefReused, apply's failed steps and invalid
 //	     documents, other *collab.RefusedError
 //	429  *collab.RateError (with Retry-After): a connection or rate limit
 //	503  collab.ErrUnavailable, collab.ErrOverloaded (the memory budget)
@@ -133,6 +133,8 @@ func answerOf(err error) errAnswer {
 	case errors.Is(err, collab.ErrUnavailable):
 		// The cause (the store's error) goes to the log, not to clients.
 		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: "storage unavailable: try again later", logCause: true}
+	case errors.Is(err, collab.ErrRefReused):
+		return errAnswer{status: http.StatusUnprocessableEntity, step: -1, msg: "the ref names another commit, with other steps"}
 	case errors.As(err, &stepErr):
 		return errAnswer{status: http.StatusUnprocessableEntity, step: stepErr.Index, msg: stepErr.Err.Error()}
 	case errors.As(err, &limit):

@@ -67,6 +67,8 @@ func routeTable(s *api, serveWS handlerFunc) []route {
 			route{Route: Route{"GET", "/docs/{id}/events", ActionRead}, handle: s.pollEvents, slash: true, creates: true},
 			// ActionEdit too once the body shows steps (submitEvents).
 			route{Route: Route{"POST", "/docs/{id}/events", ActionComment}, handle: s.submitEvents, slash: true, changes: true, creates: true, submits: true},
+			// Commit mode; authorized as POST /docs/{id}/events is.
+			route{Route: Route{"POST", "/docs/{id}/commits", ActionComment}, handle: s.submitCommit, slash: true, changes: true, creates: true, submits: true},
 			route{Route: Route{"GET", "/docs/{id}/ws", ActionRead}, handle: serveWS, slash: true, atHello: true},
 			route{Route: Route{"GET", "/docs/{id}/export", ActionRead}, handle: s.exportDoc, slash: true},
 			// The documents API (docs_api.go).

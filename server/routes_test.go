@@ -33,22 +33,23 @@ func TestRouteTable(t *testing.T) {
 	// What each route's handler answers to a request without a body or
 	// query: reaching it is what is tested.
 	served := map[Route]int{
-		{"POST", "/{$}", ActionApply}:                400, // empty request
-		{"POST", "/v1/apply", ActionApply}:           400,
-		{"GET", "/v1/schemas", ActionApply}:          200,
-		{"HEAD", "/v1/schemas", ActionApply}:         200,
-		{"GET", "/healthz", ActionHealth}:            200,
-		{"HEAD", "/healthz", ActionHealth}:           200,
-		{"GET", "/readyz", ActionHealth}:             200,
-		{"HEAD", "/readyz", ActionHealth}:            200,
-		{"GET", "/docs", ActionRead}:                 200,
-		{"HEAD", "/docs", ActionRead}:                200,
-		{"GET", "/docs/{id}", ActionRead}:            200,
-		{"HEAD", "/docs/{id}", ActionRead}:           200,
-		{"GET", "/docs/{id}/events", ActionRead}:     400, // no version
-		{"POST", "/docs/{id}/events", ActionComment}: 415, // no Content-Type: refused as a possible cross-site request
-		{"GET", "/docs/{id}/ws", ActionRead}:         http.StatusUpgradeRequired,
-		{"GET", "/docs/{id}/export", ActionRead}:     400, // no format
+		{"POST", "/{$}", ActionApply}:                 400, // empty request
+		{"POST", "/v1/apply", ActionApply}:            400,
+		{"GET", "/v1/schemas", ActionApply}:           200,
+		{"HEAD", "/v1/schemas", ActionApply}:          200,
+		{"GET", "/healthz", ActionHealth}:             200,
+		{"HEAD", "/healthz", ActionHealth}:            200,
+		{"GET", "/readyz", ActionHealth}:              200,
+		{"HEAD", "/readyz", ActionHealth}:             200,
+		{"GET", "/docs", ActionRead}:                  200,
+		{"HEAD", "/docs", ActionRead}:                 200,
+		{"GET", "/docs/{id}", ActionRead}:             200,
+		{"HEAD", "/docs/{id}", ActionRead}:            200,
+		{"GET", "/docs/{id}/events", ActionRead}:      400, // no version
+		{"POST", "/docs/{id}/events", ActionComment}:  415, // no Content-Type: refused as a possible cross-site request
+		{"POST", "/docs/{id}/commits", ActionComment}: 415,
+		{"GET", "/docs/{id}/ws", ActionRead}:          http.StatusUpgradeRequired,
+		{"GET", "/docs/{id}/export", ActionRead}:      400, // no format
 		// The documents API, on an existing document "d".
 		{"POST", "/docs", ActionCreate}:                415, // no Content-Type
 		{"DELETE", "/docs/{id}", ActionAdmin}:          204,
@@ -75,7 +76,7 @@ func TestRouteTable(t *testing.T) {
 		}
 		methods[rt.Pattern] = append(methods[rt.Pattern], rt.Method)
 	}
-	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/ws": true, "/docs/{id}/export": true,
+	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/commits": true, "/docs/{id}/ws": true, "/docs/{id}/export": true,
 		"/docs/{id}/steps": true, "/docs/{id}/checkpoints": true, "/docs/{id}/restore": true, "/docs/{id}/authors": true}
 	for pattern, ms := range methods {
 		paths := []string{concretePath(pattern)}
