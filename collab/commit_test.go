@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/store/memstore"
@@ -167,5 +169,95 @@ func TestCommitResentAfterRestart(t *testing.T) {
 	}
 	if st := mustGet(t, a2, "d"); st.Version != 3 || string(st.DocJSON) != paragraph("AhelloB") {
 		t.Fatalf("after the resend: version %d, doc %s", st.Version, st.DocJSON)
+	}
+}
+
+// TestGroupCommit: commits that queue while an append is in flight are
+// decided in order, each rebased over the ones before, and made durable
+// in one store append.
+func TestGroupCommit(t *testing.T) {
+	ctx := context.Background()
+	fs := &faultStore{Store: memstore.New()}
+	a := newAuthority(t, fs, collab.Config{})
+	mustSubmit(t, a, "d", collab.Submission{Version: 0, Steps: steps(insert(1, "hello")), ClientID: collab.ClientID("1")})
+	fs.gate, fs.ungated = make(chan struct{}), make(chan struct{})
+	before := fs.appends.Load()
+
+	const n = 10
+	type answer struct {
+		r   collab.Result
+		err error
+	}
+	answers := make(chan answer, n+1)
+	send := func(i int) {
+		s := collab.Submission{Version: 1, Ref: "r" + string(rune('a'+i)), ClientID: collab.ClientID(strconv.Itoa(20 + i)), Steps: steps(insert(6, string(rune('A'+i))))}
+		r, err := a.Submit(ctx, "d", "", s)
+		answers <- answer{r, err}
+	}
+	go send(n) // its append waits at the gate
+	<-fs.gate
+	for i := range n {
+		go send(i)
+	}
+	time.Sleep(200 * time.Millisecond) // they queue behind the append in flight
+	close(fs.ungated)
+
+	seen := map[int64]bool{}
+	for range n + 1 {
+		ans := <-answers
+		if ans.err != nil {
+			t.Fatal(ans.err)
+		}
+		c := ans.r.Commit
+		if c == nil || ans.r.Version != c.From+1 || len(c.Steps) != 1 || len(c.Dropped) != 0 || seen[c.From] {
+			t.Fatalf("answer %+v %+v", ans.r, c)
+		}
+		seen[c.From] = true
+		ev, err := a.Events(ctx, "d", "", c.From, 0)
+		if err != nil || string(ev.Steps[0].JSON) != string(c.Steps[0]) {
+			t.Fatalf("events after %d: %v; the commit's step %s", c.From, err, c.Steps[0])
+		}
+	}
+	if got := fs.appends.Load() - before; got != 2 {
+		t.Errorf("%d store appends for %d commits, want 2 (one, and the group behind it)", got, n+1)
+	}
+	st := mustGet(t, a, "d")
+	if st.Version != n+2 {
+		t.Fatalf("version %d, want %d", st.Version, n+2)
+	}
+	for i := range n + 1 {
+		if !strings.Contains(string(st.DocJSON), string(rune('A'+i))) {
+			t.Errorf("doc %s lacks %c", st.DocJSON, 'A'+i)
+		}
+	}
+}
+
+// TestCommitSharedStore: a commit on an authority that has not seen
+// another's latest steps loses the store's race for its version, and is
+// rebased again on what the other stored; sent again there or on the
+// other authority, it is answered as it was.
+func TestCommitSharedStore(t *testing.T) {
+	st := memstore.New()
+	a1 := newAuthority(t, st, collab.Config{})
+	a2 := newAuthority(t, st, collab.Config{})
+	mustGet(t, a1, "d")
+	mustGet(t, a2, "d")
+	mustSubmit(t, a1, "d", collab.Submission{Steps: steps(insert(1, "one")), ClientID: collab.ClientID("1")})
+	c := collab.Submission{Version: 0, Ref: "two", ClientID: collab.ClientID("2"), Steps: steps(insert(1, "two"))}
+	r := commit(t, a2, "d", c) // a2 is at version 0 still
+	if r.Version != 2 || r.Commit.From != 1 {
+		t.Fatalf("commit on the stale authority: %+v %+v", r, r.Commit)
+	}
+	for _, a := range []*collab.Authority{a2, a1} {
+		again := commit(t, a, "d", c)
+		if again.Version != r.Version || !reflect.DeepEqual(*again.Commit, *r.Commit) {
+			t.Fatalf("sent again: %+v %+v, want %+v %+v", again, again.Commit, r, r.Commit)
+		}
+	}
+	if head, err := st.Load(context.Background(), "d"); err != nil || head.Version != 2 {
+		t.Fatalf("store at version %d (%v), want 2", head.Version, err)
+	}
+	if d1, d2 := mustGet(t, a1, "d"), mustGet(t, a2, "d"); string(d1.DocJSON) != string(d2.DocJSON) || d1.Version != 2 {
+		t.Fatalf("the authorities disagree: %s at %d, %s at %d", d1.DocJSON, d1.Version, d2.DocJSON, d2.Version)
 	}
 }

@@ -63,6 +63,8 @@ type document struct {
 	usersTimerSeq uint64        // counts the arming of usersTimer
 	// appending is the store append in flight, nil when there is none.
 	appending *appendCall
+	// commits are the commits waiting to be decided together (group.go).
+	commits []*pendingCommit
 	// clients are the client ids in use, by their string (clientid.go).
 	clients map[string]*clientUse
 	pres    presence // presence.go

@@ -117,6 +117,9 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 	// state it decides on stays d's until it publishes the next one. A
 	// commit is rebased on what it finds, so it does not wait for the
 	// append in flight to fail early.
+	if grouped(sub) {
+		return a.submitGrouped(ctx, d, user, sub, lim)
+	}
 	if s.Ref != "" {
 		err = d.lock(ctx)
 	} else {
