@@ -27,6 +27,17 @@ package conformance
 // WebSocket editor's connection now and then, abruptly or with a close
 // handshake: the client must resume at its version and lose nothing.
 //
+// TestCollabEditorsCommit runs long-poll editors in commit mode (POST
+// /docs/{id}/commits, docs/api.md): one commit out at a time, stale ones
+// rebased on the server, which drops the steps that no longer apply; on
+// each answer the editor moves to the server's document at its version
+// (from the events up to the answer's from and the answer's steps, not
+// its own rebase) with its later steps rebased on top. Now and then an
+// editor drops an answer as lost and sends the commit again: the second
+// answer must be the first. There must be answers with dropped steps.
+// TestCollabEditorsCommitMixed runs classic and commit-mode editors on
+// one document. Both are checked as TestCollabEditors.
+//
 // TestCollabEditorsDocs runs editors (both kinds) on three documents at
 // once (each WebSocket editor must see presence from its own document's
 // editors only) against a server that keeps only a short history and
@@ -102,6 +113,7 @@ type editorLine struct {
 	DocID          string          `json:"docID"`
 	ClientID       json.RawMessage `json:"clientID"`
 	Transport      string          `json:"transport"` // "http" (long poll) or "ws"
+	Mode           string          `json:"mode"`      // "commit" for a commit-mode editor, else ""
 	Version        int64           `json:"version"`
 	CommentVersion int64           `json:"commentVersion"`
 	Sendable       bool            `json:"sendable"`
@@ -160,6 +172,26 @@ type editorsSummary struct {
 	Ms              int64             `json:"ms"`
 	Error           *string           `json:"error"`
 	WS              wsEditorsSummary  `json:"ws"`
+	Commit          commitSummary     `json:"commit"`
+}
+
+// commitSummary is the summary of the commit-mode editors.
+type commitSummary struct {
+	Editors int   `json:"editors"`
+	Commits int64 `json:"commits"`
+	// Stale commits were made behind the server's version (rebased on
+	// the server); WithDrops were answered with steps dropped.
+	Stale                int64 `json:"stale"`
+	WithDrops            int64 `json:"withDrops"`
+	StepsDroppedByServer int64 `json:"stepsDroppedByServer"`
+	// Resends are answers dropped as lost, the commit sent again.
+	Resends int64 `json:"resends"`
+	// AnswersFirst and EventsFirst count the commits whose answer came
+	// before, and after, the events up to its from.
+	AnswersFirst     int64 `json:"answersFirst"`
+	EventsFirst      int64 `json:"eventsFirst"`
+	OwnEventsChecked int64 `json:"ownEventsChecked"`
+	RebasedOnAnswer  int64 `json:"rebasedOnAnswer"`
 }
 
 // docSummary is the summary of one document.
@@ -234,6 +266,9 @@ type editorsConfig struct {
 	// Forwarded gives each editor an address of its own, sent as
 	// X-Forwarded-For (--forwarded 1), for servers with --trust-proxy.
 	Forwarded bool
+	// Commit long-poll editors (the last ones) are in commit mode
+	// (--commit N): POST /docs/{id}/commits.
+	Commit int
 }
 
 // editorsRun is what one run of the harness printed.
@@ -314,6 +349,9 @@ func runEditors(t *testing.T, node, url string, docIDs []string, cfg editorsConf
 	if cfg.Forwarded {
 		args = append(args, "--forwarded", "1")
 	}
+	if cfg.Commit > 0 {
+		args = append(args, "--commit", strconv.Itoa(cfg.Commit))
+	}
 	cmd := exec.CommandContext(ctx, node, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -378,7 +416,9 @@ func (r editorsRun) check(t *testing.T, edits int) {
 		t.Errorf("summary: %d local steps, %d accepted + %d dropped + %d lost in reloads + %d in doubt",
 			s.StepsLocal, s.StepsAccepted, s.StepsDropped, s.StepsLost, s.StepsInDoubt)
 	}
-	if s.Editors > 1 && s.Conflicts == 0 {
+	// A commit-mode editor's conflicts are its stale commits (rebased on
+	// the server, never a 409).
+	if s.Editors > 1 && s.Conflicts+s.Commit.Stale == 0 {
 		t.Errorf("summary: %d editors and no conflict", s.Editors)
 	}
 	t.Logf("seed %d: %d editors, %d edits, %d local steps: %d accepted, %d dropped in rebases; "+
@@ -432,6 +472,36 @@ func (r editorsRun) checkWS(t *testing.T, cfg editorsConfig) {
 		w.Editors, w.Submissions, w.Acks, w.Conflicts, w.MessagesSent, w.MessagesReceived,
 		w.Drops, w.Pauses, w.Reconnects, w.Resumes, w.ConfirmedOnResume, w.HistoryGone, w.ServerCloses,
 		w.PresenceSent, w.PresenceReceived, w.PresenceChecked)
+}
+
+// checkCommit checks the figures of the commit-mode editors: as many as
+// asked, commits made, stale ones among them (rebased on the server) and
+// answers dropped as lost, each commit sent again answered as it was (or
+// the harness fails). With commit-mode editors only, there must be
+// commits answered with dropped steps: the server dropped steps that the
+// client kept, and the client followed.
+func (r editorsRun) checkCommit(t *testing.T, cfg editorsConfig) {
+	t.Helper()
+	c := r.summary.Commit
+	n := 0
+	for _, e := range r.editors {
+		if e.Mode == "commit" {
+			n++
+		}
+	}
+	if c.Editors != cfg.Commit || n != cfg.Commit {
+		t.Errorf("summary: %d commit-mode editors, %d editor lines in commit mode; want %d", c.Editors, n, cfg.Commit)
+	}
+	if c.Commits == 0 || c.Stale == 0 || c.Resends == 0 {
+		t.Errorf("summary: %d commits, %d stale, %d sent again after a lost answer: want some of each", c.Commits, c.Stale, c.Resends)
+	}
+	if cfg.Commit == cfg.Editors && c.WithDrops == 0 {
+		t.Errorf("summary: %d commits, none answered with dropped steps", c.Commits)
+	}
+	t.Logf("commit mode: %d editors, %d commits, %d stale, %d with dropped steps (%d steps), %d sent again; "+
+		"answers before the events %d, after %d; %d own steps checked in events; %d local rebases on answers",
+		c.Editors, c.Commits, c.Stale, c.WithDrops, c.StepsDroppedByServer, c.Resends,
+		c.AnswersFirst, c.EventsFirst, c.OwnEventsChecked, c.RebasedOnAnswer)
 }
 
 // checkPauses checks that the editors fell behind the history and that
@@ -566,6 +636,33 @@ func TestCollabEditors(t *testing.T) {
 	testEditorsOnSQLite(t, node, []string{"real-editors"}, editorsConfig{Editors: 8, Edits: edits, Seed: editorsSeed(t)})
 }
 
+// TestCollabEditorsCommit runs 8 long-poll editors in commit mode
+// (POST /docs/{id}/commits, docs/api.md): their stale commits are rebased
+// on the server, which drops the steps that no longer apply, and each
+// editor moves to the server's document at its answer's version with its
+// later steps rebased on top. Now and then an editor drops an answer as
+// lost and sends the commit again: the answer must be the same. They
+// must converge as in TestCollabEditors.
+func TestCollabEditorsCommit(t *testing.T) {
+	node := editorsNode(t, "js/node_modules/prosemirror-collab")
+	edits := 3000
+	if testing.Short() {
+		edits = 400
+	}
+	testEditorsOnSQLite(t, node, []string{"commit-editors"}, editorsConfig{Editors: 8, Commit: 8, Edits: edits, Seed: editorsSeed(t)})
+}
+
+// TestCollabEditorsCommitMixed runs 4 classic long-poll editors and 4 in
+// commit mode on one document.
+func TestCollabEditorsCommitMixed(t *testing.T) {
+	node := editorsNode(t, "js/node_modules/prosemirror-collab")
+	edits := 2000
+	if testing.Short() {
+		edits = 400
+	}
+	testEditorsOnSQLite(t, node, []string{"commit-mixed-editors"}, editorsConfig{Editors: 8, Commit: 4, Edits: edits, Seed: editorsSeed(t)})
+}
+
 func TestCollabEditorsMixed(t *testing.T) {
 	node := editorsNode(t, "js/node_modules/ws")
 	if _, err := os.Stat("../web/src/client.js"); err != nil {
@@ -649,6 +746,9 @@ func testEditorsOnSQLite(t *testing.T, node string, docIDs []string, cfg editors
 	run.check(t, cfg.Edits)
 	if cfg.WS > 0 {
 		run.checkWS(t, cfg)
+	}
+	if cfg.Commit > 0 {
+		run.checkCommit(t, cfg)
 	}
 	if cfg.Lag > 0 || cfg.Breaks > 0 {
 		run.checkPauses(t, cfg)
@@ -801,6 +901,16 @@ func checkEditorsDoc(t *testing.T, base string, st store.Store, start *model.Nod
 		if n := int64(fromClients[id]); run.summary.Error == nil && (n < e.Accepted || n > e.Accepted+e.InDoubt) {
 			t.Errorf("store: %d steps of %s from editor %d (client %s), which had %d accepted and %d in doubt",
 				n, docID, e.Editor, id, e.Accepted, e.InDoubt)
+		}
+	}
+	if cfg.Commit > 0 && cfg.Commit < cfg.Editors {
+		// Both modes edited.
+		fromModes := map[string]int{}
+		for id, n := range fromClients {
+			fromModes[byClient[id].Mode] += n
+		}
+		if fromModes["commit"] == 0 || fromModes[""] == 0 {
+			t.Errorf("store: steps of %s by mode %v, want some from each", docID, fromModes)
 		}
 	}
 	if cfg.WS > 0 && cfg.WS < cfg.Editors {

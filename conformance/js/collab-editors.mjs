@@ -39,6 +39,16 @@
 //        [--others 0]    (1: writers besides the editors add steps, e.g. restores)
 //        [--forwarded 0] (1: each editor sends X-Forwarded-For: an address of its own, so
 //                         that a server with --trust-proxy counts it as a user of its own)
+//        [--commit 0]    (N: the last N long-poll editors are in commit mode, see CommitEditor)
+//
+// Commit-mode editors (--commit N) send their steps with POST
+// /docs/{id}/commits, one commit at a time under a ref of their own: a
+// stale commit is rebased on the server, never a 409. They long-poll the
+// events as the others do, and move to the server's document at each
+// answer's version (see CommitEditor); now and then they drop an answer
+// as lost and send the commit again, which must be answered the same.
+// Their totals are in summary.commit, and their lines have "mode":
+// "commit".
 //
 // With several URLs (servers sharing one store), editor i talks to URL
 // i mod their number; the drain waits until every server is at the
@@ -116,7 +126,7 @@ function parseFlags(argv) {
     maxDelay: 20, editGap: 30, comments: 0.03, drainTimeout: 60,
     ws: 0, reconnectEvery: 50, client: fileURLToPath(new URL("../../web/src/client.js", import.meta.url)),
     history: 0, lag: 0, lagEvery: 15, breaks: 0, burst: 0, burstEvery: 60, token: "", faults: 0, others: 0,
-    forwarded: 0,
+    forwarded: 0, commit: 0,
   }
   let names = {
     "--url": "url", "--doc": "doc", "--editors": "editors", "--edits": "edits", "--seed": "seed",
@@ -124,7 +134,7 @@ function parseFlags(argv) {
     "--ws": "ws", "--reconnect-every": "reconnectEvery", "--client": "client",
     "--history": "history", "--lag": "lag", "--lag-every": "lagEvery", "--breaks": "breaks",
     "--burst": "burst", "--burst-every": "burstEvery", "--token": "token", "--faults": "faults",
-    "--others": "others", "--forwarded": "forwarded",
+    "--others": "others", "--forwarded": "forwarded", "--commit": "commit",
   }
   for (let i = 0; i < argv.length; i++) {
     let name = names[argv[i]]
@@ -144,6 +154,8 @@ function parseFlags(argv) {
   if (flags.seed == null) flags.seed = Math.floor(Math.random() * 2 ** 32)
   if (!Number.isInteger(flags.editors) || flags.editors < 1) usage("--editors wants an integer ≥ 1")
   if (!Number.isInteger(flags.ws) || flags.ws > flags.editors) usage("--ws wants an integer from 0 to --editors")
+  if (!Number.isInteger(flags.commit) || flags.commit > flags.editors - flags.ws) usage("--commit wants an integer from 0 to --editors minus --ws")
+  if (flags.commit && (flags.lag || flags.faults)) usage("--commit does not go with --lag or --faults")
   flags.docs = flags.doc.split(",")
   if (flags.docs.some(d => !d) || new Set(flags.docs).size != flags.docs.length) usage("--doc wants distinct non-empty ids")
   if (flags.docs.length > flags.editors) usage("--editors wants at least one editor per document")
@@ -157,7 +169,8 @@ function usage(msg) {
     "usage: node collab-editors.mjs --url URL[,URL…] [--doc ID] [--editors K] [--edits N] [--seed N]\n" +
     "       [--max-delay MS] [--edit-gap MS] [--comments P] [--drain-timeout S]\n" +
     "       [--ws N] [--reconnect-every EDITS] [--client PATH] [--token JWT]\n" +
-    "       [--history N] [--lag L] [--lag-every EDITS] [--breaks B] [--burst EDITS] [--burst-every EDITS]\n")
+    "       [--history N] [--lag L] [--lag-every EDITS] [--breaks B] [--burst EDITS] [--burst-every EDITS]\n" +
+    "       [--commit N]\n")
   process.exit(2)
 }
 
@@ -889,6 +902,310 @@ class PollEditor extends Editor {
 }
 
 // ---------------------------------------------------------------------------
+// Commit-mode editors
+
+// commitStats are the commit-mode editors' totals (summary.commit). Their
+// steps also count in stats (stepsSent, stepsAccepted, stepsDropped …).
+const commitStats = {
+  editors: 0, commits: 0,
+  // stale: commits made at a version behind the server's (answered with
+  // from > version: rebased on the server); withDrops: commits answered
+  // with a non-empty dropped, stepsDroppedByServer their dropped steps.
+  stale: 0, withDrops: 0, stepsDroppedByServer: 0,
+  // resends: answers dropped on purpose (a lost answer) and the commit
+  // sent again under its ref; each second answer must equal the first.
+  resends: 0,
+  // answersFirst/eventsFirst: commits whose answer came before / after
+  // the events up to its from; ownEventsChecked: the commit's own steps
+  // that came back in events and were checked against the answer.
+  answersFirst: 0, eventsFirst: 0, ownEventsChecked: 0,
+  // Local rebases: of the unconfirmed steps made while a commit was out
+  // (on the server's answer), and of those over others' steps.
+  rebasedOnAnswer: 0,
+}
+
+// collabPlugin returns the collab plugin of state (prosemirror-collab
+// exports neither its key nor its state class).
+function collabPlugin(state) {
+  let plugin = state.plugins.find(p => p.spec.historyPreserveItems && p.spec.config && "clientID" in p.spec.config)
+  if (!plugin) throw new Error("no collab plugin")
+  return plugin
+}
+
+// sameAnswer tells whether two commit answers say the same: from,
+// version, steps and dropped (docs/api.md, Commit mode).
+function sameAnswer(a, b) {
+  let pick = x => JSON.stringify([x.from, x.version, x.steps, x.dropped])
+  return pick(a) == pick(b)
+}
+
+// CommitEditor is a long-poll client in commit mode: it sends its steps
+// with POST /docs/{id}/commits, at most one commit at a time, each under
+// a ref of its own, and never gets a 409: a stale commit is rebased by
+// the server. It long-polls events all along; while a commit is out, the
+// events' steps are buffered. Once the commit's answer {from F, version
+// W, steps S, dropped} is in and the events up to F are too (whichever
+// came first), one transaction moves the state to the server's document
+// at W with the steps made since the commit rebased on top: the inverses
+// of all unconfirmed steps, the others' steps up to F, S, then the later
+// unconfirmed steps mapped (with mirrors, as prosemirror-collab's
+// rebaseSteps) — the client does not assume that the server rebased as
+// it would. Now and then (1 in 20) it drops an answer as if it were
+// lost and sends the same commit again: the second answer must be the
+// first.
+class CommitEditor extends PollEditor {
+  constructor(h, group, index, clientID) {
+    super(h, group, index, clientID)
+    this.mode = "commit"
+    this.commitRng = new Rand(h.flags.seed, 3000 + index)
+    this.commits = 0 // refs made
+    this.inflight = null // {ref, version, k, stepObjs, body, sent, answer}
+    this.buffer = [] // server steps after getVersion(state): {json, clientID}
+    this.lastCommit = null // the last commit's answer, to check its steps in events
+    commitStats.editors++
+  }
+
+  async start() {
+    await this.load()
+    this.comm = "poll"
+    this.pollLoop().catch(e => this.h.fail(e, this))
+    this.editLoop().catch(e => this.h.fail(e, this))
+    this.maybeSend()
+  }
+
+  // known is the version up to which the editor has the server's steps.
+  known() { return getVersion(this.state) + this.buffer.length }
+
+  hold() { if (this.pollCtl) this.pollCtl.abort() }
+
+  async pollLoop() {
+    while (!this.stopped) {
+      await this.delay()
+      await this.gate()
+      if (this.stopped) break
+      let version = this.known(), commentVersion = this.commentVersion
+      let url = this.url(`/events?version=${version}&commentVersion=${commentVersion}`)
+      let ctl = this.pollCtl = new AbortController()
+      stats.polls++
+      let answer
+      try {
+        answer = await request("GET", url, null, ctl.signal, this)
+      } catch (e) {
+        if (ctl.signal.aborted) { stats.pollsAborted++; continue }
+        throw e
+      }
+      await this.delay()
+      if (this.stopped) break
+      if (answer.status != 200) throw new HTTPError("GET", url, answer.status, answer.text)
+      let data = parseJSON("GET events", answer.text)
+      if (!data.steps) continue // a draining server's {}
+      this.checkEvents(version, commentVersion, data)
+      this.takeEvents(version, data)
+      this.process()
+    }
+  }
+
+  // takeEvents buffers an events answer's steps after the known version
+  // (a poll sent before a commit was resolved can bring steps the editor
+  // has: they are checked against what it has) and takes its comment
+  // events.
+  takeEvents(version, data) {
+    let known = this.known(), base = getVersion(this.state)
+    if (version > known) throw new Error(`events from version ${version}, beyond the known version ${known}`)
+    data.steps.forEach((json, i) => {
+      let v = version + 1 + i, clientID = data.clientIDs[i]
+      if (v > known) {
+        this.buffer.push({ json, clientID })
+        if (clientID !== this.clientID) stats.stepsReceived++
+        return
+      }
+      // Known already: in the buffer, or the last commit's own steps.
+      let have = v > base ? this.buffer[v - base - 1] : null
+      let c = this.lastCommit
+      if (!have && c && v > c.from && v <= c.version) {
+        have = { json: c.steps[v - c.from - 1], clientID: this.clientID }
+        commitStats.ownEventsChecked++
+      }
+      if (have && (have.clientID !== clientID || JSON.stringify(have.json) != JSON.stringify(json)))
+        throw new Error(`events: step ${v} is ${JSON.stringify(json)} from ${clientID}, earlier ${JSON.stringify(have.json)} from ${have.clientID}`)
+    })
+    for (let ev of data.comment) {
+      stats.commentEventsReceived++
+      if (ev.type == "delete") { this.comments.delete(ev.id); continue }
+      if (ev.type != "create") throw new Error(`unknown comment event ${JSON.stringify(ev)}`)
+      if (!(Number.isInteger(ev.from) && Number.isInteger(ev.to) && ev.from >= 0 && ev.from < ev.to))
+        throw new Error(`comment event with a bad range: ${JSON.stringify(ev)}`)
+      if (!this.comments.has(ev.id)) this.comments.set(ev.id, { from: ev.from, to: ev.to })
+    }
+    this.commentVersion = Math.max(this.commentVersion, data.commentVersion)
+  }
+
+  // process moves the state on by what has come: the commit's answer
+  // once the events up to its from are in, the buffered steps when no
+  // commit is out; then it sends what is sendable.
+  process() {
+    if (this.stopped) return
+    if (this.inflight) {
+      let answer = this.inflight.answer
+      if (!answer) return
+      if (this.known() < answer.from) {
+        this.inflight.waited = true
+        return
+      }
+      if (this.inflight.waited) commitStats.answersFirst++
+      else commitStats.eventsFirst++
+      this.resolve()
+    }
+    if (this.buffer.length) this.receiveBuffered()
+    this.maybeSend()
+  }
+
+  // receiveBuffered applies the buffered steps (others' only: the
+  // editor's own come back in answers) as the classic editor does.
+  receiveBuffered() {
+    let buffered = this.buffer
+    this.buffer = []
+    if (buffered.some(s => s.clientID === this.clientID))
+      throw new Error(`events after version ${getVersion(this.state)} hold this editor's steps, with no commit out: ${JSON.stringify(buffered.map(s => s.clientID))}`)
+    let steps = buffered.map(s => Step.fromJSON(this.h.schema, s.json))
+    let before = unconfirmed(this.state)
+    let tr = guardNodeSelection(this.state, receiveTransaction(this.state, steps, buffered.map(s => s.clientID)))
+    if (before && tr.docChanged) stats.rebased++
+    this.apply(tr)
+    stats.stepsDropped += before - unconfirmed(this.state)
+  }
+
+  // resolve takes the commit's answer: the state goes to the server's
+  // document at the answer's version, with the steps made since the
+  // commit was sent rebased on top.
+  resolve() {
+    let c = this.inflight, a = c.answer, state = this.state
+    let V = c.version, F = a.from, W = a.version
+    if (getVersion(state) != V) throw new Error(`a commit at version ${V} resolved at version ${getVersion(state)}`)
+    let others = this.buffer.slice(0, F - V)
+    if (others.some(s => s.clientID === this.clientID))
+      throw new Error(`events ${V + 1} to ${F} (before the commit's) hold this editor's steps`)
+    // The commit's own steps already received in events are its answer's.
+    for (let i = F - V; i < Math.min(this.buffer.length, W - V); i++) {
+      let s = this.buffer[i], want = a.steps[i - (F - V)]
+      if (s.clientID !== this.clientID || JSON.stringify(s.json) != JSON.stringify(want))
+        throw new Error(`events: step ${V + 1 + i} is ${JSON.stringify(s.json)} from ${s.clientID}; the commit ${c.ref} answered ${JSON.stringify(want)}`)
+      commitStats.ownEventsChecked++
+    }
+    let rest = this.buffer.slice(W - V)
+    let plugin = collabPlugin(state), cs = plugin.getState(state), unconf = cs.unconfirmed, n = unconf.length, k = c.k
+    if (n < k || c.stepObjs.some((s, i) => unconf[i].step !== s))
+      throw new Error(`the commit's ${k} steps are not the first of the ${n} unconfirmed`)
+    let Rebaseable = n ? unconf[0].constructor : null, CollabState = cs.constructor
+    let kept = []
+    for (let i = 0; i < k; i++) if (!a.dropped.includes(i)) kept.push(i)
+    if (kept.length != a.steps.length) throw new Error(`commit ${c.ref}: ${k} steps, ${a.steps.length} kept and ${a.dropped.length} dropped`)
+    let tr = state.tr
+    for (let i = n - 1; i >= 0; i--) tr.step(unconf[i].inverted)
+    for (let s of others) tr.step(Step.fromJSON(this.h.schema, s.json))
+    a.steps.forEach((json, m) => {
+      let result = tr.maybeStep(Step.fromJSON(this.h.schema, json))
+      if (result.failed) throw new Error(`commit ${c.ref}: step ${F + 1 + m} of the answer does not apply to the server's document at ${F + m}: ${result.failed}: ${JSON.stringify(json)}`)
+      // The server's step is the committed one, rebased: its mirror.
+      tr.mapping.setMirror(n - 1 - kept[m], tr.steps.length - 1)
+    })
+    let remaining = []
+    for (let i = k; i < n; i++) {
+      let mapped = unconf[i].step.map(tr.mapping.slice(n - i))
+      if (mapped && !tr.maybeStep(mapped).failed) {
+        tr.mapping.setMirror(n - 1 - i, tr.steps.length - 1)
+        remaining.push(new Rebaseable(mapped, mapped.invert(tr.docs[tr.docs.length - 1]), unconf[i].origin))
+      }
+    }
+    tr.setMeta(plugin, new CollabState(W, remaining)).setMeta("rebased", n).setMeta("addToHistory", false)
+    this.apply(guardNodeSelection(state, tr))
+    if (getVersion(this.state) != W || unconfirmed(this.state) != remaining.length)
+      throw new Error(`after commit ${c.ref}: version ${getVersion(this.state)}, ${unconfirmed(this.state)} unconfirmed; want ${W}, ${remaining.length}`)
+    if (n > k) commitStats.rebasedOnAnswer++
+    stats.stepsAccepted += a.steps.length
+    this.accepted += a.steps.length
+    stats.stepsDropped += a.dropped.length + (n - k - remaining.length)
+    this.unsentComments.splice(0, c.sent)
+    this.commentVersion = Math.max(this.commentVersion, a.commentVersion)
+    this.buffer = rest
+    this.lastCommit = { from: F, version: W, steps: a.steps }
+    this.inflight = null
+  }
+
+  // maybeSend sends a commit of what is sendable when none is out.
+  maybeSend() {
+    if (this.inflight || this.stopped || this.buffer.length) return
+    let sendable = this.sendable()
+    if (!sendable) return
+    let { steps, comments, sent } = sendable
+    let version = getVersion(this.state)
+    let ref = `${this.clientID}-${++this.commits}`
+    let stepObjs = steps ? steps.steps.slice() : []
+    let body = JSON.stringify({ version, ref, clientID: this.clientID, steps: stepObjs.map(s => s.toJSON()), comment: comments })
+    this.inflight = { ref, version, k: stepObjs.length, stepObjs, body, sent, answer: null, waited: false }
+    this.doCommit(this.inflight).catch(e => this.h.fail(e, this))
+  }
+
+  // post sends a commit's body and returns its answer.
+  async post(c) {
+    await this.delay()
+    await this.gate()
+    if (this.stopped) return null
+    let url = this.url("/commits")
+    let { status, text } = await request("POST", url, c.body, null, this)
+    await this.delay()
+    if (this.stopped) return null
+    if (status != 200) throw new HTTPError("POST", url, status, c.body.slice(0, 300) + " → " + text)
+    let a = parseJSON("POST commits", text)
+    let bad = msg => { throw new Error(`commit ${c.ref} at version ${c.version} with ${c.k} steps: ${msg}: ${text.slice(0, 500)}`) }
+    if (!Number.isInteger(a.from) || a.from < c.version) bad("from is before the commit's version")
+    if (!Array.isArray(a.steps) || !Array.isArray(a.dropped)) bad("steps or dropped is not a list")
+    if (a.version != a.from + a.steps.length) bad("version is not from + the kept steps")
+    if (a.steps.length + a.dropped.length != c.k) bad("kept + dropped is not the steps sent")
+    if (a.dropped.some((d, i) => !Number.isInteger(d) || d < 0 || d >= c.k || (i && d <= a.dropped[i - 1]))) bad("dropped is not increasing indexes of the steps")
+    if (!Number.isInteger(a.commentVersion)) bad("commentVersion is not a number")
+    return a
+  }
+
+  async doCommit(c) {
+    stats.posts++
+    stats.stepsSent += c.k
+    stats.maxPostSteps = Math.max(stats.maxPostSteps, c.k)
+    commitStats.commits++
+    let a = await this.post(c)
+    if (!a) return
+    // A lost answer (the commit kept steps: a commit that kept none has
+    // no record, and would be rebased again): send it again.
+    if (a.steps.length && this.commitRng.chance(0.05)) {
+      commitStats.resends++
+      let again = await this.post(c)
+      if (!again) return
+      if (!sameAnswer(a, again))
+        throw new Error(`commit ${c.ref} sent again answered differently:\nrequest POST ${this.url("/commits")} ${c.body}\n` +
+          `first answer ${JSON.stringify(a)}\nsecond answer ${JSON.stringify(again)}`)
+      a = again
+    }
+    if (a.from > c.version) commitStats.stale++
+    if (a.dropped.length) {
+      commitStats.withDrops++
+      commitStats.stepsDroppedByServer += a.dropped.length
+    }
+    c.answer = a
+    this.process()
+  }
+
+  localEdit(tr) {
+    this.apply(tr)
+    this.maybeSend()
+  }
+
+  commentsChanged() { this.maybeSend() }
+
+  quiet() { return !this.inflight && !this.paused() && !this.sendable() && !this.buffer.length }
+  describe() { return this.inflight ? `commit ${this.inflight.ref} out${this.inflight.answer ? ", answered" : ""}` : "poll" }
+}
+
+// ---------------------------------------------------------------------------
 // WebSocket editors
 
 // wsStats are the WebSocket editors' totals (summary.ws). Their steps
@@ -1493,7 +1810,7 @@ class Harness {
 
   async run() {
     let f = this.flags, t0 = Date.now()
-    this.log(`seed ${f.seed}, ${f.editors} editors (${f.ws} over WebSocket), ${f.edits} edits, ` +
+    this.log(`seed ${f.seed}, ${f.editors} editors (${f.ws} over WebSocket${f.commit ? `, ${f.commit} in commit mode` : ""}), ${f.edits} edits, ` +
       `doc ${f.docs.map(d => JSON.stringify(d)).join(", ")} at ${f.urls.join(", ")}` +
       (f.lag ? `, ${f.lag} lagging per document beyond history ${f.history}` : "") + (f.breaks ? `, ${f.breaks} breaks per document` : ""))
     if (f.ws) await loadWS(f.client)
@@ -1505,7 +1822,8 @@ class Harness {
     while (ids.size < f.editors) ids.add(ids.size == 0 ? 0x80000000 + idRng.int(0x7fffffff) : idRng.int(0xffffffff) + 1)
     this.editors = [...ids].map((id, i) => {
       let group = this.groups[i % this.groups.length]
-      return i < f.ws ? new WSEditor(this, group, i, id) : new PollEditor(this, group, i, id)
+      return i < f.ws ? new WSEditor(this, group, i, id)
+        : i >= f.editors - f.commit ? new CommitEditor(this, group, i, id) : new PollEditor(this, group, i, id)
     })
     for (let e of this.editors) this.byClientID.set(e.clientID, e)
     await Promise.race([Promise.all(this.editors.map(e => e.start())), this.failed])
@@ -1520,6 +1838,7 @@ class Harness {
         lastLog = Date.now()
         this.log(`${stats.edits} edits, ${stats.stepsAccepted} steps accepted, ${stats.conflicts} conflicts, ${stats.posts} posts` +
           (f.ws ? `, ${wsStats.submissions} WebSocket submissions, ${wsStats.drops} drops` : "") +
+          (f.commit ? `, ${commitStats.commits} commits (${commitStats.stale} stale, ${commitStats.withDrops} with drops, ${commitStats.resends} resent)` : "") +
           (f.lag || f.breaks ? `, ${stats.lags} lags, ${stats.historyGone + wsStats.historyGone} history gone, ${stats.unloadsSeen} unloads` : ""))
       }
       // Breaks not taken when the edits are done (a document can get
@@ -1561,7 +1880,7 @@ class Harness {
       if (!result || doc != JSON.stringify(result.doc) || getVersion(e.state) != result.version) diverged.push(e.clientID)
       out.push(JSON.stringify({
         editor: e.index, docID: e.group.id, clientID: e.clientID, transport: e.transport, version: getVersion(e.state),
-        commentVersion: e.commentVersion, sendable: !!sendableSteps(e.state), accepted: e.accepted, inDoubt: e.inDoubt,
+        mode: e.mode, commentVersion: e.commentVersion, sendable: !!sendableSteps(e.state), accepted: e.accepted, inDoubt: e.inDoubt,
         maxUsers: e.maxUsers, presenceFrom: e.presenceFrom ? [...e.presenceFrom] : undefined,
         doc: e.state.doc.toJSON(),
       }))
@@ -1569,7 +1888,7 @@ class Harness {
     let all = this.groups.every(g => g.result)
     let sum = field => all ? this.groups.reduce((n, g) => n + field(g), 0) : null
     let summary = {
-      seed: f.seed, editors: f.editors, ...stats, ws: wsStats,
+      seed: f.seed, editors: f.editors, ...stats, ws: wsStats, commit: commitStats,
       // Versions summed over the documents.
       initialVersion: sum(g => g.initial.version),
       serverVersion: sum(g => g.result.version),
