@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,6 +84,66 @@ func TestCommitsPolicy(t *testing.T) {
 		t.Fatalf("carol's comment: %d %s", code, body)
 	}
 	if doc := e.mustGet(t, "/docs/d"); !strings.Contains(doc, `"version":1`) || !strings.Contains(doc, `"author":"carol"`) {
+		t.Fatalf("GET /docs/d: %s", doc)
+	}
+}
+
+// TestWSCommits: a connection whose hello asks for commit mode sends
+// commit messages; a stale one is rebased, its steps pushed before its
+// answer; sent again it is answered as it was. The modes do not mix.
+func TestWSCommits(t *testing.T) {
+	e := newWS(t, Config{}, collab.Config{}, nil)
+	hello := func(c *wsClient, clientID string) {
+		c.send(`{"type":"hello","version":0,"clientID":` + clientID + `,"mode":"commit"}`)
+		c.next("welcome")
+	}
+	commitMsg := func(id, version int, ref, clientID string, steps ...string) string {
+		return `{"type":"commit","id":` + strconv.Itoa(id) + `,"version":` + strconv.Itoa(version) + `,"ref":"` + ref +
+			`","clientID":` + clientID + `,"steps":[` + strings.Join(steps, ",") + `]}`
+	}
+	a, b := e.dial(t, "d", false), e.dial(t, "d", false)
+	hello(a, "1")
+	hello(b, "2")
+	a.send(commitMsg(1, 0, "a1", "1", insert(1, "hello")))
+	if m := a.nextSkipping("steps"); m.Version != 1 {
+		t.Fatalf("push %s", m.raw)
+	}
+	if m := a.nextSkipping("committed"); !strings.Contains(m.raw, `"from":0,"version":1,"steps":[`+insert(1, "hello")+`],"dropped":[]`) || string(m.ID) != "1" {
+		t.Fatalf("committed %s", m.raw)
+	}
+	// b has not seen a's step: its commit at version 0 is rebased.
+	c := commitMsg(2, 0, "b1", "2", insert(1, "> "))
+	b.send(c)
+	b.nextSkipping("steps") // a's
+	if m := b.nextSkipping("steps"); m.Version != 2 || len(m.Steps) != 1 || string(m.ClientIDs[0]) != "2" {
+		t.Fatalf("push of b's commit %s", m.raw)
+	}
+	want := `"id":2,"from":1,"version":2,"steps":[` + insert(6, "> ") + `],"dropped":[],"commentVersion":0}`
+	if m := b.nextSkipping("committed"); !strings.HasSuffix(m.raw, want) {
+		t.Fatalf("committed %s, want …%s", m.raw, want)
+	}
+	b.send(c)
+	if m := b.nextSkipping("committed"); !strings.HasSuffix(m.raw, want) {
+		t.Fatalf("sent again: %s, want …%s", m.raw, want)
+	}
+	// The modes do not mix.
+	b.send(stepsMsg(3, 2, "2", insert(1, "x")))
+	if m := b.nextSkipping("error"); m.Status != 400 || !strings.Contains(m.Message, "commit mode") {
+		t.Fatalf("steps in commit mode: %s", m.raw)
+	}
+	classic := e.dial(t, "d", false)
+	classic.hello(2, "3")
+	classic.next("welcome")
+	classic.send(commitMsg(4, 2, "c1", "3", insert(1, "x")))
+	if m := classic.nextSkipping("error"); m.Status != 400 || !strings.Contains(m.Message, `"mode": "commit"`) || string(m.ID) != "4" {
+		t.Fatalf("commit in classic mode: %s", m.raw)
+	}
+	bad := e.dial(t, "d", false)
+	bad.send(`{"type":"hello","version":0,"clientID":4,"mode":"fast"}`)
+	if m := bad.nextSkipping("error"); !strings.Contains(m.Message, `"mode" must be "classic" or "commit"`) {
+		t.Fatalf("hello with an unknown mode: %s", m.raw)
+	}
+	if doc := e.mustGet(t, "/docs/d"); !strings.Contains(doc, `"version":2`) || !strings.Contains(doc, `hello> `) {
 		t.Fatalf("GET /docs/d: %s", doc)
 	}
 }

@@ -286,10 +286,25 @@ var wsMessageTypes = []wsMessageType{
 	{name: "steps", when: wsAfterHello, action: ActionComment, editsWithSteps: true, submits: true, hasID: true,
 		take: func(c *wsConn) error { return c.s.takeSubmission(c.user) },
 		decode: func(c *wsConn, m *wsMessage) (err error) {
+			if c.commitMode {
+				return malformed(`"steps" on a connection in commit mode: send "commit"`)
+			}
+			m.sub.problems[submitRef], m.sub.sub.Ref = "", "" // a "ref" is a commit's
 			m.submission, _, err = m.sub.result(m.sc, c.s.collab.Limits().MaxSteps)
 			return err
 		},
 		handle: (*wsConn).submit},
+	{name: "commit", when: wsAfterHello, action: ActionComment, editsWithSteps: true, submits: true, hasID: true,
+		take: func(c *wsConn) error { return c.s.takeSubmission(c.user) },
+		decode: func(c *wsConn, m *wsMessage) (err error) {
+			if !c.commitMode {
+				return malformed(`"commit" needs "mode": "commit" in the hello`)
+			}
+			m.sub.commit = true
+			m.submission, _, err = m.sub.result(m.sc, c.s.collab.Limits().MaxSteps)
+			return err
+		},
+		handle: (*wsConn).commit},
 	{name: "presence", when: wsAfterHello, action: ActionRead,
 		decode: func(_ *wsConn, m *wsMessage) error {
 			if err := m.decodePresence(); err != nil {
@@ -581,7 +596,7 @@ func (c *wsConn) hello(m *wsMessage, p Principal) error {
 		return err
 	}
 	c.release = release
-	c.clientID, c.info = m.clientID, info
+	c.clientID, c.info, c.commitMode = m.clientID, info, m.commitMode
 	h := c.hubs.acquire(c.id)
 	c.hub.Store(h)
 	return h.join(c.s.polls, c, m.version, m.commentVersion, m.snapshot)
@@ -606,6 +621,23 @@ func (c *wsConn) submit(m *wsMessage, p Principal) error {
 	default:
 		return err // refused: the connection goes on
 	}
+	return nil
+}
+
+// commit answers a commit message (commit mode), decoded as a POST
+// /docs/{id}/commits body is: the steps of the commit are pushed before
+// the answer, committed.
+func (c *wsConn) commit(m *wsMessage, p Principal) error {
+	s := c.s
+	sub := m.submission
+	sub.Author = p.ID
+	sub.OwnComments = s.ownCommentsOnly(s.polls, p, c.id, sub)
+	res, err := s.collab.Submit(s.polls, c.id, c.user, sub)
+	if err != nil {
+		return err // refused: the connection goes on
+	}
+	c.hub.Load().committed(c, m.id, res)
+	s.observeSubmission(http.StatusOK)
 	return nil
 }
 

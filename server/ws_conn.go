@@ -52,9 +52,10 @@ type wsConn struct {
 	revoked   bool        // asking again refused it: the connection closes
 
 	// Set by the hello, before the connection joins its hub.
-	hub      atomic.Pointer[wsHub]
-	clientID []byte // JSON text
-	info     []byte // {"name":…,"color":…,"data":…}: what its presence shows (collab.Presence.Info)
+	hub        atomic.Pointer[wsHub]
+	clientID   []byte // JSON text
+	info       []byte // {"name":…,"color":…,"data":…}: what its presence shows (collab.Presence.Info)
+	commitMode bool   // the hello asked for commit mode: it sends commit messages
 
 	// wmu orders the frames written to conn: the data frames of
 	// writeFrames and coder/websocket's control frames (wsControlWriter).

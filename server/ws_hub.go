@@ -460,6 +460,20 @@ func (h *wsHub) acked(c *wsConn, id []byte, res collab.Result) {
 	}
 }
 
+// committed answers a commit of c, res, after relaying the steps c has
+// not been sent yet (the commit's among them).
+func (h *wsHub) committed(c *wsConn, id []byte, res collab.Result) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !c.joined {
+		return
+	}
+	h.relayNewsLocked()
+	if c.joined {
+		c.send(appendCommitted(make([]byte, 0, 128+len(id)), id, res))
+	}
+}
+
 // conflicted answers a submission of c made at a stale version, after
 // relaying the steps c has not been sent yet.
 func (h *wsHub) conflicted(c *wsConn, id []byte) {

@@ -16,7 +16,7 @@ import (
 // docs/protocol.md; the message table is in ws.go.
 
 // Keys of client messages, and the index of each in wsMessage.raw.
-var wsKeys = jsonscan.NewKeys("type", "id", "version", "commentVersion", "clientID", "name", "color", "anchor", "head", "token", "data", "steps", "comment")
+var wsKeys = jsonscan.NewKeys("type", "id", "version", "commentVersion", "clientID", "name", "color", "anchor", "head", "token", "data", "steps", "comment", "ref", "mode")
 
 const (
 	wsKeyType = iota
@@ -32,6 +32,8 @@ const (
 	wsKeyData
 	wsKeySteps
 	wsKeyComment
+	wsKeyRef
+	wsKeyMode
 	wsKeyCount
 )
 
@@ -50,7 +52,8 @@ type wsMessage struct {
 	id []byte // the message's "id", copied; nil when it has none
 
 	// Decoded by the type's decoder.
-	submission     collab.Submission // steps
+	submission     collab.Submission // steps, commit
+	commitMode     bool              // hello: "mode" is "commit"
 	version        int64             // hello, presence
 	commentVersion int64             // hello
 	snapshot       bool              // hello: "version" is null
@@ -99,6 +102,8 @@ func (m *wsMessage) scan(sc *collabScratch, data []byte, maxDepth, maxSteps int,
 			err = m.sub.read(sc, d, submitSteps, maxSteps)
 		case wsKeyComment:
 			err = m.sub.read(sc, d, submitComment, maxSteps)
+		case wsKeyRef:
+			err = m.sub.read(sc, d, submitRef, maxSteps)
 		default:
 			err = d.Skip()
 		}
@@ -201,6 +206,13 @@ func (m *wsMessage) decodeHello(maxData int) error {
 	}
 	if m.data, err = appendPresenceData(nil, m.raw[wsKeyData], maxData); err != nil {
 		return err
+	}
+	switch mode := string(m.raw[wsKeyMode]); mode {
+	case "", `"classic"`:
+	case `"commit"`:
+		m.commitMode = true
+	default:
+		return errors.New(`"mode" must be "classic" or "commit" (found ` + abbreviate(m.raw[wsKeyMode]) + ")")
 	}
 	return m.decodeToken()
 }
@@ -390,6 +402,18 @@ func appendAck(buf, id []byte, res collab.Result) []byte {
 	buf = append(buf, `,"commentVersion":`...)
 	buf = strconv.AppendInt(buf, res.CommentVersion, 10)
 	return append(buf, '}')
+}
+
+// appendCommitted appends the answer to a commit message:
+// {"type":"committed","id":…} and the fields of a POST
+// /docs/{id}/commits answer.
+func appendCommitted(buf, id []byte, res collab.Result) []byte {
+	buf = append(buf, `{"type":"committed","id":`...)
+	buf = appendRawOrNull(buf, id)
+	buf = append(buf, ',')
+	start := len(buf)
+	buf = appendCommitResult(buf, res)
+	return append(buf[:start], buf[start+1:]...) // its fields, without its '{'
 }
 
 // appendConflict appends {"type":"conflict","id":…,"version":…}.

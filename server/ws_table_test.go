@@ -25,6 +25,7 @@ type wsDenyCase struct {
 var wsDenyCases = map[string]wsDenyCase{
 	"hello":    {`{"type":"hello","version":1,"clientID":3,"token":"alice"}`, "", ActionRead},
 	"steps":    {stepsMsg(7, 1, "11", insert(1, "x")), "7", ActionEdit},
+	"commit":   {`{"type":"commit","id":8,"version":1,"ref":"r","clientID":12,"steps":[` + insert(1, "x") + `]}`, "8", ActionEdit},
 	"presence": {`{"type":"presence","version":1,"anchor":1,"head":2}`, "", ActionRead},
 	"token":    {`{"type":"token","id":5,"token":"alice"}`, "5", ActionRead},
 	"ping":     {`{"type":"ping","id":9}`, "9", ActionRead},
@@ -47,6 +48,9 @@ func TestWSMessageTableDenyAll(t *testing.T) {
 	a := e.dial(t, "d", false)
 	a.send(`{"type":"hello","version":1,"clientID":11,"token":"alice"}`)
 	a.next("welcome")
+	cm := e.dial(t, "d", false) // for commit messages
+	cm.send(`{"type":"hello","version":1,"clientID":12,"token":"alice","mode":"commit"}`)
+	cm.next("welcome")
 	p.take()
 	p.denied.Store(true)
 	for _, mt := range wsMessageTypes {
@@ -56,6 +60,9 @@ func TestWSMessageTableDenyAll(t *testing.T) {
 			continue
 		}
 		c := a
+		if mt.name == "commit" {
+			c = cm
+		}
 		if mt.when == wsFirst {
 			c = e.dial(t, "d", false)
 		}
@@ -87,13 +94,13 @@ func TestWSMessageTableDenyAll(t *testing.T) {
 	if after := docState(t, e.collabEnv); after != before {
 		t.Fatalf("the document changed:\nbefore %s\nafter  %s", before, after)
 	}
-	if n := e.wsConns("d"); n != 1 {
-		t.Fatalf("%d connections joined, want 1", n)
+	if n := e.wsConns("d"); n != 2 {
+		t.Fatalf("%d connections joined, want 2", n)
 	}
 	// The refused presence was not stored.
 	b := e.dial(t, "d", false)
 	b.hello(1, "2")
-	if w := b.next("welcome"); len(w.Presence) != 1 || w.Presence[0].Anchor != nil {
+	if w := b.next("welcome"); len(w.Presence) != 2 || w.Presence[0].Anchor != nil || w.Presence[1].Anchor != nil {
 		t.Fatalf("welcome presence %s", w.raw)
 	}
 }
