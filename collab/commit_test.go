@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,7 +180,8 @@ func TestCommitResentAfterRestart(t *testing.T) {
 func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
 	fs := &faultStore{Store: memstore.New()}
-	a := newAuthority(t, fs, collab.Config{})
+	groups := &groupSizes{}
+	a := newAuthority(t, fs, collab.Config{Observer: groups})
 	mustSubmit(t, a, "d", collab.Submission{Version: 0, Steps: steps(insert(1, "hello")), ClientID: collab.ClientID("1")})
 	fs.gate, fs.ungated = make(chan struct{}), make(chan struct{})
 	before := fs.appends.Load()
@@ -221,6 +224,9 @@ func TestGroupCommit(t *testing.T) {
 	if got := fs.appends.Load() - before; got != 2 {
 		t.Errorf("%d store appends for %d commits, want 2 (one, and the group behind it)", got, n+1)
 	}
+	if got := groups.get(); !slices.Equal(got, []int{1, n}) {
+		t.Errorf("the observer was told of groups of %v, want [1 %d]", got, n)
+	}
 	st := mustGet(t, a, "d")
 	if st.Version != n+2 {
 		t.Fatalf("version %d, want %d", st.Version, n+2)
@@ -260,4 +266,26 @@ func TestCommitSharedStore(t *testing.T) {
 	if d1, d2 := mustGet(t, a1, "d"), mustGet(t, a2, "d"); string(d1.DocJSON) != string(d2.DocJSON) || d1.Version != 2 {
 		t.Fatalf("the authorities disagree: %s at %d, %s at %d", d1.DocJSON, d1.Version, d2.DocJSON, d2.Version)
 	}
+}
+
+// groupSizes is an Observer that keeps the sizes of the groups of
+// commits it is told about.
+type groupSizes struct {
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (g *groupSizes) StepsAccepted(int)   {}
+func (g *groupSizes) DocumentsLoaded(int) {}
+
+func (g *groupSizes) CommitsGrouped(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sizes = append(g.sizes, n)
+}
+
+func (g *groupSizes) get() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.sizes)
 }

@@ -96,6 +96,9 @@ func (a *Authority) commitGroup(d *document, lim submitLimits) {
 		}
 		err := a.appendGroup(d, decs, lim)
 		if err == nil {
+			if o, ok := a.cfg.Observer.(GroupObserver); ok {
+				o.CommitsGrouped(len(members))
+			}
 			for i, p := range members {
 				a.committed(d, decs[i])
 				p.finish(decs[i].result, nil)

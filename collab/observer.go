@@ -16,3 +16,11 @@ type Observer interface {
 	// unload or a deletion).
 	DocumentsLoaded(delta int)
 }
+
+// A GroupObserver is an Observer that is told about group commits too
+// (commit mode, group.go): an Authority's Observer that implements it is.
+type GroupObserver interface {
+	// CommitsGrouped is told that n commits to one document were made
+	// durable by one store append.
+	CommitsGrouped(n int)
+}

@@ -31,8 +31,8 @@ func TestDocs(t *testing.T) {
 	for _, mf := range mfs {
 		registered[mf.GetName()] = mf.GetType().String()
 	}
-	if len(registered) != 9 {
-		t.Errorf("%d metrics registered, want the 9 of the issue: %v", len(registered), registered)
+	if len(registered) != 10 {
+		t.Errorf("%d metrics registered, want 10: %v", len(registered), registered)
 	}
 
 	raw, err := os.ReadFile("../docs/grafana-dashboard.json")

@@ -37,6 +37,7 @@ type Metrics struct {
 	documents   prometheus.Gauge
 	commitTime  prometheus.Observer
 	commitBatch prometheus.Observer
+	groups      prometheus.Observer
 	drops       prometheus.Counter
 	requests    *prometheus.CounterVec
 	requestTime *prometheus.HistogramVec
@@ -52,6 +53,7 @@ type Metrics struct {
 var (
 	_ server.Observer      = (*Metrics)(nil)
 	_ collab.Observer      = (*Metrics)(nil)
+	_ collab.GroupObserver = (*Metrics)(nil)
 	_ store.CommitObserver = (*Metrics)(nil)
 )
 
@@ -74,6 +76,8 @@ var (
 	CommitBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
 	// BatchBuckets go up to the SQLite writer's largest batch (256).
 	BatchBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256}
+	// GroupBuckets go up to the largest group of commits (64).
+	GroupBuckets = []float64{1, 2, 4, 8, 16, 32, 64}
 )
 
 // New returns pmauthority's metrics, registered on reg. It fails when reg
@@ -113,7 +117,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		Help:    "Operations committed together by one group commit.",
 		Buckets: BatchBuckets,
 	})
-	m.commitTime, m.commitBatch = commitTime, commitBatch
+	groups := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "pmauthority_commit_group_size",
+		Help:    "Commits (commit mode) to one document made durable together by one store append.",
+		Buckets: GroupBuckets,
+	})
+	m.commitTime, m.commitBatch, m.groups = commitTime, commitBatch, groups
 	submissions := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pmauthority_submissions_total",
 		Help: "Submissions (POST /docs/{id}/events, WebSocket steps messages) answered, by transport and result: accepted, conflict, rejected, forbidden, unavailable.",
@@ -129,7 +138,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	for _, c := range []prometheus.Collector{m.steps, submissions, connections, m.documents,
-		commitTime, commitBatch, m.drops, m.requests, m.requestTime} {
+		commitTime, commitBatch, groups, m.drops, m.requests, m.requestTime} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -142,6 +151,10 @@ func (m *Metrics) StepsAccepted(n int) { m.steps.Add(float64(n)) }
 
 // DocumentsLoaded moves the loaded documents by delta (collab.Observer).
 func (m *Metrics) DocumentsLoaded(delta int) { m.documents.Add(float64(delta)) }
+
+// CommitsGrouped records n commits to one document made durable by one
+// store append (collab.GroupObserver).
+func (m *Metrics) CommitsGrouped(n int) { m.groups.Observe(float64(n)) }
 
 // ObserveCommit records a group commit (store.CommitObserver).
 func (m *Metrics) ObserveCommit(d time.Duration, batch int) {
