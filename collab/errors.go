@@ -55,6 +55,11 @@ var (
 	// lost on the way): a client that tries again later gets either
 	// success or ErrConflict, and then its own steps among the events.
 	ErrUnavailable = errors.New("storage unavailable")
+	// ErrContended is returned for a commit (Submission.Ref) that lost the
+	// store's race for its version to other writers sharing the store
+	// each time it was rebased and appended again (HTTP 503, to try again
+	// shortly). Nothing was applied.
+	ErrContended = errors.New("collab: the commit lost the race for its version to other writers each time: try again")
 )
 
 // storeError is a failure of the store, other than its answers that

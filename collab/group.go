@@ -107,7 +107,10 @@ func (a *Authority) commitGroup(d *document, lim submitLimits) {
 		}
 		// Lost to another node: decided again on what it stored, a few
 		// times at most.
-		if !errors.Is(err, ErrConflict) || try == maxCommitTries {
+		if errors.Is(err, ErrConflict) && try == maxCommitTries {
+			err = ErrContended
+		}
+		if !errors.Is(err, ErrConflict) {
 			for _, p := range members {
 				p.finish(Result{}, err)
 			}

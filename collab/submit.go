@@ -133,15 +133,18 @@ func (a *Authority) submit(ctx context.Context, id, user string, s Submission, s
 		res, err := a.submitLocked(ctx, d, user, sub, lim)
 		// A commit that lost the race for its version to another node is
 		// rebased again on what that node stored, a few times at most.
-		if sub.Ref == "" || !errors.Is(err, ErrConflict) || try == maxCommitTries {
+		if sub.Ref == "" || !errors.Is(err, ErrConflict) {
 			return res, err
+		}
+		if try == maxCommitTries {
+			return Result{}, ErrContended
 		}
 	}
 }
 
 // maxCommitTries is how many times Submit decides a commit whose append
-// conflicts with other writers before it gives up with ErrConflict.
-const maxCommitTries = 8
+// conflicts with other writers before it gives up with ErrContended.
+const maxCommitTries = 16
 
 // submitLocked decides sub on d, and carries the decision out. It is
 // called with sem held.

@@ -76,8 +76,9 @@ type errAnswer struct {
 //	422  *transform.StepError, collab.ErrRefReused, apply's failed steps and invalid
 //	     documents, other *collab.RefusedError
 //	429  *collab.RateError (with Retry-After): a connection or rate limit
-//	503  collab.ErrUnavailable, collab.ErrOverloaded (the memory budget)
-//	     (both with Retry-After), collab.ErrClosed, a canceled request
+//	503  collab.ErrUnavailable, collab.ErrOverloaded (the memory budget),
+//	     collab.ErrContended (a commit that lost to other nodes each time)
+//	     (all three with Retry-After), collab.ErrClosed, a canceled request
 //	507  collab.ErrTooManyDocuments (collab.Limits.MaxDocuments),
 //	     collab.ErrStorageQuota (a *collab.QuotaError; Retry-After when
 //	     the client's quota refills)
@@ -128,7 +129,7 @@ func answerOf(err error) errAnswer {
 		return errAnswer{status: http.StatusBadRequest, step: -1, msg: err.Error()}
 	case errors.Is(err, collab.ErrClosed):
 		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: "shutting down"}
-	case errors.Is(err, collab.ErrOverloaded):
+	case errors.Is(err, collab.ErrOverloaded) || errors.Is(err, collab.ErrContended):
 		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: err.Error()}
 	case errors.Is(err, collab.ErrUnavailable):
 		// The cause (the store's error) goes to the log, not to clients.

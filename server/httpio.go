@@ -244,7 +244,7 @@ func (s *httpIO) fail(x *exchange, err error) {
 		h["Allow"] = me.allow
 	case a.status == http.StatusUnauthorized:
 		h["Www-Authenticate"] = wwwAuthenticate
-	case errors.Is(err, collab.ErrUnavailable):
+	case errors.Is(err, collab.ErrUnavailable) || errors.Is(err, collab.ErrContended):
 		h.Set("Retry-After", retryAfterStorage)
 	case errors.Is(err, collab.ErrOverloaded):
 		h.Set("Retry-After", retryAfterMemory)
