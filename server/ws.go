@@ -613,10 +613,10 @@ func (c *wsConn) submit(m *wsMessage, p Principal) error {
 	h := c.hub.Load()
 	switch {
 	case err == nil:
-		h.acked(c, m.id, res)
+		h.answer(c, func(int64) []byte { return appendAck(make([]byte, 0, 64+len(m.id)), m.id, res) })
 		s.observeSubmission(http.StatusOK)
 	case errors.Is(err, collab.ErrConflict):
-		h.conflicted(c, m.id)
+		h.answer(c, func(version int64) []byte { return appendConflict(nil, m.id, version) })
 		s.observeSubmission(http.StatusConflict)
 	default:
 		return err // refused: the connection goes on
@@ -636,7 +636,7 @@ func (c *wsConn) commit(m *wsMessage, p Principal) error {
 	if err != nil {
 		return err // refused: the connection goes on
 	}
-	c.hub.Load().committed(c, m.id, res)
+	c.hub.Load().answer(c, func(int64) []byte { return appendCommitted(make([]byte, 0, 128+len(m.id)), m.id, res) })
 	s.observeSubmission(http.StatusOK)
 	return nil
 }

@@ -445,10 +445,12 @@ func (h *wsHub) isJoined(c *wsConn) bool {
 	return c.joined
 }
 
-// acked answers a submission of c accepted at res. Its steps were
-// published before Submit returned: the hub relays them first, so that
-// the ack follows their push.
-func (h *wsHub) acked(c *wsConn, id []byte, res collab.Result) {
+// answer sends c the answer to one of its submissions, made by msg
+// (given the hub's version), after relaying the steps c has not been
+// sent yet: an accepted submission's steps were published before Submit
+// returned, and its answer follows their push; a conflict's follows the
+// steps the client missed.
+func (h *wsHub) answer(c *wsConn, msg func(version int64) []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !c.joined {
@@ -456,35 +458,7 @@ func (h *wsHub) acked(c *wsConn, id []byte, res collab.Result) {
 	}
 	h.relayNewsLocked()
 	if c.joined {
-		c.send(appendAck(make([]byte, 0, 64+len(id)), id, res))
-	}
-}
-
-// committed answers a commit of c, res, after relaying the steps c has
-// not been sent yet (the commit's among them).
-func (h *wsHub) committed(c *wsConn, id []byte, res collab.Result) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !c.joined {
-		return
-	}
-	h.relayNewsLocked()
-	if c.joined {
-		c.send(appendCommitted(make([]byte, 0, 128+len(id)), id, res))
-	}
-}
-
-// conflicted answers a submission of c made at a stale version, after
-// relaying the steps c has not been sent yet.
-func (h *wsHub) conflicted(c *wsConn, id []byte) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !c.joined {
-		return
-	}
-	h.relayNewsLocked()
-	if c.joined {
-		c.send(appendConflict(nil, id, h.version))
+		c.send(msg(h.version))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -468,23 +469,11 @@ func execWriter(s *Store, q string) (err error) {
 // the metadata base at that version, and entries follow it.
 func TestMigrateMeta(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range append(layouts[:2:2],
+	path := oldFile(t, 2,
 		`INSERT INTO docs VALUES ('d', 'basic', 2, 1, CAST('{"comments":[]}' AS BLOB), 1, 1)`,
 		`INSERT INTO snapshots VALUES ('d', 1, CAST('{"doc":1}' AS BLOB), 1)`,
 		`INSERT INTO steps VALUES ('d', 2, CAST('{"s":2}' AS BLOB), CAST('1' AS BLOB), 1)`,
-		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
-		"PRAGMA user_version = 2",
-	) {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+	)
 
 	s := open(t, path, Options{})
 	h, err := s.Load(ctx, "d")
@@ -552,24 +541,12 @@ func TestAppendLeavesMetaBase(t *testing.T) {
 // folded into the steps table.
 func TestMigrateAuthor(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range append(layouts[:3:3],
+	path := oldFile(t, 3,
 		`INSERT INTO docs (id, schema, version, oldest, created, updated) VALUES ('d', 'basic', 2, 0, 1, 1)`,
 		`INSERT INTO snapshots VALUES ('d', 0, CAST('{"doc":0}' AS BLOB), 1)`,
 		`INSERT INTO steps VALUES ('d', 1, CAST('{"s":1}' AS BLOB), CAST('1' AS BLOB), 1)`,
 		`INSERT INTO log (doc_id, version, json, client_id, time) VALUES ('d', 2, CAST('{"s":2}' AS BLOB), CAST('1' AS BLOB), 1)`,
-		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
-		"PRAGMA user_version = 3",
-	) {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+	)
 
 	s := open(t, path, Options{})
 	steps, err := s.Steps(ctx, "d", 0, 2)
@@ -607,25 +584,13 @@ func TestMigrateAuthor(t *testing.T) {
 // once folded into the steps table, and after a reopen.
 func TestMigrateCommit(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range append(layouts[:6:6],
+	path := oldFile(t, 6,
 		`INSERT INTO docs (id, schema, version, oldest, created, updated) VALUES ('d', 'basic', 2, 0, 1, 1)`,
 		`INSERT INTO meta_bases VALUES ('d', 0, 0, CAST('{}' AS BLOB))`,
 		`INSERT INTO snapshots VALUES ('d', 0, CAST('{"doc":0}' AS BLOB), 1)`,
 		`INSERT INTO steps VALUES ('d', 1, CAST('{"s":1}' AS BLOB), CAST('1' AS BLOB), 1, 'alice')`,
 		`INSERT INTO log (doc_id, version, json, client_id, time, author) VALUES ('d', 2, CAST('{"s":2}' AS BLOB), CAST('1' AS BLOB), 1, NULL)`,
-		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
-		"PRAGMA user_version = 6",
-	) {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+	)
 
 	s := open(t, path, Options{})
 	var version int64
@@ -672,24 +637,12 @@ func TestMigrateCommit(t *testing.T) {
 // snapshots and takes checkpoints from then on.
 func TestMigrateCheckpoints(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range append(layouts[:4:4],
+	path := oldFile(t, 4,
 		`INSERT INTO docs (id, schema, version, oldest, created, updated) VALUES ('d', 'basic', 2, 1, 1, 1)`,
 		`INSERT INTO meta_bases VALUES ('d', 1, 0, CAST('{}' AS BLOB))`,
 		`INSERT INTO snapshots VALUES ('d', 1, CAST('{"v":1}' AS BLOB), 1)`,
 		`INSERT INTO steps VALUES ('d', 2, CAST('{"s":2}' AS BLOB), CAST('1' AS BLOB), 1, NULL)`,
-		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
-		"PRAGMA user_version = 4",
-	) {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+	)
 
 	s := open(t, path, Options{})
 	defer closeStore(t, s)
@@ -713,4 +666,25 @@ func TestMigrateCheckpoints(t *testing.T) {
 	if list, err := s.Checkpoints(ctx, "d"); err != nil || len(list) != 1 {
 		t.Errorf("Checkpoints = %v, %v", list, err)
 	}
+}
+
+// oldFile writes a store file of layout version n (its first n layouts)
+// holding rows (INSERT statements), and returns its path.
+func oldFile(t *testing.T, n int, rows ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range append(append(slices.Clone(layouts[:n]), rows...),
+		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
+		fmt.Sprintf("PRAGMA user_version = %d", n),
+	) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return path
 }
