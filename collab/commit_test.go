@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/store/memstore"
 	"github.com/pmauthority/pmauthority/transform"
@@ -288,4 +289,41 @@ func (g *groupSizes) get() []int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return slices.Clone(g.sizes)
+}
+
+// TestCommitChecks: the hook, the limits and the strict check see a
+// commit's steps as rebased, and refuse it whole.
+func TestCommitChecks(t *testing.T) {
+	ctx := context.Background()
+	var seen []string
+	a := newAuthority(t, nil, collab.Config{
+		Limits: collab.Limits{Limits: apply.Limits{MaxDocSize: 20}},
+		BeforeSubmit: func(_ context.Context, p *collab.Proposal) error {
+			seen = append(seen, stepsText(p.StepsJSON))
+			if strings.Contains(stepsText(p.StepsJSON), "forbidden") {
+				return errors.New("no forbidden words")
+			}
+			return nil
+		},
+	})
+	mustSubmit(t, a, "d", collab.Submission{Version: 0, Steps: steps(insert(1, "hello")), ClientID: collab.ClientID("1")})
+	mustSubmit(t, a, "d", collab.Submission{Version: 1, Steps: steps(insert(1, "12")), ClientID: collab.ClientID("1")})
+	seen = nil
+	// Made at version 1: the hook is given the step mapped over "12".
+	commit(t, a, "d", collab.Submission{Version: 1, Ref: "ok", ClientID: collab.ClientID("2"), Steps: steps(insert(6, "!"))})
+	if len(seen) != 1 || seen[0] != string(insert(8, "!")) {
+		t.Fatalf("the hook saw %q, want the rebased %s", seen, insert(8, "!"))
+	}
+	var refused *collab.RefusedError
+	if _, err := a.Submit(ctx, "d", "", collab.Submission{Version: 1, Ref: "no", ClientID: collab.ClientID("2"), Steps: steps(insert(2, "forbidden"))}); !errors.As(err, &refused) {
+		t.Fatalf("a commit the hook refuses: %v, want a RefusedError", err)
+	}
+	// "12hello!" is 8 characters, 10 positions: 11 more go over 20.
+	var limit *collab.LimitError
+	if _, err := a.Submit(ctx, "d", "", collab.Submission{Version: 1, Ref: "big", ClientID: collab.ClientID("2"), Steps: steps(insert(1, "abcdef"), insert(7, "ghijk"))}); !errors.As(err, &limit) {
+		t.Fatalf("a commit over MaxDocSize once rebased: %v, want a LimitError", err)
+	}
+	if st := mustGet(t, a, "d"); st.Version != 3 || string(st.DocJSON) != paragraph("12hello!") {
+		t.Fatalf("after the refused commits: version %d, doc %s", st.Version, st.DocJSON)
+	}
 }
