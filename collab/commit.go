@@ -102,7 +102,7 @@ func decideCommit(st docState, sub submission, lim submitLimits, now time.Time) 
 	}
 	since := st.steps[len(st.steps)-int(behind):]
 	sum := stepsSum(sub.Steps)
-	if dec, found, err := resent(st, since, sub, sum); found || err != nil {
+	if dec, found, err := resent(st, sub, sum); found || err != nil {
 		return dec, err
 	}
 	dec := decision{sub: sub, base: st}
@@ -150,26 +150,29 @@ func decideCommit(st docState, sub submission, lim submitLimits, now time.Time) 
 	return dec, nil
 }
 
-// resent looks for the record of sub.Ref among since, the steps after
-// sub.Version: found, sub is answered as the commit was, when it
+// resent looks for the record of sub.Ref in st's history, latest first
+// (not only after sub.Version: a client may send a commit again from a
+// later version): found, sub is answered as the commit was, when it
 // submitted the same steps (sum), and fails with ErrRefReused otherwise.
-func resent(st docState, since []StepRecord, sub submission, sum string) (decision, bool, error) {
+func resent(st docState, sub submission, sum string) (decision, bool, error) {
 	prefix := refPrefix(sub.Ref)
-	for i, r := range since {
-		if !bytes.HasPrefix(r.commit, prefix) {
+	steps := st.steps
+	for i := len(steps) - 1; i >= 0; i-- {
+		r := steps[i]
+		if r.commit == nil || !bytes.HasPrefix(r.commit, prefix) {
 			continue
 		}
 		var rec commitRecord
-		if err := json.Unmarshal(r.commit, &rec); err != nil || rec.Ref != sub.Ref || rec.Kept < 1 || rec.Kept > len(since)-i {
+		if err := json.Unmarshal(r.commit, &rec); err != nil || rec.Ref != sub.Ref || rec.Kept < 1 || rec.Kept > len(steps)-i {
 			return decision{}, true, fmt.Errorf("collab: %q: a step's commit record is damaged: %s", sub.id, r.commit)
 		}
 		if rec.Sum != sum {
 			return decision{}, true, ErrRefReused
 		}
-		from := st.version - int64(len(since)) + int64(i)
+		from := st.version - int64(len(steps)) + int64(i)
 		c := &Committed{From: from, Steps: make([][]byte, rec.Kept), Dropped: rec.Dropped}
 		for j := range rec.Kept {
-			c.Steps[j] = since[i+j].JSON
+			c.Steps[j] = steps[i+j].JSON
 		}
 		res := Result{Version: from + int64(rec.Kept), CommentVersion: st.comments.version, Commit: c}
 		return decision{sub: sub, base: st, next: st, result: res}, true, nil

@@ -327,3 +327,21 @@ func TestCommitChecks(t *testing.T) {
 		t.Fatalf("after the refused commits: version %d, doc %s", st.Version, st.DocJSON)
 	}
 }
+
+// TestCommitResentLater: a commit sent again from a later version than
+// it was made at (a client that took its own steps in meanwhile) is still
+// answered as it was.
+func TestCommitResentLater(t *testing.T) {
+	a := newAuthority(t, nil, collab.Config{})
+	c := collab.Submission{Version: 0, Ref: "a", ClientID: collab.ClientID("1"), Steps: steps(insert(1, "hello"))}
+	first := commit(t, a, "d", c)
+	commit(t, a, "d", collab.Submission{Version: 1, Ref: "b", ClientID: collab.ClientID("2"), Steps: steps(insert(1, "x"))})
+	c.Version = 2
+	again := commit(t, a, "d", c)
+	if again.Version != first.Version || !reflect.DeepEqual(*again.Commit, *first.Commit) {
+		t.Fatalf("sent again from version 2: %+v %+v, want %+v %+v", again, again.Commit, first, first.Commit)
+	}
+	if st := mustGet(t, a, "d"); st.Version != 2 {
+		t.Fatalf("version %d, want 2", st.Version)
+	}
+}
