@@ -8,7 +8,13 @@
 // An Authority holds many documents. Each is loaded on first use from its
 // latest snapshot and the steps after it, and unloaded when idle. Submit
 // accepts a client's steps made on the current version, all or nothing,
-// and answers only once they are durable; Events returns, or waits for,
+// and answers only once they are durable. A submission with a Ref is a
+// commit (commit mode): made on an older version, its steps are rebased
+// onto the current document, as prosemirror-collab's rebaseSteps does on
+// the client (Rebase), those that no longer apply are dropped, and
+// commits that arrive while one is made durable are made durable with it
+// in one store append; a commit sent again under its Ref is answered as
+// it was. Events returns, or waits for,
 // the steps and comment events after a version, and, like the demo, also
 // answers waiting clients when the number of users changes. Comments are
 // ranges of the document mapped through every step, as the demo keeps
