@@ -164,6 +164,9 @@ type matrixRoute struct {
 
 const commentOnly = `{"version":1,"clientID":0,"steps":[],"comment":[{"type":"create","id":2,"from":1,"to":2,"text":"hi"}]}`
 
+// commitCommentOnly is commentOnly as a commit (POST /docs/{id}/commits).
+const commitCommentOnly = `{"version":1,"ref":"c1","clientID":0,"steps":[],"comment":[{"type":"create","id":2,"from":1,"to":2,"text":"hi"}]}`
+
 func matrixRoutes() []matrixRoute {
 	steps := `{"version":1,"clientID":7,"steps":[` + insertStep(1, "x") + `]}`
 	return []matrixRoute{
@@ -189,6 +192,8 @@ func matrixRoutes() []matrixRoute {
 		{"GET", "/docs/d/export?format=markdown", "", RoleRead, false, 0},
 		{"POST", "/docs/d/events", commentOnly, RoleComment, false, 0},
 		{"POST", "/docs/d/events", steps, RoleEdit, false, 0},
+		{"POST", "/docs/d/commits", commitCommentOnly, RoleComment, false, 0},
+		{"POST", "/docs/d/commits", `{"version":0,"ref":"s1","clientID":7,"steps":[` + insertStep(1, "x") + `]}`, RoleEdit, false, 0},
 		// The documents API. POST /docs of the existing "d" passes the
 		// policy and conflicts.
 		{"POST", "/docs", `{"id":"d"}`, RoleEdit, false, http.StatusConflict},
@@ -225,7 +230,7 @@ func TestServerMatrix(t *testing.T) {
 	for _, rt := range routes {
 		for _, tk := range matrixTokens(t) {
 			name := rt.method + " " + rt.target
-			if rt.body == commentOnly {
+			if rt.body == commentOnly || rt.body == commitCommentOnly {
 				name += " comment"
 			}
 			t.Run(name+" "+tk.name, func(t *testing.T) {
