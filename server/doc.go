@@ -147,10 +147,9 @@
 // Config.SettingName names them), observer.go (the Observer of
 // requests, for metrics), httpio.go (bodies, JSON and error answers, the
 // pooled exchange), log.go and origin.go (the access log and CORS
-// middleware), httpconns.go (bounds on open connections, with
-// rlimit_unix.go and rlimit_other.go for the limit of open files),
-// limits.go (clients: who they are, and what they hold against the
-// limits on clients), bodymem.go and answers.go (request bodies and
+// middleware), limits.go (clients: who they are, and what they hold
+// against the limits on clients; and the answer to a connection over
+// the bounds of internal/connlimit), bodymem.go and answers.go (request bodies and
 // answers in the memory budget), apply.go (the apply endpoint),
 // collab_http.go and collab_decode.go (the collab API), docs_api.go (the
 // documents API), export.go (GET /docs/{id}/export), ws.go (upgrade and

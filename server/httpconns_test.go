@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/connlimit"
 )
 
 // rawConn is a client connection that sends requests one at a time, kept
@@ -77,7 +77,7 @@ func (c *rawConn) closedByServer() bool {
 func waitIdle(t *testing.T, s *Server, n int) {
 	t.Helper()
 	waitFor(t, func() bool {
-		open, idle := s.httpConns.Load().counts()
+		open, idle := s.httpConns.Load().Counts()
 		return open == n && idle == n
 	})
 }
@@ -120,7 +120,7 @@ func TestHTTPConnsShedIdle(t *testing.T) {
 }
 
 // TestHTTPConnsShedFresh: a connection that has sent no whole request
-// header newConnGrace after it was accepted counts as idle: at
+// header connlimit.FreshGrace after it was accepted counts as idle: at
 // Config.MaxHTTPConns with no kept-alive connection, a new one closes it.
 func TestHTTPConnsShedFresh(t *testing.T) {
 	e := newCollab(t, Config{Limits: Limits{MaxHTTPConns: 2, MaxHTTPConnsPerAddress: 100}, Timeouts: Timeouts{ReadHeader: time.Minute}}, collab.Config{})
@@ -129,7 +129,7 @@ func TestHTTPConnsShedFresh(t *testing.T) {
 	fmt.Fprint(silent, "GET /healthz HTTP/1.1\r\n") // half a header
 	slow := dialRaw(t, addr)
 	waitIdle(t, e.s, 2)
-	time.Sleep(newConnGrace)
+	time.Sleep(connlimit.FreshGrace)
 	c := dialRaw(t, addr)
 	if resp, body, err := c.get("/healthz"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("a connection over the limit beside two silent ones: %v %v %s, want 200", resp, err, body)
@@ -217,7 +217,7 @@ func TestHTTPConnsPerAddress(t *testing.T) {
 		// c's connection becomes idle once its answer is written, which
 		// may be a moment after c has read it.
 		waitFor(t, func() bool {
-			_, n := e.s.httpConns.Load().counts()
+			_, n := e.s.httpConns.Load().Counts()
 			return n == 1
 		})
 		waitingPolls(t, e, addr, 1)
@@ -270,31 +270,4 @@ func TestHTTPConnsWebSockets(t *testing.T) {
 		return err == nil
 	})
 	held[1].CloseNow()
-}
-
-// TestDefaultMaxHTTPConns: three quarters of the open-file limit, at most
-// an eighth of the Go memory limit at connCost each, at least
-// minHTTPConns.
-func TestDefaultMaxHTTPConns(t *testing.T) {
-	for _, tc := range []struct {
-		files  uint64
-		memory int64
-		want   int
-	}{
-		{1024, math.MaxInt64, 768},
-		{20_000, math.MaxInt64, 15_000},
-		{1 << 20, 358 << 20, 358 << 20 / 8 / connCost},
-		{20_000, 4 << 30, 15_000},
-		{0, math.MaxInt64, 10_000},
-		{math.MaxUint64, math.MaxInt64, math.MaxInt32},
-		{8, math.MaxInt64, minHTTPConns},
-		{1 << 20, 1 << 20, minHTTPConns},
-	} {
-		if got := defaultHTTPConns(tc.files, tc.memory); got != tc.want {
-			t.Errorf("%d files, memory limit %d: %d, want %d", tc.files, tc.memory, got, tc.want)
-		}
-	}
-	if n := DefaultMaxHTTPConns(); n < minHTTPConns {
-		t.Errorf("DefaultMaxHTTPConns: %d", n)
-	}
 }

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/connlimit"
 	"github.com/pmauthority/pmauthority/internal/defaults"
 	"github.com/pmauthority/pmauthority/internal/jsonscan"
 	"github.com/pmauthority/pmauthority/internal/ratelimit"
+	"github.com/pmauthority/pmauthority/model"
 )
 
 // Limits bound the transports: the requests, connections and messages of
@@ -55,7 +57,7 @@ type Limits struct {
 	// WebSockets (0 means DefaultMaxHTTPConns(), computed when Serve
 	// starts). A connection over it closes the connection idle longest,
 	// or is answered 503 with Retry-After when none is idle
-	// (httpconns.go).
+	// (internal/connlimit).
 	MaxHTTPConns int
 	// MaxHTTPConnsPerAddress is the most connections Serve keeps open at
 	// once from one address (IPv6 by /64) other than a trusted proxy's
@@ -288,6 +290,29 @@ type conns struct {
 // retryAfterConns is how long a client over a connection limit is asked
 // to wait.
 const retryAfterConns = time.Second
+
+// DefaultMaxHTTPConns returns the default of Limits.MaxHTTPConns
+// (connlimit.DefaultMax): three quarters of the process's limit of open
+// files, at most as many connections as an eighth of the Go memory limit
+// holds at 24 KiB each, at least 16; 10,000 where the file limit is
+// unknown.
+func DefaultMaxHTTPConns() int { return connlimit.DefaultMax() }
+
+// connRefusal is the answer to a connection that Serve refuses, over
+// Limits.MaxHTTPConns (503) or Limits.MaxHTTPConnsPerAddress (429) with
+// none idle to close: the whole HTTP response, with Retry-After.
+func (s *Server) connRefusal(why connlimit.Refusal) []byte {
+	status := http.StatusServiceUnavailable
+	msg := "too many connections: the server holds its limit of " + strconv.Itoa(why.Limit) + ", none idle (Limits.MaxHTTPConns)"
+	if why.PerAddr {
+		status = http.StatusTooManyRequests
+		msg = "too many connections from this address: over the limit of " + strconv.Itoa(why.Limit) + ", none idle (Limits.MaxHTTPConnsPerAddress)"
+	}
+	body := string(model.AppendJSONString([]byte(`{"error":{"message":`), nameSettings(msg, s.names))) + "}}"
+	return []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n" +
+		"Content-Type: application/json; charset=utf-8\r\nRetry-After: " + retryAfter(retryAfterConns) +
+		"\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+}
 
 // takeConn counts one more connection of client, or refuses it with a
 // *collab.RateError naming the limit.

@@ -16,6 +16,7 @@ import (
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/export"
 	"github.com/pmauthority/pmauthority/internal/bytesize"
+	"github.com/pmauthority/pmauthority/internal/connlimit"
 	"github.com/pmauthority/pmauthority/internal/defaults"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
@@ -199,10 +200,10 @@ type Server struct {
 	drainDelay  time.Duration      // Config.DrainDelay
 	drainCut    chan struct{}      // closed by a test to end Drain's delay
 
-	// Connection limits of Serve (httpconns.go).
-	maxHTTPConns int                         // Limits.MaxHTTPConns; 0: DefaultMaxHTTPConns() when Serve starts
-	maxAddrConns int                         // Limits.MaxHTTPConnsPerAddress; 0: a quarter of the total
-	httpConns    atomic.Pointer[connLimiter] // of Serve, once it runs
+	// Connection limits of Serve (internal/connlimit).
+	maxHTTPConns int                                // Limits.MaxHTTPConns; 0: DefaultMaxHTTPConns() when Serve starts
+	maxAddrConns int                                // Limits.MaxHTTPConnsPerAddress; 0: a quarter of the total
+	httpConns    atomic.Pointer[connlimit.Listener] // of Serve, once it runs
 }
 
 // checked is what New takes from a Config that check accepted.
@@ -450,7 +451,7 @@ func (s *Server) httpConnLimits() (total, perAddr int) {
 // connections still open after Timeouts.Shutdown), and returns nil, or
 // the error that stopped it. It closes ln. It keeps at most
 // Config.MaxHTTPConns connections open, Config.MaxHTTPConnsPerAddress of
-// one address, closing idle ones to make room (httpconns.go).
+// one address, closing idle ones to make room (internal/connlimit).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	t := s.timeouts
 	hs := &http.Server{
@@ -472,9 +473,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	hs.RegisterOnShutdown(s.stopPolls)
 	maxConns, maxAddrConns := s.httpConnLimits()
-	cl := newConnLimiter(ln, maxConns, maxAddrConns, s.trustedProxy, s.log)
-	cl.settingName = s.names
-	hs.ConnState = cl.connState
+	cl := connlimit.New(ln, connlimit.Options{Max: maxConns, PerAddr: maxAddrConns, Exempt: s.trustedProxy,
+		Log: s.log, Answer: s.connRefusal})
+	hs.ConnState = cl.ConnState
 	s.httpConns.Store(cl)
 	ln = cl
 	l, al := s.limits, s.app.Limits

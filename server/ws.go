@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/internal/connlimit"
 	"github.com/pmauthority/pmauthority/internal/readbuf"
 )
 
@@ -115,11 +116,7 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// Messages are written to the socket itself (writeNowLocked) only
 	// when nothing comes between: not through a conn that wraps it, as
 	// TLS does.
-	nc := conn
-	if lc, ok := nc.(*limitedConn); ok {
-		nc = lc.Conn
-	}
-	if tc, ok := nc.(*net.TCPConn); ok {
+	if tc, ok := connlimit.Unwrap(conn).(*net.TCPConn); ok {
 		w.c.raw, _ = tc.SyscallConn()
 	}
 	if err := brw.Writer.Flush(); err != nil {

@@ -1,4 +1,6 @@
-package server
+// Package connlimit bounds the connections that an HTTP server keeps
+// open, in all and per client address, closing idle ones to make room.
+package connlimit
 
 import (
 	"bytes"
@@ -9,36 +11,32 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
-
-	"github.com/pmauthority/pmauthority/model"
 )
 
-// The connections Serve keeps open are bounded, in all
-// (Limits.MaxHTTPConns) and per address (Limits.MaxHTTPConnsPerAddress):
-// every connection holds a file descriptor and, idle, some 20 KiB that no
+// The connections a Listener keeps open are bounded, in all (Options.Max)
+// and per address (Options.PerAddr): every connection holds a file
+// descriptor and, idle, some 20 KiB that no
 // budget counts, so that clients opening connections and leaving them idle
 // would otherwise run the process out of descriptors (new connections then
 // fail to be accepted at all) or memory. A connection that would go over a
 // limit makes room by closing the connection that has been idle longest
 // (of its address, for the per-address limit): a kept-alive connection
 // between requests, else one that has not sent a whole request header
-// within newConnGrace of being accepted. Only when none is idle, every one
+// within FreshGrace of being accepted. Only when none is idle, every one
 // with a request in flight, a waiting long poll or a WebSocket, is the new
-// connection refused: it is answered 503 (429 for its address's limit)
-// with Retry-After and closed, once its request header has been read (or
-// refuseTimeout has passed), so that its client takes the answer for that
-// of its request.
+// connection refused: it is answered with Options.Answer and closed, once
+// its request header has been read (or refuseTimeout has passed), so that
+// its client takes the answer for that of its request.
 
-// connCost is the memory an open connection is reckoned to hold: its
+// ConnCost is the memory an open connection is reckoned to hold: its
 // goroutine, net/http's buffers and the kernel's socket (an idle
 // kept-alive connection measured about 20 KiB of resident memory).
-const connCost = 24 << 10
+const ConnCost = 24 << 10
 
-// minHTTPConns is the least that DefaultMaxHTTPConns returns.
-const minHTTPConns = 16
+// MinConns is the least that DefaultMax returns.
+const MinConns = 16
 
 // maxRefusing bounds the refused connections being answered at once;
 // beyond it a refused connection is closed without an answer.
@@ -51,47 +49,44 @@ const refuseTimeout = time.Second
 // is read before it is answered.
 const refuseHeader = 16 << 10
 
-// newConnGrace is how long a new connection is left to send its first
+// FreshGrace is how long a new connection is left to send its first
 // request header before it counts as idle: it has usually sent it
 // already, in a packet the server has yet to read.
-const newConnGrace = time.Second
+const FreshGrace = time.Second
 
-// DefaultMaxHTTPConns returns the default of Limits.MaxHTTPConns: three
-// quarters of the process's limit of open files (RLIMIT_NOFILE, which Go
+// DefaultMax returns a default of Options.Max: three quarters of the
+// process's limit of open files (RLIMIT_NOFILE, which Go
 // raises to its hard limit at start), leaving the rest to the store, the
 // listeners and outgoing connections; and, when the Go runtime has a
 // memory limit (debug.SetMemoryLimit, GOMEMLIMIT; serve --max-memory), at
 // most as many connections as an eighth of it holds, at 24 KiB each. It
 // is at least 16, and 10,000 where the file limit is unknown.
-func DefaultMaxHTTPConns() int {
-	return defaultHTTPConns(openFileLimit(), debug.SetMemoryLimit(-1))
+func DefaultMax() int {
+	return defaultMax(openFileLimit(), debug.SetMemoryLimit(-1))
 }
 
-// defaultHTTPConns returns DefaultMaxHTTPConns for a limit of open files
+// defaultMax returns DefaultMax for a limit of open files
 // (0: unknown) and a Go memory limit (math.MaxInt64: none).
-func defaultHTTPConns(files uint64, memory int64) int {
+func defaultMax(files uint64, memory int64) int {
 	n := 10_000
 	if files > 0 {
 		n = int(min(files/4*3, math.MaxInt32))
 	}
 	if memory > 0 && memory < math.MaxInt64 {
-		n = int(min(int64(n), memory/8/connCost))
+		n = int(min(int64(n), memory/8/ConnCost))
 	}
-	return max(n, minHTTPConns)
+	return max(n, MinConns)
 }
 
-// connLimiter is the listener of Serve: it counts the connections open
-// and, through http.Server.ConnState (connState), which of them are idle.
-type connLimiter struct {
+// Listener is a net.Listener within limits: it counts the connections
+// open and, through http.Server.ConnState (ConnState), which of them are
+// idle.
+type Listener struct {
 	net.Listener
 	max, perAddr int
-	// exempt: connections of this address are counted in the total only
-	// (trusted proxies, which carry many clients).
-	exempt func(netip.Addr) bool
-	log    *slog.Logger
-	// settingName names the settings in the refusals' messages
-	// (Config.SettingName, names.go).
-	settingName func(string) string
+	exempt       func(netip.Addr) bool
+	log          *slog.Logger
+	answer       func(Refusal) []byte
 
 	refusing chan struct{} // a token per refused connection being answered
 
@@ -111,10 +106,10 @@ type addrConns struct {
 	idle idleLists
 }
 
-// limitedConn is a connection that connLimiter counts.
+// limitedConn is a connection that a Listener counts.
 type limitedConn struct {
 	net.Conn
-	l    *connLimiter
+	l    *Listener
 	addr netip.Addr // its address (IPv6 by /64); invalid when not TCP
 
 	// Guarded by l.mu.
@@ -143,13 +138,13 @@ func (q *idleLists) list(c *limitedConn) *idleList {
 }
 
 // victim returns the connection to close to make room: the kept-alive
-// one idle longest, else the oldest fresh one older than newConnGrace;
+// one idle longest, else the oldest fresh one older than FreshGrace;
 // nil when none is.
 func (q *idleLists) victim(now time.Time) *limitedConn {
 	if c := q[0].head; c != nil {
 		return c
 	}
-	if c := q[1].head; c != nil && now.Sub(c.accepted) >= newConnGrace {
+	if c := q[1].head; c != nil && now.Sub(c.accepted) >= FreshGrace {
 		return c
 	}
 	return nil
@@ -187,10 +182,31 @@ func (q *idleList) remove(c *limitedConn) {
 	c.links[q.which] = [2]*limitedConn{}
 }
 
-// newConnLimiter returns ln limited to max connections, perAddr of one
-// address unless exempt.
-func newConnLimiter(ln net.Listener, max, perAddr int, exempt func(netip.Addr) bool, log *slog.Logger) *connLimiter {
-	return &connLimiter{Listener: ln, max: max, perAddr: perAddr, exempt: exempt, log: log,
+// Options are a Listener's limits.
+type Options struct {
+	// Max is the most connections open; PerAddr the most of one address
+	// (IPv6 by /64), unless Exempt reports it exempt (trusted proxies,
+	// which carry many clients: counted in Max only).
+	Max, PerAddr int
+	Exempt       func(netip.Addr) bool
+	// Log, when not nil, gets a warning, at most every ten seconds, of the
+	// connections closed and refused.
+	Log *slog.Logger
+	// Answer is the whole HTTP response a refused connection is answered
+	// with.
+	Answer func(Refusal) []byte
+}
+
+// A Refusal is why a connection is refused: it would go over Limit, the
+// per-address limit (PerAddr) or the total, with none idle to close.
+type Refusal struct {
+	PerAddr bool
+	Limit   int
+}
+
+// New returns ln within o's limits.
+func New(ln net.Listener, o Options) *Listener {
+	return &Listener{Listener: ln, max: o.Max, perAddr: o.PerAddr, exempt: o.Exempt, log: o.Log, answer: o.Answer,
 		refusing: make(chan struct{}, maxRefusing), addrs: make(map[netip.Addr]*addrConns),
 		idle: newIdleLists(0)}
 }
@@ -215,27 +231,27 @@ func connAddr(c net.Conn) (ip, key netip.Addr) {
 // Accept returns the next connection within the limits, closing the
 // longest idle one to make room where needed, and answering those it
 // cannot make room for (refuse).
-func (l *connLimiter) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		lc, victim, status, msg := l.admit(c)
+		lc, victim, why := l.admit(c)
 		if victim != nil {
 			victim.Conn.Close()
 		}
 		if lc != nil {
 			return lc, nil
 		}
-		l.refuseConn(c, status, msg)
+		l.refuseConn(c, why)
 	}
 }
 
 // admit counts c, taking a connection to close (victim) off the count
-// when c would go over a limit; without one to close, it returns the
-// status and message that c is refused with.
-func (l *connLimiter) admit(c net.Conn) (lc, victim *limitedConn, status int, msg string) {
+// when c would go over a limit; without one to close, it returns why c is
+// refused.
+func (l *Listener) admit(c net.Conn) (lc, victim *limitedConn, why Refusal) {
 	ip, addr := connAddr(c)
 	limited := ip.IsValid() && (l.exempt == nil || !l.exempt(ip))
 	now := time.Now()
@@ -246,14 +262,12 @@ func (l *connLimiter) admit(c net.Conn) (lc, victim *limitedConn, status int, ms
 	case limited && a != nil && a.n >= l.perAddr:
 		if victim = a.idle.victim(now); victim == nil {
 			l.refused()
-			return nil, nil, http.StatusTooManyRequests, "too many connections from this address: over the limit of " +
-				strconv.Itoa(l.perAddr) + ", none idle (Limits.MaxHTTPConnsPerAddress)"
+			return nil, nil, Refusal{PerAddr: true, Limit: l.perAddr}
 		}
 	case l.total >= l.max:
 		if victim = l.idle.victim(now); victim == nil {
 			l.refused()
-			return nil, nil, http.StatusServiceUnavailable, "too many connections: the server holds its limit of " +
-				strconv.Itoa(l.max) + ", none idle (Limits.MaxHTTPConns)"
+			return nil, nil, Refusal{Limit: l.max}
 		}
 	}
 	if victim != nil {
@@ -272,32 +286,32 @@ func (l *connLimiter) admit(c net.Conn) (lc, victim *limitedConn, status int, ms
 	l.total++
 	a.n++
 	// Idle until its first request (http.StateNew), sheddable once
-	// newConnGrace has passed.
+	// FreshGrace has passed.
 	l.setIdleLocked(lc, a, true)
-	return lc, victim, 0, ""
+	return lc, victim, Refusal{}
 }
 
 // refused counts a refusal, with l.mu held.
-func (l *connLimiter) refused() {
+func (l *Listener) refused() {
 	l.refuse++
 	l.noteLocked()
 }
 
 // noteLocked logs the connections shed and refused, at most every ten
 // seconds, with l.mu held.
-func (l *connLimiter) noteLocked() {
+func (l *Listener) noteLocked() {
 	if l.log == nil || time.Since(l.logged) < 10*time.Second {
 		return
 	}
 	l.logged = time.Now()
 	l.log.Warn("connections over their limit: idle ones closed to make room, new ones refused when none was idle",
-		"closed_idle", l.shed, "refused", l.refuse, "open", l.total, "max_http_conns", l.max, "max_http_conns_per_address", l.perAddr)
+		"closed_idle", l.shed, "refused", l.refuse, "open", l.total, "max", l.max, "max_per_address", l.perAddr)
 	l.shed, l.refuse = 0, 0
 }
 
 // setIdleLocked marks c idle or not, in the lists of l and of its
 // address a, with l.mu held.
-func (l *connLimiter) setIdleLocked(c *limitedConn, a *addrConns, idle bool) {
+func (l *Listener) setIdleLocked(c *limitedConn, a *addrConns, idle bool) {
 	if c.closed || c.idle == idle {
 		return
 	}
@@ -315,7 +329,7 @@ func (l *connLimiter) setIdleLocked(c *limitedConn, a *addrConns, idle bool) {
 }
 
 // releaseLocked stops counting c, with l.mu held.
-func (l *connLimiter) releaseLocked(c *limitedConn) {
+func (l *Listener) releaseLocked(c *limitedConn) {
 	if c.closed {
 		return
 	}
@@ -328,10 +342,10 @@ func (l *connLimiter) releaseLocked(c *limitedConn) {
 	}
 }
 
-// connState is the http.Server.ConnState of Serve: a connection is idle
+// ConnState is the http.Server.ConnState of a server on l: a connection is idle
 // between requests, busy from a request's header on, and a WebSocket (a
 // hijacked connection) stays counted, busy, until it is closed.
-func (l *connLimiter) connState(c net.Conn, state http.ConnState) {
+func (l *Listener) ConnState(c net.Conn, state http.ConnState) {
 	lc, ok := c.(*limitedConn)
 	if !ok {
 		return
@@ -351,11 +365,20 @@ func (l *connLimiter) connState(c net.Conn, state http.ConnState) {
 	l.mu.Unlock()
 }
 
-// counts returns the connections open and how many of them are idle.
-func (l *connLimiter) counts() (open, idle int) {
+// Counts returns the connections open and how many of them are idle.
+func (l *Listener) Counts() (open, idle int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.total, l.nIdle
+}
+
+// Unwrap returns the connection under c when a Listener counts it, else
+// c.
+func Unwrap(c net.Conn) net.Conn {
+	if lc, ok := c.(*limitedConn); ok {
+		return lc.Conn
+	}
+	return c
 }
 
 // Close closes the connection and stops counting it.
@@ -366,17 +389,16 @@ func (c *limitedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// refuseConn answers c, a connection over a limit, with status and msg
-// (its settings named as settingName names them) and closes it. The
-// answer is written once the request header has come (at most
-// refuseHeader bytes of it are read, for up to refuseTimeout): an HTTP
-// client takes an answer that comes before it sent its request for a
-// broken connection, not for the answer to it. Then c is read until the
-// client closes it (or refuseTimeout), so that closing it with a request
-// unread does not reset the connection and lose the answer. At most
-// maxRefusing connections are answered so at once; others are closed at
-// once.
-func (l *connLimiter) refuseConn(c net.Conn, status int, msg string) {
+// refuseConn answers c, a connection over a limit, as Options.Answer
+// answers why, and closes it. The answer is written once the request
+// header has come (at most refuseHeader bytes of it are read, for up to
+// refuseTimeout): an HTTP client takes an answer that comes before it
+// sent its request for a broken connection, not for the answer to it.
+// Then c is read until the client closes it (or refuseTimeout), so that
+// closing it with a request unread does not reset the connection and
+// lose the answer. At most maxRefusing connections are answered so at
+// once; others are closed at once.
+func (l *Listener) refuseConn(c net.Conn, why Refusal) {
 	select {
 	case l.refusing <- struct{}{}:
 	default:
@@ -389,11 +411,7 @@ func (l *connLimiter) refuseConn(c net.Conn, status int, msg string) {
 		c.SetDeadline(time.Now().Add(refuseTimeout))
 		readHeader(c, refuseHeader)
 		c.SetDeadline(time.Now().Add(refuseTimeout))
-		body := string(model.AppendJSONString([]byte(`{"error":{"message":`), nameSettings(msg, l.settingName))) + "}}"
-		answer := "HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n" +
-			"Content-Type: application/json; charset=utf-8\r\nRetry-After: " + retryAfter(retryAfterConns) +
-			"\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-		if _, err := io.WriteString(c, answer); err != nil {
+		if _, err := c.Write(l.answer(why)); err != nil {
 			return
 		}
 		if cw, ok := c.(interface{ CloseWrite() error }); ok {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package server
+package connlimit
 
 // openFileLimit returns 0: the limit of open files is not known here.
 func openFileLimit() uint64 { return 0 }
