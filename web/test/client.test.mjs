@@ -1158,3 +1158,42 @@ test("commit mode: a commit refused by a server failure (503) is sent again unde
   assert.equal(client.synced, true)
   assert.equal(text(client), "hello!")
 })
+
+test("commit mode: comment events go in commits; others' comments pushed meanwhile are placed over the answer", async () => {
+  let { client, ws } = await start({}, { mode: "commit" })
+  client.dispatch(client.state.tr.setMeta(commentsKey, { type: "add", from: 1, to: 6, id: 42, text: "mine" }))
+  let c = ws.take("commit")
+  assert.deepEqual(c.steps, [])
+  assert.deepEqual(c.comment, [{ type: "create", id: 42, text: "mine", from: 1, to: 6 }])
+  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 1, comment: c.comment, users: 1 })
+  ws.push({ type: "committed", id: c.id, from: 5, version: 5, steps: [], dropped: [], commentVersion: 1 })
+  assert.deepEqual(commentsKey.getState(client.state).unsentEvents(), [])
+  assert.equal(commentsKey.getState(client.state).version, 1)
+  assert.equal(client.synced, true)
+
+  insert(client, 1, "ab")
+  let c2 = ws.take("commit")
+  // Another client's step and comment (in the server's document at 6), then ours.
+  ws.push({
+    type: "steps", version: 6, clientIDs: [99], commentVersion: 2, users: 2,
+    steps: [{ stepType: "replace", from: 6, to: 6, slice: { content: [{ type: "text", text: "X" }] } }],
+    comment: [{ type: "create", id: 9, text: "theirs", from: 1, to: 6 }],
+  })
+  ws.push({ type: "steps", version: 7, steps: c2.steps, clientIDs: [7], commentVersion: 2, comment: [], users: 2 })
+  ws.push({ type: "committed", id: c2.id, from: 6, version: 7, steps: c2.steps, dropped: [], commentVersion: 2 })
+  assert.equal(text(client), "abhelloX")
+  let theirs = commentsKey.getState(client.state).find(9)
+  assert.equal(client.state.doc.textBetween(theirs.from, theirs.to), "hello")
+  assert.equal(commentsKey.getState(client.state).version, 2)
+  assert.equal(client.synced, true)
+})
+
+test("web/src/client.js, the conformance harness's, defaults to classic", async () => {
+  let { CollabClient: HarnessClient } = await import("../src/client.js")
+  let before = FakeSocket.all.length
+  let client = new HarnessClient({ url: "ws://test/docs/x/ws", schema, clientID: 7 })
+  clients.push(client)
+  let { hello } = await nextSocket(before)
+  assert.equal(client.mode, "classic")
+  assert.equal("mode" in hello, false, "the hello of clients before commit mode")
+})
