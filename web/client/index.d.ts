@@ -86,6 +86,12 @@ export interface CollabClientOptions {
   flush?(): void
   /** The WebSocket class (default globalThis.WebSocket; in node, e.g. the ws package's). */
   WebSocket?: typeof WebSocket
+  /**
+   * "commit" (default): the local steps go in commit messages, which the server rebases itself
+   * (docs/protocol.md, "Commit mode"; needs a pmauthority with commit mode). "classic": steps messages,
+   * rebased here after a conflict, as prosemirror-collab's own protocol does (its hello is unchanged).
+   */
+  mode?: "commit" | "classic"
 }
 
 /** Keeps one document in sync with a pmauthority server. */
@@ -94,6 +100,8 @@ export class CollabClient {
   /** The current editor state (null before the first snapshot). */
   readonly state: EditorState | null
   readonly clientID: number
+  /** The mode option. */
+  readonly mode: "commit" | "classic"
   /** The server answered hello: changes are being sent. */
   readonly welcomed: boolean
   /** The server has every local change and the connection is up. */

@@ -5,6 +5,7 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { EditorState, NodeSelection, TextSelection } from "prosemirror-state"
+import { Mapping, Step } from "prosemirror-transform"
 import { CollabClient, guardNodeSelection } from "../client/src/client.js"
 import { schema } from "../src/schema.js"
 import { commentsKey, commentsOf, commentDraft, setCommentDraft, clearCommentDraft, createComment, deleteComment, formatComment, parseComment } from "../client/src/comments.js"
@@ -100,8 +101,10 @@ afterEach(() => {
 async function start(snapshot = {}, options = {}) {
   let before = FakeSocket.all.length
   let states = [], notices = [], peers = []
+  // The tests below are of the classic protocol unless they say
+  // mode: "commit" (the commit-mode tests at the end).
   let client = new CollabClient({
-    url: "ws://test/docs/x/ws", schema, name: "Me", color: "#123456", clientID: 7,
+    url: "ws://test/docs/x/ws", schema, name: "Me", color: "#123456", clientID: 7, mode: "classic",
     onState: (s, replaced) => states.push(replaced),
     onNotice: n => notices.push(n),
     onPeers: p => peers.push(p),
@@ -861,4 +864,336 @@ test("document names are ids as typed, as the server accepts them", () => {
     assert.ok(!validDocID(id), JSON.stringify(id))
   assert.equal(docIDFromName("  My notes "), "My notes")
   assert.equal(docIDFromName("   "), null)
+})
+
+// ---------------------------------------------------------------------------
+// Commit mode (docs/protocol.md, "Commit mode").
+
+// rebaseCommit rebases the steps of a commit made at docAtV over the
+// steps applied since (since), onto doc, as the server does (docs/api.md,
+// "Commit mode"): each step mapped through the inverses of the commit's
+// earlier steps, the steps since, and the commit's steps already rebased
+// (mirrored). It returns the kept steps and the dropped indexes.
+function rebaseCommit(docAtV, steps, since, doc) {
+  let docs = [docAtV]
+  for (let s of steps) docs.push(s.apply(docs.at(-1)).doc)
+  let mapping = new Mapping(), k = steps.length
+  for (let i = k - 1; i >= 0; i--) mapping.appendMap(steps[i].invert(docs[i]).getMap())
+  for (let s of since) mapping.appendMap(s.getMap())
+  let kept = [], dropped = []
+  for (let i = 0; i < k; i++) {
+    let mapped = steps[i].map(mapping.slice(k - i))
+    let result = mapped && mapped.apply(doc)
+    if (!mapped || result.failed) {
+      dropped.push(i)
+      continue
+    }
+    doc = result.doc
+    kept.push(mapped)
+    mapping.appendMap(mapped.getMap(), k - 1 - i)
+  }
+  return { kept, dropped, doc }
+}
+
+// CommitServer plays a pmauthority server with the sockets opened after
+// it: hello (snapshot or welcome), classic steps, commits (rebased by
+// rebaseCommit, answered again as they were when sent again under their
+// ref), the pushes of new steps before each answer. loseAnswerOf: the
+// next commit of that client id is applied, its steps pushed, and the
+// connection lost before its answer.
+class CommitServer {
+  constructor(doc, version = 0) {
+    this.base = version
+    this.docs = [schema.nodeFromJSON(doc)]
+    this.steps = [] // {step, clientID}, versions base+1 …
+    this.first = FakeSocket.all.length
+    this.conns = new Map() // FakeSocket → {joined, sentTo, commit}
+    this.answers = new Map() // ref → the committed fields
+    this.commits = [] // every commit message taken
+    this.answered = [] // and its answer
+    this.loseAnswerOf = null
+  }
+  get version() { return this.base + this.steps.length }
+  get doc() { return this.docs.at(-1) }
+  text() { return this.doc.textBetween(0, this.doc.content.size, "|") }
+
+  // settle serves the sockets until nothing happens for a while.
+  async settle() {
+    for (let quiet = 0; quiet < 5;) {
+      await sleep(5)
+      quiet = this.pump() ? 0 : quiet + 1
+    }
+  }
+
+  pump() {
+    let busy = false
+    for (let ws of FakeSocket.all.slice(this.first)) {
+      if (ws.readyState != 1) continue
+      if (!this.conns.has(ws)) this.conns.set(ws, { joined: false, sentTo: 0, commit: false })
+      let conn = this.conns.get(ws)
+      let msg
+      while (ws.readyState == 1 && (msg = ws.sent.shift())) {
+        busy = true
+        this.handle(ws, conn, msg)
+      }
+    }
+    return busy
+  }
+
+  handle(ws, conn, msg) {
+    switch (msg.type) {
+      case "hello":
+        conn.joined = true
+        conn.commit = msg.mode == "commit"
+        if (msg.version == null) {
+          ws.push({ type: "snapshot", doc: this.doc.toJSON(), version: this.version, comments: [], commentVersion: 0, users: 1, presence: [] })
+        } else {
+          let from = msg.version - this.base
+          ws.push({
+            type: "welcome", version: this.version, commentVersion: 0, comment: [], users: 1, presence: [],
+            steps: this.steps.slice(from).map(s => s.step.toJSON()), clientIDs: this.steps.slice(from).map(s => s.clientID),
+          })
+        }
+        conn.sentTo = this.version
+        break
+      case "steps":
+        if (conn.commit) return ws.push({ type: "error", id: msg.id, status: 400, message: "steps in commit mode" })
+        if (msg.version != this.version) return ws.push({ type: "conflict", id: msg.id, version: this.version })
+        for (let json of msg.steps) this.apply(Step.fromJSON(schema, json), msg.clientID)
+        this.relay()
+        ws.push({ type: "ack", id: msg.id, version: this.version, commentVersion: 0 })
+        break
+      case "commit": {
+        if (!conn.commit) return ws.push({ type: "error", id: msg.id, status: 400, message: "commit in classic mode" })
+        this.commits.push(msg)
+        let answer = this.answers.get(msg.ref)
+        if (!answer) {
+          let V = msg.version - this.base
+          let steps = msg.steps.map(j => Step.fromJSON(schema, j))
+          let { kept, dropped } = rebaseCommit(this.docs[V], steps, this.steps.slice(V).map(s => s.step), this.doc)
+          let from = this.version
+          for (let step of kept) this.apply(step, msg.clientID)
+          answer = { from, version: this.version, steps: kept.map(s => s.toJSON()), dropped, commentVersion: 0 }
+          if (kept.length) this.answers.set(msg.ref, answer)
+        }
+        this.answered.push(answer)
+        this.relay()
+        if (this.loseAnswerOf === msg.clientID) {
+          this.loseAnswerOf = null
+          ws.drop(1006)
+          return
+        }
+        ws.push({ type: "committed", id: msg.id, ...answer })
+        break
+      }
+    }
+  }
+
+  apply(step, clientID) {
+    let result = step.apply(this.doc)
+    assert.equal(result.failed, null, "a step the server applies")
+    this.docs.push(result.doc)
+    this.steps.push({ step, clientID })
+  }
+
+  relay() {
+    for (let [ws, conn] of this.conns) {
+      if (!conn.joined || ws.readyState != 1 || conn.sentTo == this.version) continue
+      let from = conn.sentTo - this.base
+      ws.push({
+        type: "steps", version: this.version, commentVersion: 0, comment: [], users: 1,
+        steps: this.steps.slice(from).map(s => s.step.toJSON()), clientIDs: this.steps.slice(from).map(s => s.clientID),
+      })
+      conn.sentTo = this.version
+    }
+  }
+}
+
+// serveUntil serves until cond holds.
+async function serveUntil(server, cond, what) {
+  await until(() => {
+    server.pump()
+    return cond()
+  }, what)
+  await server.settle()
+}
+
+// onServer starts a client of server: its hello and the snapshot.
+async function onServer(server, options = {}) {
+  let notices = []
+  let client = new CollabClient({ url: "ws://test/docs/x/ws", schema, onNotice: n => notices.push(n), ...options })
+  clients.push(client)
+  client.notices = notices
+  await serveUntil(server, () => client.state, "the snapshot")
+  return client
+}
+
+test("commit mode is the default: mode in hello, one commit at a time, its pushed steps replaced by the answer's", async () => {
+  let before = FakeSocket.all.length
+  let client = new CollabClient({ url: "ws://test/docs/x/ws", schema, clientID: 7 })
+  clients.push(client)
+  let { ws, hello } = await nextSocket(before)
+  assert.deepEqual(hello, { type: "hello", version: null, clientID: 7, name: "", mode: "commit" })
+  ws.push({ type: "snapshot", doc: docJSON("hello"), version: 5, comments: [], commentVersion: 0, users: 1, presence: [] })
+  insert(client, 6, "!")
+  let c = ws.take("commit")
+  assert.equal(c.version, 5)
+  assert.equal(c.clientID, 7)
+  assert.equal(typeof c.ref, "string")
+  assert.deepEqual(c.comment, [])
+  assert.deepEqual(c.steps, [{ stepType: "replace", from: 6, to: 6, slice: { content: [{ type: "text", text: "!" }] } }])
+  assert.equal(ws.take("steps"), null, "no steps messages in commit mode")
+  insert(client, 1, ">")
+  assert.equal(ws.take("commit"), null, "nothing is sent while a commit is in flight")
+  // Others' steps and the commit's own, pushed before the answer, wait for it.
+  let other = { stepType: "replace", from: 1, to: 1, slice: { content: [{ type: "text", text: "oh " }] } }
+  let rebased = { stepType: "replace", from: 9, to: 9, slice: { content: [{ type: "text", text: "!" }] } }
+  ws.push({ type: "steps", version: 6, steps: [other], clientIDs: [99], commentVersion: 0, comment: [], users: 2 })
+  ws.push({ type: "steps", version: 7, steps: [rebased], clientIDs: [7], commentVersion: 0, comment: [], users: 2 })
+  assert.equal(text(client), ">hello!")
+  assert.equal(client.synced, false)
+  ws.push({ type: "committed", id: c.id, from: 6, version: 7, steps: [rebased], dropped: [], commentVersion: 0 })
+  // ">" mapped over the others' "oh " as prosemirror-collab maps it.
+  assert.equal(text(client), "oh >hello!")
+  let next = ws.take("commit")
+  assert.equal(next.version, 7)
+  assert.notEqual(next.ref, c.ref)
+  assert.deepEqual(next.steps, [{ stepType: "replace", from: 4, to: 4, slice: { content: [{ type: "text", text: ">" }] } }])
+  ws.push({ type: "steps", version: 8, steps: next.steps, clientIDs: [7], commentVersion: 0, comment: [], users: 2 })
+  ws.push({ type: "committed", id: next.id, from: 7, version: 8, steps: next.steps, dropped: [], commentVersion: 0 })
+  assert.equal(text(client), "oh >hello!")
+  assert.equal(client.synced, true)
+})
+
+test("commit mode: clients converge with each other and with a classic one", async () => {
+  let server = new CommitServer(docJSON("one two three"))
+  let a = await onServer(server, { clientID: 1 })
+  let b = await onServer(server, { clientID: 2 })
+  let c = await onServer(server, { clientID: 3, mode: "classic" })
+  await server.settle()
+  for (let round = 0; round < 6; round++) {
+    // Each types somewhere, several times, before the server answers.
+    for (let [i, client] of [a, b, c].entries()) {
+      let size = client.state.doc.content.size
+      insert(client, 1 + (round * 7 + i * 3) % (size - 1), "abc"[i])
+      if (round % 2) client.dispatch(client.state.tr.delete(2, 4))
+      insert(client, 1, String(round))
+    }
+    await server.settle()
+  }
+  await serveUntil(server, () => a.synced && b.synced && c.synced, "all synced")
+  for (let client of [a, b, c]) {
+    assert.equal(text(client), server.text())
+    assert.equal(client.synced, true)
+  }
+  assert.ok(server.commits.some(m => m.version < server.version), "some commits were stale")
+  assert.ok(server.commits.every(m => m.clientID != 3), "the classic client sends no commits")
+})
+
+test("commit mode: a step the server dropped is gone here too, later ones mapped", async () => {
+  let server = new CommitServer(docJSON("hello world"))
+  let first = await onServer(server, { clientID: 99 })
+  let client = await onServer(server, { clientID: 7 })
+  await server.settle()
+  // Both delete overlapping ranges; first's commit reaches the server first.
+  first.dispatch(first.state.tr.delete(2, 10)) // "hld"
+  client.dispatch(client.state.tr.delete(3, 8)) // "heorld"
+  assert.equal(FakeSocket.all.indexOf(first.ws) < FakeSocket.all.indexOf(client.ws), true)
+  // Typed while the commit is in flight.
+  insert(client, 7, "X") // "heorldX"
+  server.pump() // first's commit applied; the second's rebased: dropped
+  await serveUntil(server, () => client.synced && first.synced, "synced")
+  let i = server.commits.findIndex(m => m.clientID == 7)
+  assert.deepEqual(server.commits[i].steps, [{ stepType: "replace", from: 3, to: 8 }])
+  let { version, ...answer } = server.answered[i]
+  assert.deepEqual(answer, { from: 1, steps: [], dropped: [0], commentVersion: 0 })
+  assert.equal(server.commits.filter(m => m.clientID == 7).length, 2)
+  assert.equal(server.text(), "hldX")
+  assert.equal(text(client), server.text())
+  assert.equal(text(first), server.text())
+  assert.equal(client.synced, true)
+})
+
+test("commit mode: a commit whose answer was lost is sent again after the reconnection, nothing applied twice", async () => {
+  let server = new CommitServer(docJSON("hello"))
+  let other = await onServer(server, { clientID: 99 })
+  let client = await onServer(server, { clientID: 7 })
+  await server.settle()
+  insert(client, 6, " world")
+  insert(other, 1, ">")
+  server.loseAnswerOf = 7
+  let before = FakeSocket.all.length
+  server.pump() // applied, pushed, and the connection lost before the answer
+  assert.equal(client.synced, false)
+  await serveUntil(server, () => FakeSocket.all.length > before && client.synced, "the commit's answer")
+  let mine = server.commits.filter(m => m.clientID == 7)
+  assert.equal(mine.length, 2, "sent again")
+  assert.deepEqual({ ...mine[1], id: 0 }, { ...mine[0], id: 0 }, "the same commit: ref, version, steps")
+  assert.equal(server.steps.filter(s => s.clientID == 7).length, 1, "applied once")
+  assert.equal(text(client), server.text())
+  assert.equal(text(other), server.text())
+  assert.equal(server.text(), ">hello world")
+  // The commit never arrived: sent again after the reconnection, and applied.
+  insert(client, 1, "!")
+  before = FakeSocket.all.length
+  client.ws.drop(1006) // before the server read it
+  await serveUntil(server, () => FakeSocket.all.length > before && client.synced, "the commit's answer")
+  assert.equal(text(client), server.text())
+  assert.equal(server.text(), "!>hello world")
+  assert.equal(client.notices.length, 0, client.notices.join("; "))
+})
+
+test("commit mode: a commit refused by a server failure (503) is sent again under its ref", async () => {
+  let { client, ws } = await start({}, { mode: "commit" })
+  insert(client, 6, "!")
+  let c = ws.take("commit")
+  ws.push({ type: "error", id: c.id, status: 503, message: "store failed" })
+  assert.equal(ws.take("commit"), null)
+  await until(() => ws.sent.some(m => m.type == "commit"), "the resend", 3000)
+  let again = ws.take("commit")
+  assert.notEqual(again.id, c.id)
+  assert.deepEqual({ ...again, id: 0 }, { ...c, id: 0 })
+  ws.push({ type: "steps", version: 6, steps: c.steps, clientIDs: [7], commentVersion: 0, comment: [], users: 1 })
+  ws.push({ type: "committed", id: again.id, from: 5, version: 6, steps: c.steps, dropped: [], commentVersion: 0 })
+  assert.equal(client.synced, true)
+  assert.equal(text(client), "hello!")
+})
+
+test("commit mode: comment events go in commits; others' comments pushed meanwhile are placed over the answer", async () => {
+  let { client, ws } = await start({}, { mode: "commit" })
+  client.dispatch(client.state.tr.setMeta(commentsKey, { type: "add", from: 1, to: 6, id: 42, text: "mine" }))
+  let c = ws.take("commit")
+  assert.deepEqual(c.steps, [])
+  assert.deepEqual(c.comment, [{ type: "create", id: 42, text: "mine", from: 1, to: 6 }])
+  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 1, comment: c.comment, users: 1 })
+  ws.push({ type: "committed", id: c.id, from: 5, version: 5, steps: [], dropped: [], commentVersion: 1 })
+  assert.deepEqual(commentsKey.getState(client.state).unsentEvents(), [])
+  assert.equal(commentsKey.getState(client.state).version, 1)
+  assert.equal(client.synced, true)
+
+  insert(client, 1, "ab")
+  let c2 = ws.take("commit")
+  // Another client's step and comment (in the server's document at 6), then ours.
+  ws.push({
+    type: "steps", version: 6, clientIDs: [99], commentVersion: 2, users: 2,
+    steps: [{ stepType: "replace", from: 6, to: 6, slice: { content: [{ type: "text", text: "X" }] } }],
+    comment: [{ type: "create", id: 9, text: "theirs", from: 1, to: 6 }],
+  })
+  ws.push({ type: "steps", version: 7, steps: c2.steps, clientIDs: [7], commentVersion: 2, comment: [], users: 2 })
+  ws.push({ type: "committed", id: c2.id, from: 6, version: 7, steps: c2.steps, dropped: [], commentVersion: 2 })
+  assert.equal(text(client), "abhelloX")
+  let theirs = commentsKey.getState(client.state).find(9)
+  assert.equal(client.state.doc.textBetween(theirs.from, theirs.to), "hello")
+  assert.equal(commentsKey.getState(client.state).version, 2)
+  assert.equal(client.synced, true)
+})
+
+test("web/src/client.js, the conformance harness's, defaults to classic", async () => {
+  let { CollabClient: HarnessClient } = await import("../src/client.js")
+  let before = FakeSocket.all.length
+  let client = new HarnessClient({ url: "ws://test/docs/x/ws", schema, clientID: 7 })
+  clients.push(client)
+  let { hello } = await nextSocket(before)
+  assert.equal(client.mode, "classic")
+  assert.equal("mode" in hello, false, "the hello of clients before commit mode")
 })

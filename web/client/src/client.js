@@ -6,6 +6,11 @@
 // dispatch; every new state is handed to onState, which the page uses to
 // update its EditorView (a state created from a snapshot has new plugin
 // instances, which EditorView.updateState handles).
+//
+// Two modes (the hello's mode): "commit" (the default) sends the
+// unconfirmed steps in commit messages, which the server rebases itself
+// (docs/protocol.md, "Commit mode"); "classic" sends steps messages as
+// prosemirror-collab's own clients do, and rebases on a conflict.
 
 import { EditorState, NodeSelection, Selection, TextSelection } from "prosemirror-state"
 import { Step } from "prosemirror-transform"
@@ -28,6 +33,23 @@ const maxTimer = 2 ** 30 // ms, below setTimeout's limit (2^31 − 1)
 const saveEvery = 200 // ms between two writes of the unconfirmed changes to IndexedDB
 
 function noop() {}
+
+// collabPlugin returns the collab plugin of state (prosemirror-collab
+// exports neither its key nor its state class: both are reached from it).
+function collabPlugin(state) {
+  let plugin = state.plugins.find(p => p.spec.historyPreserveItems && p.spec.config && "clientID" in p.spec.config)
+  if (!plugin) throw new Error("no collab plugin in the editor state")
+  return plugin
+}
+
+// refSession returns a random prefix for the refs of this client's
+// commits: a ref is unique per document, also across page loads reusing a
+// client id (the persist option, a fixed clientID option).
+function refSession(clientID) {
+  let id = String(clientID)
+  let random = Math.floor(Math.random() * 2 ** 48).toString(36)
+  return (id.length <= 32 ? id + "-" : "") + random
+}
 
 // guardNodeSelection works around a crash of prosemirror-state 1.4.4:
 // NodeSelection.map builds a NodeSelection at the mapped position unless
@@ -121,6 +143,10 @@ function randomClientID() {
 //             token in band (a token message) on the open connection
 //   WebSocket the WebSocket class to connect with (default
 //             globalThis.WebSocket; in node, e.g. the ws package's)
+//   mode      "commit" (default): the server rebases the local steps
+//             (commit messages, docs/protocol.md "Commit mode"); "classic":
+//             steps messages, rebased here after a conflict, as with a
+//             prosemirror-collab server that has no commit mode
 export class CollabClient {
   constructor(options) {
     this.url = options.url
@@ -141,12 +167,23 @@ export class CollabClient {
     this.token = options.token ?? null
     this.clientID = options.clientID ?? randomClientID()
     this.WebSocket = options.WebSocket || globalThis.WebSocket
+    this.mode = options.mode ?? "commit"
+    if (this.mode != "commit" && this.mode != "classic") throw new Error(`mode is "commit" or "classic", not ${JSON.stringify(this.mode)}`)
 
     this.state = null
     this.ws = null
     this.welcomed = false // the server answered hello: messages may be sent
     this.resync = false // the next hello asks for a snapshot
-    this.inFlight = null // {id, version, events}: the submission awaiting its answer
+    this.inFlight = null // {id, version, events}: the submission awaiting its answer (classic mode)
+    // Commit mode: the commit in flight, {id, ref, version, steps, json,
+    // events, sent}, kept across reconnections (sent again under its ref
+    // until answered), and the steps pushed since its version, buffered
+    // ({version, steps, clientIDs, comment, commentVersion} messages) until
+    // its answer says which of them are its own.
+    this.commitOut = null
+    this.buffer = []
+    this.refPrefix = refSession(this.clientID)
+    this.commits = 0
     this.blockedAt = -1 // after a conflict at version v, nothing is sent before a version > v
     this.nextID = 1
     this.failures = 0 // connection attempts since the last success
@@ -272,10 +309,18 @@ export class CollabClient {
         if (result.failed) throw new Error(result.failed)
       }
       state = state.apply(tr)
+      // A commit the page had in flight: sent again as it was (its answer
+      // may have been lost with the page).
+      let out = record.commit
+      if (this.mode == "commit" && out && typeof out.ref == "string" && Number.isInteger(out.count) && out.count > 0 && out.count <= tr.steps.length) {
+        let steps = tr.steps.slice(0, out.count)
+        this.commitOut = { id: 0, ref: out.ref, version: record.version, steps, json: steps.map(s => s.toJSON()), events: out.events || [], sent: false }
+      }
       // The comment events, in the document after the steps, queued
       // again as the commands queue them.
       for (let e of record.events)
         state = state.apply(state.tr.setMeta(commentsKey, e.type == "create" ? { ...e, type: "add" } : e))
+      if (this.clientID !== record.clientID) this.refPrefix = refSession(record.clientID)
       this.clientID = record.clientID
       this.restored = true
       this.confirmedDoc = doc
@@ -323,6 +368,7 @@ export class CollabClient {
       write = this.persist.put(this.clientID, {
         version: getVersion(state), doc: this.confirmedDoc.toJSON(), steps: sendable ? sendable.steps.map(s => s.toJSON()) : [],
         commentVersion: cs.version, comments, events, savedAt: Date.now(),
+        commit: this.commitOut ? { ref: this.commitOut.ref, count: this.commitOut.steps.length, events: this.commitOut.events } : null,
       })
     }
     this.saving = write.catch(e => this.onNotice("Could not keep the unsaved changes in this browser: " + String(e?.message || e)))
@@ -351,7 +397,7 @@ export class CollabClient {
   // synced tells whether the server has every local change (steps and
   // comments) and the connection is up.
   get synced() {
-    return this.welcomed && !this.inFlight && !!this.state && !sendableSteps(this.state) &&
+    return this.welcomed && !this.inFlight && !this.commitOut && !!this.state && !sendableSteps(this.state) &&
       commentsKey.getState(this.state).unsentEvents().length == 0
   }
 
@@ -552,6 +598,8 @@ export class CollabClient {
       }
       if (ws !== this.ws) return
       let hello = { type: "hello", version: null, clientID: this.clientID, name: truncate(this.name, 64) }
+      // Classic is the server's default: its hello is as it always was.
+      if (this.mode == "commit") hello.mode = "commit"
       if (typeof token == "string" && token) hello.token = token
       this.sentToken = hello.token || ""
       if (/^#[0-9a-fA-F]{6}$/.test(this.color)) hello.color = this.color
@@ -639,6 +687,10 @@ export class CollabClient {
   lost() {
     this.welcomed = false
     this.inFlight = null
+    // A commit in flight stays, to be sent again (same ref) after the
+    // next welcome, which brings the pushes it had buffered again.
+    if (this.commitOut) this.commitOut.sent = false
+    this.buffer = []
     this.blockedAt = -1
     clearTimeout(this.sendTimer) // a new connection sends after its welcome
     this.sendTimer = null
@@ -691,9 +743,12 @@ export class CollabClient {
       case "snapshot": this.loadSnapshot(msg); break
       case "welcome": this.welcome(msg); break
       case "steps":
-        if (this.welcomed && this.receive(msg)) this.afterChange()
+        if (!this.welcomed) break
+        if (this.commitOut) this.hold(msg)
+        else if (this.receive(msg)) this.afterChange()
         break
       case "ack": this.ack(msg); break
+      case "committed": this.committed(msg); break
       case "conflict":
         if (this.inFlight && msg.id == this.inFlight.id) {
           // Wait for the steps that beat ours, then send again (rebased).
@@ -734,6 +789,9 @@ export class CollabClient {
     let lost = old && this.restored ? sendableSteps(old)?.steps.length || 0 : 0
     if (lost) this.onNotice(`${lost} unsaved change${lost == 1 ? " was" : "s were"} kept in this browser but lost: the server sent the whole document`)
     this.restored = false
+    // The snapshot replaces the local changes, a commit in flight among them.
+    this.commitOut = null
+    this.buffer = []
     if (old) {
       // Keep the cursor near where it was.
       let size = doc.content.size
@@ -759,7 +817,11 @@ export class CollabClient {
     }
     this.restored = false
     this.online(msg)
-    if (!this.receive(msg)) return
+    if (this.commitOut) {
+      // Its steps may hold the commit's (applied before the connection
+      // was lost): they wait for its answer.
+      if (!this.hold(msg)) return
+    } else if (!this.receive(msg)) return
     this.setPeers(msg.version, msg.presence || [], [], true)
     this.peersChanged()
     this.afterChange()
@@ -853,13 +915,18 @@ export class CollabClient {
     if (typeof msg.users == "number") this.users = msg.users
     this.state = state
     this.onState(state, false)
+    this.takePending()
+    this.peersChanged()
+    return true
+  }
+
+  // takePending sets the presence that waited for the version reached.
+  takePending() {
     if (this.pending.length) {
       let pending = this.pending
       this.pending = []
       for (let p of pending) this.setPeers(p.version, p.clients, [], false)
     }
-    this.peersChanged()
-    return true
   }
 
   ack(msg) {
@@ -887,11 +954,13 @@ export class CollabClient {
     // A 401 without id on a welcomed connection: its token expired, and
     // the close (4401) that follows says so in the status.
     if (msg.id == null && msg.status == 401 && this.welcomed) return
-    if (msg.id == null || !this.inFlight || msg.id != this.inFlight.id) {
+    let out = this.commitOut && this.commitOut.sent ? this.commitOut : null
+    if (msg.id == null || !(this.inFlight || out) || msg.id != (out || this.inFlight).id) {
       this.onNotice("Server: " + text)
       return
     }
     this.inFlight = null
+    if (out) out.sent = false // sent again (same ref) after the back-off, or dropped by the restart
     if (msg.status >= 500 || msg.status == 429) {
       // The server could not take the change (its storage failed, say),
       // or not yet (429: over its submission rate): nothing is wrong with
@@ -943,6 +1012,7 @@ export class CollabClient {
   // trySend submits the unconfirmed steps and unsent comment events,
   // one submission at a time.
   trySend() {
+    if (this.mode == "commit") return this.trySendCommit()
     if (!this.welcomed || this.inFlight || this.sendTimer || !this.state) return
     let state = this.state
     let version = getVersion(state)
@@ -962,6 +1032,158 @@ export class CollabClient {
     let id = this.nextID++
     this.inFlight = { id, version, events }
     this.send({ type: "steps", id, version, steps: steps.map(s => s.toJSON()), clientID: this.clientID, comment: events })
+  }
+
+  // trySendCommit sends the commit in flight again (after a reconnection
+  // or a back-off: same ref, version, steps and comment events), or a new
+  // commit of what is sendable: at most one at a time.
+  trySendCommit() {
+    if (!this.welcomed || this.sendTimer || !this.state) return
+    let c = this.commitOut
+    if (!c) {
+      let sendable = sendableSteps(this.state)
+      let steps = sendable ? sendable.steps.slice() : []
+      let events = commentsKey.getState(this.state).unsentEvents()
+      if (!steps.length && !events.length) return
+      if (steps.length > maxSteps) {
+        // As for classic submissions: bounded, comments with the last part.
+        steps = steps.slice(0, maxSteps)
+        events = []
+      }
+      c = this.commitOut = {
+        id: 0, ref: `${this.refPrefix}-${++this.commits}`, version: getVersion(this.state),
+        steps, json: steps.map(s => s.toJSON()), events, sent: false,
+      }
+    }
+    if (c.sent) return
+    c.id = this.nextID++
+    c.sent = true
+    this.send({ type: "commit", id: c.id, version: c.version, ref: c.ref, clientID: this.clientID, steps: c.json, comment: c.events })
+  }
+
+  // hold buffers the steps of a push (or welcome) that came while a
+  // commit is in flight. It returns false when it had to restart (a gap).
+  hold(msg) {
+    let known = this.commitOut.version
+    for (let m of this.buffer) known = Math.max(known, m.version)
+    let n = (msg.steps || []).length
+    if (!Number.isInteger(msg.version) || msg.version - n > known) {
+      this.restart(`missed the steps between versions ${known} and ${msg.version - n}`)
+      return false
+    }
+    if (typeof msg.users == "number") this.users = msg.users
+    this.buffer.push({
+      version: msg.version, steps: msg.steps || [], clientIDs: msg.clientIDs || [],
+      comment: msg.comment || [], commentVersion: msg.commentVersion,
+    })
+    return true
+  }
+
+  // committed takes the answer to the commit in flight, {from F, version
+  // W, steps, dropped}: its steps, as the server applied them, are the
+  // pushed steps F+1 to W, in place of the unconfirmed ones sent (which
+  // prosemirror-collab's receiveTransaction would take as confirmed, and
+  // which the server may have rebased or dropped). One transaction goes
+  // from the local document to the server's at W with the later local
+  // steps on top: the inverses of all the unconfirmed steps, the others'
+  // steps V+1 to F, the commit's as answered, then the unconfirmed steps
+  // made after the commit, mapped as prosemirror-collab's rebaseSteps
+  // maps them (with mirrors). The pushes after W are then received as
+  // usual.
+  committed(msg) {
+    let c = this.commitOut
+    if (!c || !c.sent || msg.id != c.id) return
+    let V = c.version, F = msg.from, W = msg.version, k = c.steps.length
+    let answer = Array.isArray(msg.steps) ? msg.steps : null, dropped = Array.isArray(msg.dropped) ? msg.dropped : null
+    if (!Number.isInteger(F) || !Number.isInteger(W) || F < V || !answer || !dropped || W != F + answer.length ||
+        answer.length + dropped.length != k) {
+      this.restart("the server answered a commit with " + JSON.stringify({ from: F, version: W, kept: answer?.length, dropped: dropped?.length }))
+      return
+    }
+    // The server's steps V+1 … known, from the buffered pushes.
+    let json = [], clientIDs = []
+    for (let m of this.buffer) {
+      let base = m.version - m.steps.length, have = V + json.length
+      let skip = Math.max(0, have - base)
+      json.push(...m.steps.slice(skip))
+      clientIDs.push(...m.clientIDs.slice(skip))
+    }
+    if (V + json.length < W) {
+      this.restart(`the answer of a commit came before its steps (versions ${V + json.length} to ${W})`)
+      return
+    }
+    let state = this.state
+    let tr, remaining = [], others
+    try {
+      if (getVersion(state) != V) throw new Error(`the editor is at version ${getVersion(state)}, the commit at ${V}`)
+      let plugin = collabPlugin(state), cs = plugin.getState(state), unconf = cs.unconfirmed, n = unconf.length
+      if (n < k || c.steps.some((s, i) => unconf[i].step !== s)) throw new Error("the commit's steps are not the first unconfirmed ones")
+      let kept = []
+      for (let i = 0; i < k; i++) if (!dropped.includes(i)) kept.push(i)
+      if (kept.length != answer.length) throw new Error("dropped is not a list of the commit's steps")
+      others = json.slice(0, F - V).map(j => Step.fromJSON(this.schema, j))
+      let ours = answer.map(j => Step.fromJSON(this.schema, j))
+      tr = state.tr
+      for (let i = n - 1; i >= 0; i--) tr.step(unconf[i].inverted)
+      for (let step of others) tr.step(step)
+      ours.forEach((step, m) => {
+        tr.step(step) // throws when it does not apply: the restart below
+        // The server's step is the committed one, rebased: its mirror.
+        tr.mapping.setMirror(n - 1 - kept[m], tr.steps.length - 1)
+      })
+      let Rebaseable = n ? unconf[0].constructor : null
+      for (let i = k; i < n; i++) {
+        let mapped = unconf[i].step.map(tr.mapping.slice(n - i))
+        if (mapped && !tr.maybeStep(mapped).failed) {
+          tr.mapping.setMirror(n - 1 - i, tr.steps.length - 1)
+          remaining.push(new Rebaseable(mapped, mapped.invert(tr.docs[tr.docs.length - 1]), unconf[i].origin))
+        }
+      }
+      // Comments created by the pushes up to W: their positions are in the
+      // server's document at the push's version, here tr.docs[n + X - V].
+      let events = [], commentVersion
+      for (let m of this.buffer) {
+        if (m.version > W) break
+        for (let e of m.comment) {
+          if (e.type != "create") { events.push(e); continue }
+          let map = tr.mapping.slice(n + Math.max(0, m.version - V))
+          events.push({ ...e, from: map.map(e.from, 1), to: map.map(e.to, -1) })
+        }
+        if (m.commentVersion != null) commentVersion = m.commentVersion
+      }
+      if (events.length || commentVersion != null) tr.setMeta(commentsKey, { type: "receive", events, version: commentVersion })
+      tr.setMeta(plugin, new cs.constructor(W, remaining)).setMeta("rebased", n).setMeta("addToHistory", false)
+      if (state.storedMarks) tr.setStoredMarks(state.storedMarks)
+      for (let step of others.concat(ours)) this.maps.push(step.getMap())
+      if (this.persist) {
+        let confirmed = this.confirmedDoc
+        for (let step of others.concat(ours)) {
+          let result = confirmed && step.apply(confirmed)
+          confirmed = result && !result.failed ? result.doc : null
+        }
+        this.confirmedDoc = confirmed
+      }
+    } catch (e) {
+      this.restart("the answer of a commit does not apply here (" + e.message + ")")
+      return
+    }
+    if (this.maps.length > keptMaps) {
+      let drop = this.maps.length - keptMaps
+      this.maps.splice(0, drop)
+      this.mapsFrom += drop
+    }
+    state = this.commit(state, guardNodeSelection(state, tr))
+    if (c.events.length) state = this.commit(state, state.tr.setMeta(commentsKey, { type: "sent", events: c.events }))
+    this.state = state
+    this.commitOut = null
+    this.sendFailures = 0
+    let rest = this.buffer.filter(m => m.version > W)
+    this.buffer = []
+    this.onState(state, false)
+    for (let m of rest) if (!this.receive(m)) return
+    this.takePending()
+    this.peersChanged()
+    this.afterChange()
   }
 
   schedulePresence() {

@@ -142,6 +142,7 @@ export const PmAuthority = Extension.create({
       color: "",
       token: null,
       clientID: null,
+      mode: "commit", // or "classic" (CollabClient's mode option)
       onStatus: null,
       onPeers: null,
       onNotice: null,

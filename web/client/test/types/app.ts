@@ -39,6 +39,9 @@ client.setPresenceData({ avatar: "/ada.png" })
 new CollabClient({ url: "ws://x", schema, data: { role: "reviewer" }, onPeers: ({ peers }) => console.log(peers[0]?.data?.role) })
 // @ts-expect-error: data is an object
 new CollabClient({ url: "ws://x", schema, data: "reviewer" })
+const classic: "commit" | "classic" = new CollabClient({ url: "ws://x", schema, mode: "classic" }).mode
+// @ts-expect-error: mode is "commit" or "classic"
+new CollabClient({ url: "ws://x", schema, mode: "rebase" })
 
 const editor = createEditor(document.body, { url: "ws://x/docs/y/ws", schema, viewProps: { editable: () => true } })
 const v: EditorView | null = editor.view
