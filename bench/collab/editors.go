@@ -257,7 +257,9 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 	if r.PerEditor.MostSteps > 0 {
 		r.PerEditor.Fairness = float64(r.PerEditor.FewestSteps) / float64(r.PerEditor.MostSteps)
 	}
-	if n, ok := after[metricBatch+"_count"]; ok {
+	// A store that reports no group commit (the memory store's
+	// histogram stays empty) gives no figures.
+	if n, ok := after[metricBatch+"_count"]; ok && n > before[metricBatch+"_count"] {
 		sw := &storeWrites{Transactions: n - before[metricBatch+"_count"], Ops: after[metricBatch+"_sum"] - before[metricBatch+"_sum"]}
 		if sw.Ops > 0 {
 			sw.AcceptedPerOp = float64(r.Accepted) / sw.Ops
