@@ -11,13 +11,17 @@
 # e.g. git worktree add /tmp/old <commit> && (cd /tmp/old && go build -o /tmp/pma-old ./cmd/pmauthority)
 #      bash bench/ab.sh /tmp/pma-old
 #
-# Short loads (about 15 minutes on 2 cores). Reports go to
+# Short loads (about 17 minutes on 2 cores). Reports go to
 # bench/out/ab/{http,collab,ws}-{1,2}-{old,new}.md. Only loopback traffic;
 # every load is bounded in time. Exits non-zero only when something fails to
 # run, never because of timings. The memory of idle WebSocket editors, old
 # against new over more rounds and with where the bytes go, is
 # bench/ws/idle-ab.sh.
 set -euo pipefail
+# The collab load runs in both modes (commit mode: POST /docs/{id}/commits);
+# AB_COLLAB_MODES=classic for a binary from before commit mode, which
+# answers its commits 404 (the load then fails).
+collab_modes=${AB_COLLAB_MODES:-classic,commit}
 old=${1:?usage: bash bench/ab.sh OLD_BINARY [NEW_BINARY]}
 old=$(cd "$(dirname "$old")" && pwd)/$(basename "$old")
 cd "$(dirname "$0")/.."
@@ -49,7 +53,7 @@ measure() {
     --placements pinned --rounds 2 --duration 4s --report "$out/http-$pair-$label.md" >/dev/null
   say "pair $pair: $label: collab API"
   "$out/collabbench" run --bin "$bin" --ceiling-bin "$out/collabceiling" --servers pma-sqlite-full,pma-memory,node \
-    --scenarios 1doc-8ed,100docs-2ed --placements pinned --rounds 1 --duration 5s \
+    --scenarios 1doc-8ed,100docs-2ed --modes "$collab_modes" --placements pinned --rounds 1 --duration 5s \
     --report "$out/collab-$pair-$label.md" >/dev/null
   say "pair $pair: $label: WebSocket"
   "$out/wsbench" run --bin "$bin" --rounds 1 --out "$out/ws-$pair-$label.md" >/dev/null

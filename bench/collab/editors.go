@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -40,7 +42,21 @@ type editorsOptions struct {
 	// for a server that applies no step (the go-ceiling server); the
 	// versions are still checked.
 	NoTextCheck bool
+	// Mode is how the editors submit: modeClassic (POST events, 409,
+	// catch up, POST again) or modeCommit (POST commits, rebased by the
+	// server).
+	Mode string
+	// MetricsAddr, when not empty, is the server's --metrics-addr: its
+	// store's group commits are read from GET /metrics at the start and
+	// the end of the measured time.
+	MetricsAddr string
 }
+
+// The editors' modes.
+const (
+	modeClassic = "classic"
+	modeCommit  = "commit"
+)
 
 // editorsResult is what an editors load measured. Rates are per second
 // of measured time; a request belongs to the measured time when its
@@ -56,7 +72,12 @@ type editorsResult struct {
 	Conflicts int `json:"conflicts"`
 	Steps     int `json:"steps"`
 	// Catchups counts the GET events after a 409.
-	Catchups      int     `json:"catchups"`
+	Catchups int `json:"catchups"`
+	// Mode is the editors' mode; in commit mode Submits and Accepted
+	// count the commits answered (every answer is a 200), Steps the steps
+	// the server kept and Dropped those it dropped.
+	Mode          string  `json:"mode,omitempty"`
+	Dropped       int     `json:"dropped,omitempty"`
 	StepsPerSec   float64 `json:"stepsPerSec"`
 	SubmitsPerSec float64 `json:"submitsPerSec"`
 	ConflictRate  float64 `json:"conflictRate"`
@@ -65,7 +86,13 @@ type editorsResult struct {
 	// acceptance, 409s and catch-ups included.
 	Submit latencies `json:"submit"`
 	Accept latencies `json:"accept"`
-	CPU    cpuUse    `json:"cpu"`
+	// PerEditor is how the accepted steps and the accept latency spread
+	// over the editors.
+	PerEditor perEditor `json:"perEditor"`
+	// Store is what the server's metrics say of its store's writes over
+	// the measured time (nil: not measured).
+	Store *storeWrites `json:"store,omitempty"`
+	CPU   cpuUse       `json:"cpu"`
 	// CPUPerStep is the server's CPU time per accepted step, in seconds;
 	// DBCPUPerStep the database's (when measured).
 	CPUPerStep   float64 `json:"cpuPerStep"`
@@ -74,6 +101,34 @@ type editorsResult struct {
 	// the steps accepted over the whole load (warm-up included).
 	FinalVersions int64 `json:"finalVersions"`
 	errorCount
+}
+
+// perEditor is the spread of the load over its editors (over the
+// measured time).
+type perEditor struct {
+	// FewestSteps and MostSteps are the fewest and most steps an editor
+	// had accepted; Fairness FewestSteps / MostSteps (1: even).
+	FewestSteps int     `json:"fewestSteps"`
+	MostSteps   int     `json:"mostSteps"`
+	Fairness    float64 `json:"fairness"`
+	// WorstP50 and WorstP99 are the highest of the editors' own accept
+	// p50 and p99.
+	WorstP50 float64 `json:"worstP50"`
+	WorstP99 float64 `json:"worstP99"`
+}
+
+// storeWrites is what the store's group-commit metrics
+// (pmauthority_store_commit_batch_size) moved by over the measured time.
+type storeWrites struct {
+	// Transactions counts the store's group commits (one fsync each with
+	// --sync full), Ops the operations they carried (a document's append
+	// is one, whatever number of commits it holds).
+	Transactions float64 `json:"transactions"`
+	Ops          float64 `json:"ops"`
+	// AcceptedPerOp and AcceptedPerTransaction divide the accepted
+	// submissions (commits) by them.
+	AcceptedPerOp          float64 `json:"acceptedPerOp"`
+	AcceptedPerTransaction float64 `json:"acceptedPerTransaction"`
 }
 
 // editor is one simulated editor and what it measured.
@@ -88,8 +143,10 @@ type editor struct {
 	// counts over the measured time
 	submits, accepted, conflicts, steps, catchups int
 	submit, accept                                []time.Duration
-	// allSteps counts the steps accepted over the whole load.
-	allSteps int64
+	dropped                                       int
+	// allSteps counts the steps accepted over the whole load,
+	// allInserts those of them that insert a letter (commit mode).
+	allSteps, allInserts int64
 	errorCount
 }
 
@@ -97,6 +154,12 @@ type editor struct {
 func runEditors(opt editorsOptions) (*editorsResult, error) {
 	if opt.Docs < 1 || opt.Editors < 1 || opt.Duration <= 0 {
 		return nil, fmt.Errorf("need documents, editors and a duration")
+	}
+	if opt.Mode == "" {
+		opt.Mode = modeClassic
+	}
+	if opt.Mode != modeClassic && opt.Mode != modeCommit {
+		return nil, fmt.Errorf("unknown mode %q (want %s or %s)", opt.Mode, modeClassic, modeCommit)
 	}
 	addrs := opt.Addrs
 	if len(addrs) == 0 {
@@ -136,18 +199,44 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 	hardStop := w.end.Add(10 * time.Second)
 	var wg sync.WaitGroup
 	for _, e := range editors {
-		wg.Go(func() { e.run(w, hardStop) })
+		if opt.Mode == modeCommit {
+			wg.Go(func() { e.runCommit(w, hardStop) })
+		} else {
+			wg.Go(func() { e.run(w, hardStop) })
+		}
 	}
 	time.Sleep(time.Until(w.from))
 	meter := startCPU(opt.DBPID, pids)
+	var before map[string]float64
+	var metricsErr error
+	if opt.MetricsAddr != "" {
+		before, metricsErr = scrapeMetrics(opt.MetricsAddr)
+	}
 	time.Sleep(time.Until(w.end))
 	cpu := meter.stop()
+	var after map[string]float64
+	if opt.MetricsAddr != "" && metricsErr == nil {
+		after, metricsErr = scrapeMetrics(opt.MetricsAddr)
+	}
 	wg.Wait()
 
-	r := &editorsResult{Docs: opt.Docs, Editors: opt.Editors, Duration: opt.Duration.Seconds(), CPU: cpu}
+	r := &editorsResult{Docs: opt.Docs, Editors: opt.Editors, Duration: opt.Duration.Seconds(), CPU: cpu, Mode: opt.Mode}
+	if metricsErr != nil {
+		r.add(fmt.Errorf("metrics: %w", metricsErr))
+	}
 	var submit, accept []time.Duration
-	perDoc := map[string]int64{}
+	perDoc, inserts := map[string]int64{}, map[string]int64{}
+	r.PerEditor.FewestSteps = -1
 	for _, e := range editors {
+		if r.PerEditor.FewestSteps < 0 || e.steps < r.PerEditor.FewestSteps {
+			r.PerEditor.FewestSteps = e.steps
+		}
+		r.PerEditor.MostSteps = max(r.PerEditor.MostSteps, e.steps)
+		own := summarize(e.accept)
+		r.PerEditor.WorstP50 = max(r.PerEditor.WorstP50, own.P50)
+		r.PerEditor.WorstP99 = max(r.PerEditor.WorstP99, own.P99)
+		r.Dropped += e.dropped
+		inserts[e.doc] += e.allInserts
 		r.Submits += e.submits
 		r.Accepted += e.accepted
 		r.Conflicts += e.conflicts
@@ -165,6 +254,21 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 	}
 	r.Submit = summarize(submit)
 	r.Accept = summarize(accept)
+	if r.PerEditor.MostSteps > 0 {
+		r.PerEditor.Fairness = float64(r.PerEditor.FewestSteps) / float64(r.PerEditor.MostSteps)
+	}
+	// A store that reports no group commit (the memory store's
+	// histogram stays empty) gives no figures.
+	if n, ok := after[metricBatch+"_count"]; ok && n > before[metricBatch+"_count"] {
+		sw := &storeWrites{Transactions: n - before[metricBatch+"_count"], Ops: after[metricBatch+"_sum"] - before[metricBatch+"_sum"]}
+		if sw.Ops > 0 {
+			sw.AcceptedPerOp = float64(r.Accepted) / sw.Ops
+		}
+		if sw.Transactions > 0 {
+			sw.AcceptedPerTransaction = float64(r.Accepted) / sw.Transactions
+		}
+		r.Store = sw
+	}
 	if cpu.Server >= 0 && r.Steps > 0 {
 		r.CPUPerStep = cpu.Server / float64(r.Steps)
 	}
@@ -195,7 +299,11 @@ func runEditors(opt editorsOptions) (*editorsResult, error) {
 		if *st.Version != perDoc[id] {
 			r.add(fmt.Errorf("final check: %s is at version %d, the editors had %d steps accepted", id, *st.Version, perDoc[id]))
 		}
-		if n, want := int64(len(st.firstText())), wantText(*st.Version, opt.MaxText); n != want && !opt.NoTextCheck {
+		want := wantText(*st.Version, opt.MaxText)
+		if opt.Mode == modeCommit {
+			want = inserts[id] // every kept step inserts a letter or replaces one
+		}
+		if n := int64(len(st.firstText())); n != want && !opt.NoTextCheck {
 			r.add(fmt.Errorf("final check: %s has %d letters in its first paragraph, want %d", id, n, want))
 		}
 	}
@@ -262,6 +370,96 @@ func (e *editor) run(w window, hardStop time.Time) {
 			}
 		}
 	}
+}
+
+// runCommit commits until w ends, one commit in flight: a POST of 1-3
+// steps at the editor's version under a fresh ref, which the server
+// rebases over the steps since; the answer's version is the editor's
+// next (everything up to it is the server's). After a broken connection
+// the same commit is sent again under its ref, which the server answers
+// as it did the first time if it had applied it.
+func (e *editor) runCommit(w window, hardStop time.Time) {
+	e.c.nc.SetDeadline(hardStop)
+	path := "/docs/" + e.doc + "/commits"
+	for {
+		n := 1 + e.t.rng.IntN(3)
+		body := e.t.commit(e.version, n)
+		first := time.Now()
+		for {
+			t0 := time.Now()
+			if !t0.Before(w.end) {
+				return
+			}
+			status, answer, err := e.c.do("POST", path, body)
+			t1 := time.Now()
+			in := w.has(t1)
+			if err != nil {
+				e.fail(in, err)
+				if !e.reconnect(hardStop) {
+					return
+				}
+				continue
+			}
+			if status != 200 {
+				e.fail(in, fmt.Errorf("POST commit: status %d: %.200s", status, answer))
+				break
+			}
+			var a commitAnswer
+			err = json.Unmarshal(answer, &a)
+			var ins int64
+			if err == nil {
+				ins, err = a.check(e.version, n)
+			}
+			if err != nil {
+				e.fail(in, fmt.Errorf("commit answer %.200s: %v", answer, err))
+				break
+			}
+			e.version = *a.Version
+			e.allSteps += int64(len(a.Steps))
+			e.allInserts += ins
+			if in {
+				e.submits++
+				e.submit = append(e.submit, t1.Sub(t0))
+				e.accepted++
+				e.steps += len(a.Steps)
+				e.dropped += len(a.Dropped)
+				e.accept = append(e.accept, t1.Sub(first))
+			}
+			break
+		}
+	}
+}
+
+// metricBatch is the histogram of the store's group commits.
+const metricBatch = "pmauthority_store_commit_batch_size"
+
+// scrapeMetrics reads the samples without labels of GET /metrics at
+// addr (Prometheus's text format), by name.
+func scrapeMetrics(addr string) (map[string]float64, error) {
+	c, err := dialConn(addr, "")
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.nc.SetDeadline(time.Now().Add(5 * time.Second))
+	status, body, err := c.do("GET", "/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	if status != 200 {
+		return nil, fmt.Errorf("GET /metrics: status %d: %.200s", status, body)
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(string(body)) {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || strings.HasPrefix(name, "#") || strings.Contains(name, "{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out, nil
 }
 
 // catchUp fetches the events after the editor's version; false when that

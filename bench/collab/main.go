@@ -10,8 +10,9 @@
 //	collabbench pprof-serve     pmauthority's collab server in-process under a CPU profile
 //
 // The scenarios: editors typing into documents (each loops: POST its
-// steps at its version; on 409 GET the events it missed and POST again),
-// as 1 document × 8 editors and 100 documents × 2 editors; 1,000
+// steps at its version; on 409 GET the events it missed and POST again;
+// or, in commit mode, POST them as a commit that the server rebases), as
+// 1 document × 8, 32 or 128 editors and 100 documents × 2 editors; 1,000
 // long-polling readers of one document while a writer submits 10 times a
 // second (delivery latency); and the memory a loaded document takes
 // (server RSS before and after 10,000 documents of about 2 KB of text).
@@ -105,10 +106,17 @@ func cmdLoad(args []string) error {
 	settle := fs.Duration("settle", 2*time.Second, "memory: time the server is left alone before each RSS reading")
 	noTextCheck := fs.Bool("no-text-check", false, "editors: do not check the documents' text at the end (for a server that applies no step)")
 	gcPath := fs.String("gc-path", "", "memory: `path` of a POST that makes the server collect its garbage; the RSS is also read after one")
+	mode := fs.String("mode", modeClassic, "editors: how they submit: classic (POST events; on 409 GET the events, POST again) or commit (POST commits, which the server rebases)")
+	metricsAddr := fs.String("metrics", "", "editors: the server's --metrics-addr `host:port` (loopback), to read its store's group commits from GET /metrics")
 	token := fs.String("token", "", "send `TOKEN` as \"Authorization: Bearer TOKEN\" with every request (for serve --jwt-secret-file etc.)")
 	fs.Parse(args)
 	if err := benchproc.CheckLoopback(*addr); err != nil {
 		return err
+	}
+	if *metricsAddr != "" {
+		if err := benchproc.CheckLoopback(*metricsAddr); err != nil {
+			return err
+		}
 	}
 	addrs := benchproc.SplitList(*addrList)
 	for _, a := range addrs {
@@ -133,7 +141,7 @@ func cmdLoad(args []string) error {
 	case scenarioEditors:
 		res.Editors, err = runEditors(editorsOptions{Addr: *addr, Token: *token, Docs: *docs, Editors: *editors, Prefix: *prefix,
 			MaxText: *maxText, Seed: *seed, Warmup: *warmup, Duration: *duration, PID: *pid, NoTextCheck: *noTextCheck,
-			Addrs: addrs, PIDs: pids, DBPID: *dbPID})
+			Addrs: addrs, PIDs: pids, DBPID: *dbPID, Mode: *mode, MetricsAddr: *metricsAddr})
 	case scenarioFanout:
 		res.Fanout, err = runFanout(fanoutOptions{Addr: *addr, Token: *token, Doc: *prefix + "fanout", Readers: *readers, Rate: *rate,
 			MaxText: *maxText, Seed: *seed, Warmup: *warmup, Duration: *duration, Grace: *grace, PID: *pid})

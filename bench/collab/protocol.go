@@ -39,6 +39,48 @@ type submitAnswer struct {
 	CommentVersion *int64 `json:"commentVersion"`
 }
 
+// commitAnswer is the answer to POST /docs/ID/commits: the kept steps,
+// as the server applied them, make versions From+1 to Version.
+type commitAnswer struct {
+	From           *int64       `json:"from"`
+	Version        *int64       `json:"version"`
+	Steps          []answerStep `json:"steps"`
+	Dropped        []int        `json:"dropped"`
+	CommentVersion *int64       `json:"commentVersion"`
+}
+
+// answerStep is the part of a rebased replace step the load needs.
+type answerStep struct {
+	StepType string `json:"stepType"`
+	From     int64  `json:"from"`
+	To       int64  `json:"to"`
+}
+
+// check reports whether the answer is a well-formed answer to a commit
+// of n steps at version, and returns how many of its kept steps insert a
+// letter (the others replace one).
+func (a *commitAnswer) check(version int64, n int) (inserts int64, err error) {
+	switch {
+	case a.From == nil || a.Version == nil || a.CommentVersion == nil:
+		return 0, fmt.Errorf("commit answer without from, version or commentVersion")
+	case *a.From < version:
+		return 0, fmt.Errorf("commit at version %d answered from %d", version, *a.From)
+	case *a.Version != *a.From+int64(len(a.Steps)):
+		return 0, fmt.Errorf("commit answer from %d to %d has %d steps", *a.From, *a.Version, len(a.Steps))
+	case len(a.Steps)+len(a.Dropped) != n:
+		return 0, fmt.Errorf("commit of %d steps answered %d kept and %d dropped", n, len(a.Steps), len(a.Dropped))
+	}
+	for _, s := range a.Steps {
+		switch {
+		case s.StepType != "replace" || s.To < s.From || s.To > s.From+1:
+			return 0, fmt.Errorf("commit answer has step %+v, not the insert or one-letter replace sent", s)
+		case s.From == s.To:
+			inserts++
+		}
+	}
+	return inserts, nil
+}
+
 // eventsAnswer is the answer to GET /docs/ID/events ({} after the
 // long-poll timeout: Version is nil).
 type eventsAnswer struct {
@@ -101,18 +143,48 @@ type typist struct {
 	clientID uint32
 	maxText  int64
 	buf      []byte
+	// refBase starts the refs of its commits, commits counts them.
+	refBase string
+	commits int64
 }
 
 // newTypist returns a typist with its own random sequence.
 func newTypist(seed uint64, maxText int64) *typist {
 	rng := rand.New(rand.NewPCG(seed, 0x636f6c6c6162))
-	return &typist{rng: rng, clientID: rng.Uint32(), maxText: maxText}
+	t := &typist{rng: rng, clientID: rng.Uint32(), maxText: maxText}
+	// The same seed makes the same load, but a ref is never used again:
+	// the refs of a load against a server that has the documents of an
+	// earlier one would get that load's answers.
+	t.refBase = strconv.FormatUint(uint64(t.clientID), 36) + "." + strconv.FormatInt(time.Now().UnixNano(), 36) + "."
+	return t
 }
 
 // submission returns the body of a POST of n steps at version.
 func (t *typist) submission(version int64, n int) []byte {
+	return t.body(version, n, false)
+}
+
+// commit returns the body of a commit (POST /docs/ID/commits) of n steps
+// at version, under a ref of its own. Its steps are those of submission:
+// rebased over other editors' steps they still apply (an insert at
+// position 1 stays an insert, a replace of one letter stays a replace of
+// one letter), so the text the document ends with is as long as the
+// inserts the server kept.
+func (t *typist) commit(version int64, n int) []byte {
+	return t.body(version, n, true)
+}
+
+// body returns a submission's or, with commit, a commit's body.
+func (t *typist) body(version int64, n int, commit bool) []byte {
 	b := append(t.buf[:0], `{"version":`...)
 	b = strconv.AppendInt(b, version, 10)
+	if commit {
+		t.commits++
+		b = append(b, `,"ref":"`...)
+		b = append(b, t.refBase...)
+		b = strconv.AppendInt(b, t.commits, 36)
+		b = append(b, '"')
+	}
 	b = append(b, `,"steps":[`...)
 	for i := range n {
 		if i > 0 {

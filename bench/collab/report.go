@@ -24,7 +24,13 @@ type summary struct {
 	// editors
 	stepsPerSec, submitsPerSec, conflictRate float64
 	submitP50, submitP99, acceptP99          float64
-	cpuPerStep, others                       float64
+	acceptP50, droppedPerSec                 float64
+	// per editor: fewest and most steps accepted, their ratio, the
+	// highest of the editors' own accept p99
+	fewest, most, fairness, worstP99 float64
+	// store writes: accepted submissions per store op and per transaction
+	perOp, perTxn      float64
+	cpuPerStep, others float64
 	// fanout
 	delivered, expected         int
 	deliveryP50, deliveryP99    float64
@@ -36,13 +42,27 @@ type summary struct {
 }
 
 // summarizeCells returns the summary of the cells of one placement, scenario
-// and server.
+// and server in classic mode.
 func summarizeCells(cells []*cell, pl, sc, server string) *summary {
+	return summarizeMode(cells, pl, sc, server, modeClassic)
+}
+
+// modeOf returns the cell's editors' mode.
+func (c *cell) modeOf() string {
+	if c.Mode == "" {
+		return modeClassic
+	}
+	return c.Mode
+}
+
+// summarizeMode returns the summary of the cells of one placement,
+// scenario, server and mode.
+func summarizeMode(cells []*cell, pl, sc, server, mode string) *summary {
 	s := &summary{}
 	var cols = map[string][]float64{}
 	add := func(k string, v float64) { cols[k] = append(cols[k], v) }
 	for _, c := range cells {
-		if c.Placement != pl || c.Scenario != sc || c.Server != server {
+		if c.Placement != pl || c.Scenario != sc || c.Server != server || c.modeOf() != mode {
 			continue
 		}
 		if c.Err != "" {
@@ -62,6 +82,16 @@ func summarizeCells(cells []*cell, pl, sc, server string) *summary {
 			add("p50", e.Submit.P50)
 			add("p99", e.Submit.P99)
 			add("accept99", e.Accept.P99)
+			add("accept50", e.Accept.P50)
+			add("dropped", float64(e.Dropped)/e.Duration)
+			add("fewest", float64(e.PerEditor.FewestSteps))
+			add("most", float64(e.PerEditor.MostSteps))
+			add("fairness", e.PerEditor.Fairness)
+			add("worst99", e.PerEditor.WorstP99)
+			if e.Store != nil {
+				add("perop", e.Store.AcceptedPerOp)
+				add("pertxn", e.Store.AcceptedPerTransaction)
+			}
 			add("cpu", e.CPUPerStep)
 			add("others", e.CPU.Others)
 		case r.Fanout != nil:
@@ -95,6 +125,9 @@ func summarizeCells(cells []*cell, pl, sc, server string) *summary {
 	s.stepsPerSec, s.submitsPerSec, s.conflictRate = m("steps"), m("submits"), m("conflicts")
 	s.submitP50, s.submitP99, s.acceptP99 = m("p50"), m("p99"), m("accept99")
 	s.cpuPerStep, s.others = m("cpu"), m("others")
+	s.acceptP50, s.droppedPerSec = m("accept50"), m("dropped")
+	s.fewest, s.most, s.fairness, s.worstP99 = m("fewest"), m("most"), m("fairness"), m("worst99")
+	s.perOp, s.perTxn = m("perop"), m("pertxn")
 	s.deliveryP50, s.deliveryP99, s.deliveryMax, s.writerP99 = m("d50"), m("d99"), m("dmax"), m("w99")
 	s.serverCPUPerSec = m("cpu")
 	s.rssBefore, s.rssAfter, s.perDoc = m("before"), m("after"), m("perdoc")
@@ -144,13 +177,10 @@ func writeReport(w io.Writer, cfg *runConfig, cells []*cell, took time.Duration)
 	for _, plName := range cfg.Placements {
 		pl := benchproc.FindPlacement(plName)
 		fmt.Fprintf(w, "\n## %s: %s\n", pl.Name, pl.About)
-		if has("1doc-8ed") || has("100docs-2ed") {
+		if slices.ContainsFunc(cfg.Scenarios, isEditors) && slices.Contains(cfg.Modes, modeClassic) {
 			fmt.Fprintf(w, "\n| scenario | server | steps/s | submits/s | 409 rate | submit p50 | submit p99 | accept p99 | CPU/step | peak RSS | others' CPU | errors |\n")
 			fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-			for _, sc := range []string{"1doc-8ed", "100docs-2ed"} {
-				if !has(sc) {
-					continue
-				}
+			for _, sc := range slices.DeleteFunc(slices.Clone(cfg.Scenarios), func(sc string) bool { return !isEditors(sc) }) {
 				for _, server := range cfg.Servers {
 					s := summarizeCells(cells, pl.Name, sc, server)
 					fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f %% | %s | %s | %s | %s | %s | %.2f | %s |\n", sc, server,
@@ -185,6 +215,7 @@ func writeReport(w io.Writer, cfg *runConfig, cells []*cell, took time.Duration)
 				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", server, fmtBytes(s.rssBefore), fmtBytes(s.rssAfter), fmtBytes(s.perDoc), gc, heap, s.errorsCell())
 			}
 		}
+		writeModes(w, cfg, cells, pl)
 		writeRatios(w, cfg, cells, pl)
 		writeCeiling(w, cfg, cells, pl)
 	}
@@ -226,6 +257,9 @@ func writeTargets(w io.Writer, cfg *runConfig, cells []*cell) {
 			}
 			fmt.Fprintln(w)
 		}
+		if slices.Contains(cfg.Modes, modeCommit) {
+			writeCommitTargets(w, cells, plName, met)
+		}
 		if slices.Contains(cfg.Scenarios, scenarioMemory) {
 			a, n := summarizeCells(cells, plName, scenarioMemory, targetServer), summarizeCells(cells, plName, scenarioMemory, nodeName)
 			if a.rounds > 0 && n.rounds > 0 {
@@ -233,6 +267,68 @@ func writeTargets(w io.Writer, cfg *runConfig, cells []*cell) {
 					fmtBytes(a.perDoc), fmtBytes(n.perDoc), met(a.perDoc < n.perDoc))
 			}
 		}
+	}
+}
+
+// isEditors reports whether the scenario named sc is an editors load.
+func isEditors(sc string) bool {
+	s := findScenario(sc)
+	return s != nil && s.editors
+}
+
+// writeModes writes, when commit mode was measured, the editors
+// scenarios in every mode side by side, with each row's steps/s as a
+// multiple of node's (classic: node has no commit mode).
+func writeModes(w io.Writer, cfg *runConfig, cells []*cell, pl *benchproc.Placement) {
+	if !slices.Contains(cfg.Modes, modeCommit) {
+		return
+	}
+	fmt.Fprintf(w, "\nEditors by mode (classic: POST events, 409, catch up; commit: POST commits, rebased by the server). submits/s are the commits answered in commit mode; accept is from a batch's first POST to its acceptance; per editor: the fewest and most steps an editor had accepted, their ratio, and the highest of the editors' own accept p99; per store op and per fsync: accepted submissions (commits) per operation and per transaction of the store's group commits, from its metrics (SQLite only: the memory store reports none):\n\n")
+	fmt.Fprintf(w, "| scenario | server | mode | steps/s | ÷ node | submits/s | dropped/s | accept p50 | accept p99 | fewest / most | ratio | worst editor p99 | per store op | per fsync | errors |\n")
+	fmt.Fprintf(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, sc := range cfg.Scenarios {
+		if !isEditors(sc) {
+			continue
+		}
+		n := summarizeCells(cells, pl.Name, sc, nodeName)
+		for _, server := range cfg.Servers {
+			for _, mode := range cfg.Modes {
+				if !runsIn(findServer(server), findScenario(sc), mode) {
+					continue
+				}
+				s := summarizeMode(cells, pl.Name, sc, server, mode)
+				per := func(v float64) string {
+					if v <= 0 {
+						return "–"
+					}
+					return fmt.Sprintf("%.2f", v)
+				}
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f / %.0f | %.2f | %s | %s | %s | %s |\n", sc, server, mode,
+					fmtRate(s.stepsPerSec), ratio(s.stepsPerSec, n.stepsPerSec), fmtRate(s.submitsPerSec), fmtRate(s.droppedPerSec),
+					fmtDur(s.acceptP50), fmtDur(s.acceptP99), s.fewest, s.most, s.fairness, fmtDur(s.worstP99),
+					per(s.perOp), per(s.perTxn), s.errorsCell())
+			}
+		}
+	}
+}
+
+// writeCommitTargets says whether the commit mode's targets are met in
+// placement pl: durable pmauthority in commit mode at 3× node's steps/s
+// or more with 8 editors on one document, an accept p99 no higher than
+// node's with 100 documents × 2 editors, and with 128 editors on one
+// document an accept p99 under 250 ms and the fewest steps an editor had
+// accepted at least half of the most.
+func writeCommitTargets(w io.Writer, cells []*cell, pl string, met func(bool) string) {
+	c := func(sc string) *summary { return summarizeMode(cells, pl, sc, targetServer, modeCommit) }
+	if a, n := c("1doc-8ed"), summarizeCells(cells, pl, "1doc-8ed", nodeName); a.rounds > 0 && n.rounds > 0 && n.stepsPerSec > 0 {
+		fmt.Fprintf(w, "- %s, 1doc-8ed, commit mode: steps/s %.2f× node's (≥3×: %s)\n", pl, a.stepsPerSec/n.stepsPerSec, met(a.stepsPerSec >= 3*n.stepsPerSec))
+	}
+	if a, n := c("100docs-2ed"), summarizeCells(cells, pl, "100docs-2ed", nodeName); a.rounds > 0 && n.rounds > 0 && n.acceptP99 > 0 {
+		fmt.Fprintf(w, "- %s, 100docs-2ed, commit mode: accept p99 %s against node's %s (≤: %s)\n", pl, fmtDur(a.acceptP99), fmtDur(n.acceptP99), met(a.acceptP99 <= n.acceptP99))
+	}
+	if a := c("1doc-128ed"); a.rounds > 0 {
+		fmt.Fprintf(w, "- %s, 1doc-128ed, commit mode: accept p99 %s (< 250 ms: %s), fewest / most steps per editor %.2f (≥ 0.5: %s)\n", pl,
+			fmtDur(a.acceptP99), met(a.acceptP99 > 0 && a.acceptP99 < 0.25), a.fairness, met(a.fairness >= 0.5))
 	}
 }
 

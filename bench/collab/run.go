@@ -34,6 +34,8 @@ type serverKind struct {
 	// not check the documents' text and the memory scenario is not run
 	// against it; the report gives the other rows as multiples of it.
 	ceiling bool
+	// commit: it has commit mode (POST /docs/ID/commits), and --metrics-addr.
+	commit bool
 }
 
 // nodeName is the baseline every pmauthority row is compared with;
@@ -47,24 +49,24 @@ var serverKinds = []serverKind{
 	{"pma-sqlite-full", "pmauthority serve --store sqlite --sync full: every acknowledged step is on disk (fsync)", true,
 		func(cfg *runConfig, addr, data string) []string {
 			return append([]string{cfg.Bin, "serve", "--addr", addr, "--store", "sqlite", "--data", data, "--sync", "full"}, benchproc.UnlimitedConns(cfg.Bin)...)
-		}, "", false},
+		}, "", false, true},
 	{"pma-sqlite-normal", "pmauthority serve --store sqlite --sync normal: WAL without fsync on every commit (a power loss may lose the last commits, a crash of the process none)", true,
 		func(cfg *runConfig, addr, data string) []string {
 			return append([]string{cfg.Bin, "serve", "--addr", addr, "--store", "sqlite", "--data", data, "--sync", "normal"}, benchproc.UnlimitedConns(cfg.Bin)...)
-		}, "", false},
+		}, "", false, true},
 	{"pma-memory", "pmauthority serve --store memory: nothing durable, as the node authority", true,
 		func(cfg *runConfig, addr, _ string) []string {
 			return append([]string{cfg.Bin, "serve", "--addr", addr, "--store", "memory"}, benchproc.UnlimitedConns(cfg.Bin)...)
-		}, "", false},
+		}, "", false, true},
 	{nodeName, "bench/noderef/authority.mjs: node:http, documents in memory as the ProseMirror demo server keeps them, prosemirror ESM build (started with --expose-gc for the memory scenario's second reading)", false,
 		func(cfg *runConfig, addr, _ string) []string {
 			host, port, _ := net.SplitHostPort(addr)
 			return []string{cfg.Node, "--expose-gc", filepath.Join(cfg.Root, "bench/noderef/authority.mjs"), "--host", host, "--port", port, "--gc-route"}
-		}, "/debug/gc", false},
+		}, "/debug/gc", false, false},
 	{ceilingName, "bench/collab/ceiling: Go net/http with the same routes and JSON and an authority's bookkeeping (version, the accepted steps' JSON and client ids, 409 on a stale version, long polls woken on publish) but none of its work (no document model, no step decoded or applied, nothing durable): about the most an authority on net/http over HTTP/1.1 reaches with this load here. The editors load checks only its versions (it has no text); the memory scenario is not run against it", false,
 		func(cfg *runConfig, addr, _ string) []string {
 			return []string{cfg.Ceiling, "-addr", addr}
-		}, "", true},
+		}, "", true, false},
 }
 
 // A scenario is one load, run against every server.
@@ -77,26 +79,38 @@ type scenario struct {
 	args func(cfg *runConfig) []string
 	// timed: the load has a warm-up and a measured duration.
 	timed bool
+	// editors: it is an editors load (run in every mode).
+	editors bool
+}
+
+// editorsScenario returns the editors scenario of docs documents with
+// editors editors each.
+func editorsScenario(name, prefix string, docs, editors int) scenario {
+	about := fmt.Sprintf("%d documents, %d editors each", docs, editors)
+	if docs == 1 {
+		about = fmt.Sprintf("1 document, %d editors", editors)
+	}
+	return scenario{name, func(*runConfig) string { return about }, func(*runConfig) []string {
+		return []string{"-scenario", scenarioEditors, "-docs", strconv.Itoa(docs), "-editors", strconv.Itoa(editors), "-prefix", prefix}
+	}, true, true}
 }
 
 var scenarios = []scenario{
-	{"1doc-8ed", func(*runConfig) string { return "1 document, 8 editors" }, func(*runConfig) []string {
-		return []string{"-scenario", scenarioEditors, "-docs", "1", "-editors", "8", "-prefix", "one-"}
-	}, true},
-	{"100docs-2ed", func(*runConfig) string { return "100 documents, 2 editors each" }, func(*runConfig) []string {
-		return []string{"-scenario", scenarioEditors, "-docs", "100", "-editors", "2", "-prefix", "many-"}
-	}, true},
+	editorsScenario("1doc-8ed", "one-", 1, 8),
+	editorsScenario("1doc-32ed", "one-", 1, 32),
+	editorsScenario("1doc-128ed", "one-", 1, 128),
+	editorsScenario("100docs-2ed", "many-", 100, 2),
 	{"fanout", func(cfg *runConfig) string {
 		return fmt.Sprintf("%d long-polling readers of one document, each polling again as soon as it has an answer; 1 writer submitting one step 10 times a second; delivery latency is from the writer sending its POST to a reader receiving the step", cfg.Readers)
 	}, func(cfg *runConfig) []string {
 		return []string{"-scenario", scenarioFanout, "-readers", strconv.Itoa(cfg.Readers), "-rate", "10", "-prefix", "fan-"}
-	}, true},
+	}, true, false},
 	{"memory", func(cfg *runConfig) string {
 		return fmt.Sprintf("documents of 2,000 letters (20 steps of 100, one POST each) made through the API, %d to warm the server up, then %d more between two readings of the server's RSS (VmRSS, each after 2 s idle)", cfg.MemDocs, cfg.MemDocs)
 	}, func(cfg *runConfig) []string {
 		n := strconv.Itoa(cfg.MemDocs)
 		return []string{"-scenario", scenarioMemory, "-docs", n, "-warm", n, "-steps", "20", "-text", "100", "-prefix", "mem-"}
-	}, false},
+	}, false, false},
 }
 
 // runConfig is the configuration of a whole run.
@@ -108,9 +122,13 @@ type runConfig struct {
 	Rounds                int
 	Readers, MemDocs      int
 	Servers, Scenarios    []string
-	Placements            []string
-	Notes                 []string
-	LoadAvg               [2]string
+	// Modes are the editors' modes (modeClassic, modeCommit); the
+	// editors scenarios run in each against the servers that have it,
+	// the other scenarios in classic mode only.
+	Modes      []string
+	Placements []string
+	Notes      []string
+	LoadAvg    [2]string
 	// Commit is the repository's commit when the run started.
 	Commit string
 	// Ceiling is the go-ceiling server's binary.
@@ -119,11 +137,13 @@ type runConfig struct {
 
 // cell is one server under one scenario in one placement and round.
 type cell struct {
-	Placement string      `json:"placement"`
-	Scenario  string      `json:"scenario"`
-	Server    string      `json:"server"`
-	Round     int         `json:"round"`
-	Result    *loadResult `json:"result,omitempty"`
+	Placement string `json:"placement"`
+	Scenario  string `json:"scenario"`
+	Server    string `json:"server"`
+	// Mode is the editors' mode ("": classic).
+	Mode   string      `json:"mode,omitempty"`
+	Round  int         `json:"round"`
+	Result *loadResult `json:"result,omitempty"`
 	// PeakRSS is the server's VmHWM at the end of the load.
 	PeakRSS int64  `json:"peakRSS"`
 	Err     string `json:"error,omitempty"`
@@ -143,6 +163,7 @@ func cmdRun(args []string) error {
 	fs.IntVar(&cfg.MemDocs, "mem-docs", 10000, "memory: documents (10,000: with 1,000 the RSS growth was within the noise of node's heap)")
 	serverList := fs.String("servers", "pma-sqlite-full,pma-sqlite-normal,pma-memory,node,go-ceiling", "servers to measure")
 	scenarioList := fs.String("scenarios", "1doc-8ed,100docs-2ed,fanout,memory", "scenarios to run")
+	modeList := fs.String("modes", modeClassic, "editors' modes: classic, commit (commit mode against pmauthority only)")
 	placementList := fs.String("placements", "pinned,unpinned", "placements")
 	fs.StringVar(&cfg.Report, "report", "", "markdown report `file` (default ROOT/bench/out/collab-latest.md)")
 	fs.Parse(args)
@@ -192,6 +213,12 @@ func cmdRun(args []string) error {
 			return fmt.Errorf("unknown scenario %q", s)
 		}
 	}
+	cfg.Modes = benchproc.SplitList(*modeList)
+	for _, m := range cfg.Modes {
+		if m != modeClassic && m != modeCommit {
+			return fmt.Errorf("unknown mode %q (want %s or %s)", m, modeClassic, modeCommit)
+		}
+	}
 	var unpinned bool
 	if cfg.Placements, unpinned, err = benchproc.CheckPlacements(cfg.Placements); err != nil {
 		return err
@@ -199,7 +226,7 @@ func cmdRun(args []string) error {
 	if unpinned {
 		cfg.Notes = append(cfg.Notes, "taskset (util-linux) not found: unpinned only")
 	}
-	if len(cfg.Placements) == 0 || len(cfg.Servers) == 0 || len(cfg.Scenarios) == 0 {
+	if len(cfg.Placements) == 0 || len(cfg.Servers) == 0 || len(cfg.Scenarios) == 0 || len(cfg.Modes) == 0 {
 		return fmt.Errorf("nothing to run")
 	}
 	return run(cfg)
@@ -222,9 +249,11 @@ func run(cfg *runConfig) error {
 	var cells []*cell
 	total := 0
 	for _, sc := range cfg.Scenarios {
-		for _, s := range cfg.Servers {
-			if runs(findServer(s), sc) {
-				total += len(cfg.Placements) * cfg.Rounds
+		for _, mode := range cfg.Modes {
+			for _, s := range cfg.Servers {
+				if runsIn(findServer(s), findScenario(sc), mode) {
+					total += len(cfg.Placements) * cfg.Rounds
+				}
 			}
 		}
 	}
@@ -238,13 +267,15 @@ func run(cfg *runConfig) error {
 				order := slices.Clone(cfg.Servers)
 				k := round % len(order)
 				order = append(order[k:], order[:k]...)
-				for _, name := range order {
-					if !runs(findServer(name), sc.Name) {
-						continue
+				for _, mode := range cfg.Modes {
+					for _, name := range order {
+						if !runsIn(findServer(name), sc, mode) {
+							continue
+						}
+						c := measure(cfg, pl, sc, findServer(name), mode, round)
+						cells = append(cells, c)
+						benchproc.Logf("[%d/%d] %s round %d %s %s %s: %s", len(cells), total, pl.Name, round+1, sc.Name, name, mode, c.line())
 					}
-					c := measure(cfg, pl, sc, findServer(name), round)
-					cells = append(cells, c)
-					benchproc.Logf("[%d/%d] %s round %d %s %s: %s", len(cells), total, pl.Name, round+1, sc.Name, name, c.line())
 				}
 			}
 		}
@@ -278,16 +309,33 @@ func run(cfg *runConfig) error {
 
 // measure starts a fresh server, runs the scenario against it with the
 // load generator in a child process (placed as pl says) and stops it.
-func measure(cfg *runConfig, pl *benchproc.Placement, sc *scenario, s *serverKind, round int) *cell {
+func measure(cfg *runConfig, pl *benchproc.Placement, sc *scenario, s *serverKind, mode string, round int) *cell {
 	c := &cell{Placement: pl.Name, Scenario: sc.Name, Server: s.Name, Round: round + 1}
 	tag := fmt.Sprintf("%s-%s-%s-%d", pl.Name, sc.Name, s.Name, round+1)
+	if sc.editors && mode != modeClassic {
+		c.Mode = mode
+		tag = fmt.Sprintf("%s-%s-%s-%s-%d", pl.Name, sc.Name, s.Name, mode, round+1)
+	}
 	data, err := os.MkdirTemp(filepath.Join(cfg.OutDir, "data"), tag+"-")
 	if err != nil {
 		c.Err = err.Error()
 		return c
 	}
 	defer os.RemoveAll(data)
-	p, err := startServer(cfg, pl, s, data, tag)
+	// pmauthority's editors loads read its store's group commits from
+	// its metrics.
+	var metricsAddr string
+	var extra []string
+	if s.commit && sc.editors {
+		port, err := benchproc.FreePort()
+		if err != nil {
+			c.Err = err.Error()
+			return c
+		}
+		metricsAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		extra = []string{"--metrics-addr", metricsAddr}
+	}
+	p, err := startServer(cfg, pl, s, data, tag, extra...)
 	if err != nil {
 		c.Err = err.Error()
 		return c
@@ -296,6 +344,12 @@ func measure(cfg *runConfig, pl *benchproc.Placement, sc *scenario, s *serverKin
 	args := append(slices.Clone(pl.Load), cfg.Self, "load", "-addr", p.Addr, "-pid", strconv.Itoa(p.Pid()),
 		"-seed", strconv.Itoa(round+1))
 	args = append(args, sc.args(cfg)...)
+	if sc.editors {
+		args = append(args, "-mode", mode)
+		if metricsAddr != "" {
+			args = append(args, "-metrics", metricsAddr)
+		}
+	}
 	if sc.Name == scenarioMemory && s.gcPath != "" {
 		args = append(args, "-gc-path", s.gcPath)
 	}
@@ -335,9 +389,13 @@ func (c *cell) line() string {
 		return "error: " + c.Err
 	case c.Result.Editors != nil:
 		e := c.Result.Editors
-		return fmt.Sprintf("%s steps/s, %s submits/s, 409 %.0f%%, submit p50 %s p99 %s, CPU/step %s, others %.2f, errors %d %s",
-			fmtRate(e.StepsPerSec), fmtRate(e.SubmitsPerSec), 100*e.ConflictRate, fmtDur(e.Submit.P50), fmtDur(e.Submit.P99),
-			fmtDur(e.CPUPerStep), e.CPU.Others, e.Errors, e.FirstError)
+		store := ""
+		if e.Store != nil {
+			store = fmt.Sprintf(", %.2f accepted per store op", e.Store.AcceptedPerOp)
+		}
+		return fmt.Sprintf("%s steps/s, %s submits/s, 409 %.0f%%, dropped %d, submit p50 %s p99 %s, accept p99 %s, fewest/most %d/%d%s, CPU/step %s, others %.2f, errors %d %s",
+			fmtRate(e.StepsPerSec), fmtRate(e.SubmitsPerSec), 100*e.ConflictRate, e.Dropped, fmtDur(e.Submit.P50), fmtDur(e.Submit.P99),
+			fmtDur(e.Accept.P99), e.PerEditor.FewestSteps, e.PerEditor.MostSteps, store, fmtDur(e.CPUPerStep), e.CPU.Others, e.Errors, e.FirstError)
 	case c.Result.Fanout != nil:
 		f := c.Result.Fanout
 		return fmt.Sprintf("%d/%d delivered, p50 %s p99 %s, writer p99 %s, others %.2f, errors %d %s",
@@ -359,13 +417,14 @@ const stopGrace = 10 * time.Second
 
 // startServer starts s on a free loopback port, placed as pl says, its
 // output in OutDir/logs/tag.log, and waits until it answers GET /docs.
-func startServer(cfg *runConfig, pl *benchproc.Placement, s *serverKind, data, tag string) (*benchproc.Server, error) {
+func startServer(cfg *runConfig, pl *benchproc.Placement, s *serverKind, data, tag string, extra ...string) (*benchproc.Server, error) {
 	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	args := append(slices.Clone(pl.Server), s.command(cfg, addr, data)...)
+	args = append(args, extra...)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = cfg.Root
 	p, err := benchproc.StartServer(cmd, addr, filepath.Join(cfg.OutDir, "logs", tag+".log"))
@@ -412,6 +471,16 @@ func waitReady(p *benchproc.Server, timeout time.Duration) error {
 // measuring (only the steps' JSON).
 func runs(s *serverKind, scenario string) bool {
 	return !s.ceiling || scenario != scenarioMemory
+}
+
+// runsIn reports whether sc is run against s in mode: classic mode as
+// runs says, commit mode for the editors scenarios against the servers
+// that have it.
+func runsIn(s *serverKind, sc *scenario, mode string) bool {
+	if mode == modeClassic {
+		return runs(s, sc.Name)
+	}
+	return sc.editors && s.commit
 }
 
 func findServer(name string) *serverKind {
