@@ -301,7 +301,7 @@ var wsMessageTypes = []wsMessageType{
 			m.submission, _, err = m.sub.result(m.sc, c.s.collab.Limits().MaxSteps)
 			return err
 		},
-		handle: (*wsConn).commit},
+		handle: (*wsConn).submit},
 	{name: "presence", when: wsAfterHello, action: ActionRead,
 		decode: func(_ *wsConn, m *wsMessage) error {
 			if err := m.decodePresence(); err != nil {
@@ -599,8 +599,10 @@ func (c *wsConn) hello(m *wsMessage, p Principal) error {
 	return h.join(c.s.polls, c, m.version, m.commentVersion, m.snapshot)
 }
 
-// submit answers a steps message: the submission, decoded as a POST
-// /docs/{id}/events body is, goes to the authority.
+// submit answers a steps message, or a commit message (commit mode):
+// the submission, decoded as a POST /docs/{id}/events (or /commits) body
+// is, goes to the authority, and its answer follows the push of its
+// steps: ack (committed for a commit) or conflict.
 func (c *wsConn) submit(m *wsMessage, p Principal) error {
 	s := c.s
 	sub := m.submission
@@ -609,32 +611,18 @@ func (c *wsConn) submit(m *wsMessage, p Principal) error {
 	res, err := s.collab.Submit(s.polls, c.id, c.user, sub)
 	h := c.hub.Load()
 	switch {
+	case err == nil && sub.Ref != "":
+		h.answer(c, func(int64) []byte { return appendCommitted(make([]byte, 0, 128+len(m.id)), m.id, res) })
+		s.observeSubmission(http.StatusOK)
 	case err == nil:
 		h.answer(c, func(int64) []byte { return appendAck(make([]byte, 0, 64+len(m.id)), m.id, res) })
 		s.observeSubmission(http.StatusOK)
-	case errors.Is(err, collab.ErrConflict):
+	case errors.Is(err, collab.ErrConflict) && sub.Ref == "":
 		h.answer(c, func(version int64) []byte { return appendConflict(nil, m.id, version) })
 		s.observeSubmission(http.StatusConflict)
 	default:
 		return err // refused: the connection goes on
 	}
-	return nil
-}
-
-// commit answers a commit message (commit mode), decoded as a POST
-// /docs/{id}/commits body is: the steps of the commit are pushed before
-// the answer, committed.
-func (c *wsConn) commit(m *wsMessage, p Principal) error {
-	s := c.s
-	sub := m.submission
-	sub.Author = p.ID
-	sub.OwnComments = s.ownCommentsOnly(s.polls, p, c.id, sub)
-	res, err := s.collab.Submit(s.polls, c.id, c.user, sub)
-	if err != nil {
-		return err // refused: the connection goes on
-	}
-	c.hub.Load().answer(c, func(int64) []byte { return appendCommitted(make([]byte, 0, 128+len(m.id)), m.id, res) })
-	s.observeSubmission(http.StatusOK)
 	return nil
 }
 
