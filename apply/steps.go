@@ -80,7 +80,29 @@ func (e *StepError) Unwrap() []error {
 // immutable).
 func Steps(doc *model.Node, n int, stepJSON func(i int) []byte, opts StepOptions,
 	visit func(i int, step transform.Step, before, after *model.Node) error) (*model.Node, error) {
-	schema, cur := doc.Type.Schema, doc
+	schema := doc.Type.Schema
+	return run(doc, n, func(i int) (transform.Step, *StepError) {
+		step, err := transform.StepFromJSON(schema, stepJSON(i))
+		if err != nil {
+			if errors.Is(err, jsonscan.ErrTooDeep) {
+				return nil, &StepError{Index: i, Kind: ErrTooDeep, Err: err}
+			}
+			return nil, &StepError{Index: i, Kind: ErrStepFailed, Err: err}
+		}
+		return step, nil
+	}, opts, visit)
+}
+
+// Decoded is Steps for steps already decoded (with doc's schema).
+func Decoded(doc *model.Node, steps []transform.Step, opts StepOptions,
+	visit func(i int, step transform.Step, before, after *model.Node) error) (*model.Node, error) {
+	return run(doc, len(steps), func(i int) (transform.Step, *StepError) { return steps[i], nil }, opts, visit)
+}
+
+// run is Steps with stepAt(i) giving step i.
+func run(doc *model.Node, n int, stepAt func(i int) (transform.Step, *StepError), opts StepOptions,
+	visit func(i int, step transform.Step, before, after *model.Node) error) (*model.Node, error) {
+	cur := doc
 	for i := range n {
 		if opts.Done != nil {
 			select {
@@ -89,12 +111,9 @@ func Steps(doc *model.Node, n int, stepJSON func(i int) []byte, opts StepOptions
 			default:
 			}
 		}
-		step, err := transform.StepFromJSON(schema, stepJSON(i))
-		if err != nil {
-			if errors.Is(err, jsonscan.ErrTooDeep) {
-				return nil, &StepError{Index: i, Kind: ErrTooDeep, Err: err}
-			}
-			return nil, &StepError{Index: i, Kind: ErrStepFailed, Err: err}
+		step, serr := stepAt(i)
+		if serr != nil {
+			return nil, serr
 		}
 		next, err := step.Apply(cur)
 		if err != nil {
@@ -115,7 +134,7 @@ func Steps(doc *model.Node, n int, stepJSON func(i int) []byte, opts StepOptions
 	}
 	if opts.Strict && n > 0 {
 		if err := cur.Check(); err != nil {
-			return nil, firstInvalid(doc, n, stepJSON, err)
+			return nil, firstInvalid(doc, n, stepAt, err)
 		}
 	}
 	return cur, nil
@@ -125,10 +144,10 @@ func Steps(doc *model.Node, n int, stepJSON func(i int) []byte, opts StepOptions
 // doc fails Node.check(), given that it fails after all of them with err.
 // The steps are known to decode and apply: this runs only when a strict
 // check failed, so that valid steps check the document once.
-func firstInvalid(doc *model.Node, n int, stepJSON func(i int) []byte, err error) *StepError {
+func firstInvalid(doc *model.Node, n int, stepAt func(i int) (transform.Step, *StepError), err error) *StepError {
 	i, cur := n-1, doc
 	for j := range n - 1 {
-		step, _ := transform.StepFromJSON(doc.Type.Schema, stepJSON(j))
+		step, _ := stepAt(j)
 		cur, _ = step.Apply(cur)
 		if e := cur.Check(); e != nil {
 			i, err = j, e

@@ -116,20 +116,19 @@ func decideCommit(st docState, sub submission, lim submitLimits, now time.Time) 
 		}
 		dropped = rebased.Dropped
 		mapping = rebased.Mapping
-		steps := make([][]byte, len(rebased.Steps))
-		for i, step := range rebased.Steps {
-			steps[i] = step.AppendJSON(nil)
-		}
 		for i := range sub.Steps {
 			if !slices.Contains(rebased.Dropped, i) {
 				kept = append(kept, i)
 			}
 		}
-		dec.sub.Steps = steps
+		dec.sub.Steps, dec.sub.rebased = nil, rebased.Steps
+		if dec.sub.rebased == nil {
+			dec.sub.rebased = []transform.Step{} // all dropped
+		}
 		dec.sub.Comments = mapComments(sub.Comments, mapping)
 	}
-	if len(dec.sub.Steps) > 0 {
-		dec.sub.record = commitRecord{Ref: sub.Ref, Kept: len(dec.sub.Steps), Dropped: dropped, Sum: sum}.encode()
+	if kept := len(dec.sub.Steps) + len(dec.sub.rebased); kept > 0 {
+		dec.sub.record = commitRecord{Ref: sub.Ref, Kept: kept, Dropped: dropped, Sum: sum}.encode()
 	}
 	var err error
 	if dec.next, dec.records, dec.added, dec.decoded, err = applySteps(st, dec.sub, lim, now); err != nil {

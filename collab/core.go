@@ -53,6 +53,9 @@ type submission struct {
 	deleter    commentDeleter
 	server     bool   // the server's own (Restore): client ids are not checked
 	record     []byte // a commit's record, for its first step (commit.go)
+	// rebased, for a rebased commit, are its steps decoded: Steps holds
+	// their JSON no more (decideCommit).
+	rebased []transform.Step
 }
 
 // prepare checks s, by user, against the limits that need no document,
@@ -267,18 +270,22 @@ func checkClient(cid ClientID, u clientUse, o owner) error {
 	return nil
 }
 
-// applySteps decodes and applies sub's steps to st within lim, at now,
+// applySteps decodes and applies sub's steps (a rebased commit's are decoded
+// already: submission.rebased) to st within lim, at now,
 // and returns the new state (its history extended, comments mapped
 // through the steps), the steps to append, the same as Events shows
 // them, and, with lim.keepSteps, the decoded steps.
 func applySteps(st docState, sub submission, lim submitLimits, now time.Time) (docState, []store.Step, []StepRecord, []transform.Step, error) {
-	steps := sub.Steps
-	if len(steps) == 0 {
+	n := len(sub.Steps)
+	if sub.rebased != nil {
+		n = len(sub.rebased)
+	}
+	if n == 0 {
 		return st, nil, nil, nil, nil
 	}
-	maps := make([]*transform.StepMap, len(steps))
-	ends := make([]int, len(steps))  // where each step's JSON ends in buf
-	sizes := make([]int, len(steps)) // the content size after each step
+	maps := make([]*transform.StepMap, n)
+	ends := make([]int, n)  // where each step's JSON ends in buf
+	sizes := make([]int, n) // the content size after each step
 	scratch := jsonScratch.Get().(*[]byte)
 	defer func() {
 		if cap(*scratch) <= 1<<20 { // keep no huge buffers
@@ -288,19 +295,25 @@ func applySteps(st docState, sub submission, lim submitLimits, now time.Time) (d
 	buf := (*scratch)[:0]
 	var decoded []transform.Step
 	if lim.keepSteps {
-		decoded = make([]transform.Step, len(steps))
+		decoded = make([]transform.Step, n)
 	}
-	node, err := apply.Steps(st.node, len(steps), func(i int) []byte { return steps[i] }, lim.step,
-		func(i int, step transform.Step, _, after *model.Node) error {
-			if decoded != nil {
-				decoded[i] = step
-			}
-			maps[i] = step.GetMap()
-			sizes[i] = after.Content.Size()
-			buf = step.AppendJSON(buf)
-			ends[i] = len(buf)
-			return nil
-		})
+	visit := func(i int, step transform.Step, _, after *model.Node) error {
+		if decoded != nil {
+			decoded[i] = step
+		}
+		maps[i] = step.GetMap()
+		sizes[i] = after.Content.Size()
+		buf = step.AppendJSON(buf)
+		ends[i] = len(buf)
+		return nil
+	}
+	var node *model.Node
+	var err error
+	if sub.rebased != nil {
+		node, err = apply.Decoded(st.node, sub.rebased, lim.step, visit)
+	} else {
+		node, err = apply.Steps(st.node, n, func(i int) []byte { return sub.Steps[i] }, lim.step, visit)
+	}
 	if err != nil {
 		return st, nil, nil, nil, stepError(err)
 	}
@@ -308,8 +321,8 @@ func applySteps(st docState, sub submission, lim submitLimits, now time.Time) (d
 	// The steps' JSON stays in the history for long: one allocation of
 	// the exact size holds all of it.
 	all := bytes.Clone(buf)
-	records := make([]store.Step, len(steps))
-	added := make([]StepRecord, len(steps))
+	records := make([]store.Step, n)
+	added := make([]StepRecord, n)
 	start := 0
 	for i, end := range ends {
 		js := all[start:end:end]
@@ -322,7 +335,7 @@ func applySteps(st docState, sub submission, lim submitLimits, now time.Time) (d
 	}
 	next := st
 	next.node = node
-	next.version += int64(len(steps))
+	next.version += int64(n)
 	next = next.addHistory(added, lim.history)
 	next.comments = st.comments.mapThrough(maps)
 	return next, records, added, decoded, nil
