@@ -525,7 +525,7 @@ func (a *Authority) Exists(ctx context.Context, id string) (bool, error) {
 	if loaded {
 		return true, nil
 	}
-	_, err := a.store.Load(ctx, id)
+	_, err := a.loadHead(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
@@ -633,7 +633,7 @@ func (a *Authority) CreateFor(ctx context.Context, id, user, schemaName string, 
 	}
 	// The store chose the first version. Other writers sharing the store
 	// may have moved the document on since, or deleted it.
-	head, err := a.store.Load(ctx, id)
+	head, err := a.loadHead(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
 	}

@@ -440,6 +440,15 @@ func entryBytes(entries []store.MetaEntry) int64 {
 	return n
 }
 
+// loadHead returns the store's head of id, without its documents when
+// the store can leave them out (store.HeadLoader).
+func (a *Authority) loadHead(ctx context.Context, id string) (store.Head, error) {
+	if hl, ok := a.store.(store.HeadLoader); ok {
+		return hl.LoadHead(ctx, id)
+	}
+	return a.store.Load(ctx, id)
+}
+
 // catchUp brings d up to date with the store's head, which other writers
 // sharing the store may have moved on: after a notice (notify.go), and
 // after an Append that failed with ErrConflict or whose outcome is
@@ -452,7 +461,7 @@ func entryBytes(entries []store.MetaEntry) int64 {
 // reloaded from the store instead. It is called with sem held; a failure
 // of the store is logged and returned, and d stays as it was.
 func (a *Authority) catchUp(ctx context.Context, d *document) error {
-	head, err := a.store.Load(ctx, d.id)
+	head, err := a.loadHead(ctx, d.id)
 	if errors.Is(err, store.ErrNotFound) {
 		a.remove(d)
 		return nil

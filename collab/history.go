@@ -124,7 +124,7 @@ func (a *Authority) docAt(ctx context.Context, id string, version int64, r *Rese
 
 // head returns the store's head of id and its schema.
 func (a *Authority) head(ctx context.Context, id string) (store.Head, *model.Schema, error) {
-	head, err := a.store.Load(ctx, id)
+	head, err := a.loadHead(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return head, nil, fmt.Errorf("collab: %q: %w", id, ErrNotFound)
 	}

@@ -45,15 +45,21 @@ func (s *manualNotifier) send(n store.Notice) {
 	}
 }
 
-// countingStore counts the Loads of a store that is a Notifier.
+// countingStore counts the Loads and LoadHeads of a store that is a
+// Notifier.
 type countingStore struct {
 	*memstore.Store
-	loads atomic.Int64
+	loads, heads atomic.Int64
 }
 
 func (s *countingStore) Load(ctx context.Context, id string) (store.Head, error) {
 	s.loads.Add(1)
 	return s.Store.Load(ctx, id)
+}
+
+func (s *countingStore) LoadHead(ctx context.Context, id string) (store.Head, error) {
+	s.heads.Add(1)
+	return s.Store.LoadHead(ctx, id)
 }
 
 // waitEvents waits up to 5 seconds for the events of id after version and
@@ -303,14 +309,40 @@ func TestOwnNotices(t *testing.T) {
 	st := &countingStore{Store: memstore.New()}
 	a := newAuthority(t, st, collab.Config{})
 	mustGet(t, a, "d")
-	loads := st.loads.Load()
+	loads, heads := st.loads.Load(), st.heads.Load()
 	for v := range int64(50) {
 		mustSubmit(t, a, "d", collab.Submission{Version: v, Steps: steps(insert(1, "a"))})
 	}
 	// Let the notice goroutine handle what is left.
 	time.Sleep(20 * time.Millisecond)
+	if n := st.loads.Load() - loads + st.heads.Load() - heads; n != 0 {
+		t.Fatalf("%d Loads and LoadHeads for 50 own commits, want 0", n)
+	}
+}
+
+// TestNoticesReadNoDocuments checks that catching up with another
+// writer's commits reads the store's head without its snapshot: the
+// documents are read once, when the document is loaded.
+func TestNoticesReadNoDocuments(t *testing.T) {
+	shared := memstore.New()
+	a := newAuthority(t, shared, collab.Config{})
+	st := &countingStore{Store: shared}
+	b := newAuthority(t, st, collab.Config{})
+	mustGet(t, a, "d")
+	mustGet(t, b, "d")
+	loads := st.loads.Load()
+	for v := range int64(20) {
+		mustSubmit(t, a, "d", collab.Submission{Version: v, Steps: steps(insert(1, "a"))})
+		if _, err := waitEvents(t, b, "d", v, 0); err != nil {
+			t.Fatalf("b after version %d: %v", v+1, err)
+		}
+	}
+	sameState(t, a, b, "d")
 	if n := st.loads.Load() - loads; n != 0 {
-		t.Fatalf("%d Loads for 50 own commits, want 0", n)
+		t.Errorf("%d Loads catching up with 20 commits, want 0", n)
+	}
+	if st.heads.Load() == 0 {
+		t.Error("no LoadHead catching up with 20 commits")
 	}
 }
 

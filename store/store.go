@@ -249,6 +249,16 @@ type Sizer interface {
 	Size(ctx context.Context, id string) (int64, error)
 }
 
+// HeadLoader is implemented by stores that can read a document's head
+// without its documents: what an Authority needs to tell whether it is
+// up to date, on every notice of another writer, costs then a few
+// numbers, not the snapshot's JSON.
+type HeadLoader interface {
+	// LoadHead returns what Load does, without Meta and Snapshot.Doc
+	// (both nil).
+	LoadHead(ctx context.Context, id string) (Head, error)
+}
+
 // Notice tells that a document moved on: it is at Version now. It is
 // sent after the change is durable, never before.
 type Notice struct {

@@ -127,6 +127,19 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 	return d.head(), nil
 }
 
+// LoadHead implements store.HeadLoader.
+func (s *Store) LoadHead(ctx context.Context, id string) (store.Head, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.lookup(ctx, id)
+	if err != nil {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, err)
+	}
+	h := d.head()
+	h.Meta, h.Snapshot.Doc = nil, nil
+	return h, nil
+}
+
 // head returns a copy of d's head. It is called with s.mu held.
 func (d *doc) head() store.Head {
 	return store.Head{

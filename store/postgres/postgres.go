@@ -296,6 +296,30 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 	return h, nil
 }
 
+// LoadHead implements store.HeadLoader.
+func (s *Store) LoadHead(ctx context.Context, id string) (store.Head, error) {
+	if err := s.begin(ctx); err != nil {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, err)
+	}
+	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	var h store.Head
+	var schema []byte
+	err := s.pool.QueryRow(ctx, `
+		SELECT schema_name, version, meta_version, meta_base, meta_seq, snap_version, oldest
+		FROM pma_docs WHERE id = $1`, []byte(id)).
+		Scan(&schema, &h.Version, &h.MetaVersion, &h.MetaBase, &h.MetaSeq, &h.Snapshot.Version, &h.Oldest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, dbErr(ctx, err))
+	}
+	h.Schema = string(schema)
+	return h, nil
+}
+
 // Append implements store.Store. Steps with a zero Time get the current
 // time.
 func (s *Store) Append(ctx context.Context, id string, base int64, steps []store.Step, meta []byte) error {

@@ -259,6 +259,28 @@ func (s *Store) Load(ctx context.Context, id string) (store.Head, error) {
 	return h, nil
 }
 
+// LoadHead implements store.HeadLoader.
+func (s *Store) LoadHead(ctx context.Context, id string) (store.Head, error) {
+	if s.closed.Load() {
+		return store.Head{}, store.ErrClosed
+	}
+	s.readers.RLock()
+	defer s.readers.RUnlock()
+	var h store.Head
+	err := s.rdb.QueryRowContext(ctx, `
+		SELECT d.schema, d.version, d.oldest, b.version, b.seq, d.meta_seq, s.version
+		FROM docs d JOIN snapshots s ON s.doc_id = d.id JOIN meta_bases b ON b.doc_id = d.id
+		WHERE d.id = ? ORDER BY s.version DESC LIMIT 1`, id).
+		Scan(&h.Schema, &h.Version, &h.Oldest, &h.MetaVersion, &h.MetaBase, &h.MetaSeq, &h.Snapshot.Version)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Head{}, fmt.Errorf("store: load %q: %w", id, s.readErr(err))
+	}
+	return h, nil
+}
+
 // loadHead reads the head of the document id with q (the read pool or a
 // transaction), failing with store.ErrNotFound when there is none.
 func loadHead(ctx context.Context, q interface {

@@ -144,6 +144,19 @@ func load(t *testing.T, s store.Store, id string) store.Head {
 	if h.Oldest > h.MetaVersion || h.MetaVersion > h.Version || h.MetaBase < 0 || h.MetaBase > h.MetaSeq {
 		t.Errorf("Load %q: want Oldest %d ≤ MetaVersion %d ≤ Version %d and 0 ≤ MetaBase %d ≤ MetaSeq %d", id, h.Oldest, h.MetaVersion, h.Version, h.MetaBase, h.MetaSeq)
 	}
+	if hl, ok := s.(store.HeadLoader); ok {
+		got, err := hl.LoadHead(context.Background(), id)
+		if err != nil {
+			t.Fatalf("LoadHead %q: %v", id, err)
+		}
+		want := h
+		want.Meta, want.Snapshot.Doc = nil, nil
+		if got.Meta != nil || got.Snapshot.Doc != nil {
+			t.Errorf("LoadHead %q: Meta %q, Snapshot.Doc %q, want nil", id, got.Meta, got.Snapshot.Doc)
+		}
+		got.Meta, got.Snapshot.Doc = nil, nil
+		sameHead(t, "LoadHead "+id, got, want)
+	}
 	return h
 }
 
@@ -896,6 +909,9 @@ func testNotFound(t *testing.T, s store.Store) {
 	for _, id := range []string{"missing", "gone", "", "Other"} {
 		calls := map[string]error{}
 		_, calls["Load"] = s.Load(ctx, id)
+		if hl, ok := s.(store.HeadLoader); ok {
+			_, calls["LoadHead"] = hl.LoadHead(ctx, id)
+		}
 		calls["Append"] = s.Append(ctx, id, 0, mkSteps("x", 1), nil)
 		calls["Append empty"] = s.Append(ctx, id, 0, nil, []byte(`{}`))
 		_, calls["Steps"] = s.Steps(ctx, id, 0, 1)
@@ -1651,6 +1667,9 @@ func testClose(t *testing.T, s store.Store) {
 	calls := map[string]error{}
 	calls["Create"] = s.Create(ctx, "b", "basic", []byte(`{}`), nil)
 	_, calls["Load"] = s.Load(ctx, "a")
+	if hl, ok := s.(store.HeadLoader); ok {
+		_, calls["LoadHead"] = hl.LoadHead(ctx, "a")
+	}
 	calls["Append"] = s.Append(ctx, "a", 1, mkSteps("x", 1), nil)
 	if ms, ok := s.(store.MetaSwapper); ok {
 		calls["AppendIf"] = ms.AppendIf(ctx, "a", 1, mkSteps("x", 1), 0, []byte(`{}`))
