@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pmauthority/pmauthority/transform"
 )
@@ -116,4 +117,48 @@ func (st docState) mappingSince(base int64) (*transform.Mapping, error) {
 		m.AppendMap(r.Map, -1)
 	}
 	return m, nil
+}
+
+// editLinger is how long the editors see the server's client present
+// after ShowEdit.
+const editLinger = 5 * time.Second
+
+// ShowEdit shows the server's client (EditClientID) in the presence of
+// the document id, when it is loaded and followed, for a few seconds:
+// with info (a JSON object, as a transport's presence entries have) and
+// a cursor at pos of version, where a server edit ended. A later
+// ShowEdit replaces it.
+func (a *Authority) ShowEdit(id string, info []byte, version int64, pos int) {
+	a.mu.Lock()
+	d := a.docs[id]
+	a.mu.Unlock()
+	if d == nil {
+		return
+	}
+	select {
+	case <-d.ready:
+	default:
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pres.slots == nil || d.deleted {
+		return // nobody follows the presence
+	}
+	anchor, head, ok := d.mapSelectionLocked(version, pos, pos)
+	if !ok {
+		anchor, head = -1, -1
+	}
+	sl := d.slotLocked(EditClientID)
+	e := &presenceEntry{info: info, anchor: anchor, head: head, at: d.st.version, refs: 1}
+	sl.local = e
+	d.markPresenceLocked(sl)
+	time.AfterFunc(editLinger, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if sl := d.pres.slots[string(EditClientID)]; sl != nil && sl.local == e {
+			sl.local = nil
+			d.markPresenceLocked(sl)
+		}
+	})
 }

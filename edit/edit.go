@@ -47,21 +47,12 @@ type Edit struct {
 	Attrs    json.RawMessage `json:"attrs,omitempty"`
 }
 
-// Limits bound a request.
-type Limits struct {
-	// MaxEdits is the most edits in a request (0: DefaultMaxEdits).
-	MaxEdits int
-}
-
-// DefaultMaxEdits is the default Limits.MaxEdits.
-const DefaultMaxEdits = 100
-
 // ErrInvalid is wrapped by the errors of a request that cannot be read:
-// malformed JSON, a missing or unknown field, too many edits.
+// malformed JSON, a missing or unknown field.
 var ErrInvalid = errors.New("invalid edit request")
 
 // Parse reads an edit request from data.
-func Parse(data []byte, lim Limits) (*Request, error) {
+func Parse(data []byte) (*Request, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var req struct {
@@ -80,13 +71,6 @@ func Parse(data []byte, lim Limits) (*Request, error) {
 	}
 	if len(req.Edits) == 0 {
 		return nil, fmt.Errorf("%w: edits is missing or empty", ErrInvalid)
-	}
-	maxEdits := lim.MaxEdits
-	if maxEdits <= 0 {
-		maxEdits = DefaultMaxEdits
-	}
-	if len(req.Edits) > maxEdits {
-		return nil, fmt.Errorf("%w: %d edits (at most %d)", ErrInvalid, len(req.Edits), maxEdits)
 	}
 	return &Request{Base: *req.Base, Edits: req.Edits, Name: req.Name}, nil
 }

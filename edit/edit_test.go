@@ -57,7 +57,7 @@ func fakeMarkdown(s *model.Schema, src string) (*model.Node, error) {
 // run makes the request on d (base and current) and returns the result.
 func run(t *testing.T, d *model.Node, body string) (*model.Node, error) {
 	t.Helper()
-	req, err := edit.Parse([]byte(body), edit.Limits{})
+	req, err := edit.Parse([]byte(body))
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func TestStale(t *testing.T) {
 			`{"base":0,"edits":[{"op":"setBlockType","target":{"block":{"path":[0]}},"type":"heading"}]}`, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			req, err := edit.Parse([]byte(c.body), edit.Limits{})
+			req, err := edit.Parse([]byte(c.body))
 			if err != nil {
 				t.Fatal(err)
 			}
