@@ -70,10 +70,21 @@ type ArgError struct {
 	Arg int
 	// Msg says what is wrong.
 	Msg string
+	// Err, when set, is the error of decoding the argument (a node,
+	// mark or slice that prosemirror-model's fromJSON rejects, with its
+	// message).
+	Err error
 }
 
 // Error returns "NAME argument i: " followed by Msg.
 func (e *ArgError) Error() string { return fmt.Sprintf("%s argument %d: %s", e.Op, e.Arg, e.Msg) }
+
+// Unwrap returns Err.
+func (e *ArgError) Unwrap() error { return e.Err }
+
+func (a *opArgs) wrapErr(i int, err error) error {
+	return &ArgError{Op: a.op, Arg: i, Msg: err.Error(), Err: err}
+}
 
 // ApplyOps runs ops on a transform of doc, in order, and returns the
 // transform. When an op fails it returns the transform as that op left
@@ -536,7 +547,7 @@ func (a *opArgs) node(i int) (*model.Node, error) {
 	}
 	n, err := a.schema.NodeFromJSON(a.args[i])
 	if err != nil {
-		return nil, a.errorf(i, "%v", err)
+		return nil, a.wrapErr(i, err)
 	}
 	return n, nil
 }
@@ -547,7 +558,7 @@ func (a *opArgs) mark(i int) (*model.Mark, error) {
 	}
 	m, err := a.schema.MarkFromJSON(a.args[i])
 	if err != nil {
-		return nil, a.errorf(i, "%v", err)
+		return nil, a.wrapErr(i, err)
 	}
 	return m, nil
 }
@@ -583,10 +594,10 @@ func (a *opArgs) marks(i int) ([]*model.Mark, error) {
 		return nil, a.errorf(i, "want an array of marks")
 	}
 	marks := make([]*model.Mark, 0, len(raws))
-	for j, raw := range raws {
+	for _, raw := range raws {
 		m, err := a.schema.MarkFromJSON(raw)
 		if err != nil {
-			return nil, a.errorf(i, "mark %d: %v", j, err)
+			return nil, a.wrapErr(i, err)
 		}
 		marks = append(marks, m)
 	}
@@ -600,7 +611,7 @@ func (a *opArgs) slice(i int) (model.Slice, error) {
 	}
 	s, err := a.schema.SliceFromJSON(a.args[i])
 	if err != nil {
-		return model.Slice{}, a.errorf(i, "%v", err)
+		return model.Slice{}, a.wrapErr(i, err)
 	}
 	return s, nil
 }
@@ -624,10 +635,10 @@ func (a *opArgs) content(i int) (model.Fragment, error) {
 		return model.Fragment{}, a.errorf(i, "%v", err)
 	}
 	nodes := make([]*model.Node, 0, len(raws))
-	for j, raw := range raws {
+	for _, raw := range raws {
 		n, err := a.schema.NodeFromJSON(raw)
 		if err != nil {
-			return model.Fragment{}, a.errorf(i, "node %d: %v", j, err)
+			return model.Fragment{}, a.wrapErr(i, err)
 		}
 		nodes = append(nodes, n)
 	}

@@ -39,6 +39,19 @@ func canReplaceWith(n *model.Node, from, to int, t *model.NodeType, marks []*mod
 	return n.CanReplaceWith(from, to, t, nil), nil
 }
 
+// cutByIndex is Fragment.cutByIndex of prosemirror-model for any
+// indexes, as JavaScript's Array.slice takes them: an end past the
+// children stops at the last, a start at or after the end gives nothing.
+// (A NodeRange whose positions are not in the same node at its depth has
+// such indexes.)
+func cutByIndex(f model.Fragment, from, to int) model.Fragment {
+	to = min(to, f.ChildCount())
+	if from >= to {
+		return model.Fragment{}
+	}
+	return f.CutByIndex(from, to)
+}
+
 func canCut(node *model.Node, start, end int) (bool, error) {
 	if start != 0 {
 		ok, err := canReplace(node, start, node.ChildCount(), model.Fragment{})
@@ -61,7 +74,7 @@ func LiftTarget(r *model.NodeRange) (int, bool) {
 
 func liftTarget(r *model.NodeRange) (int, bool, error) {
 	parent := r.Parent()
-	content := parent.Content.CutByIndex(r.StartIndex(), r.EndIndex())
+	content := cutByIndex(parent.Content, r.StartIndex(), r.EndIndex())
 	contentBefore, contentAfter := 0, 0
 	for depth := r.Depth; ; depth-- {
 		node := r.From.Node(depth)
@@ -486,9 +499,13 @@ func canSplit(doc *model.Node, pos, depth int, typesAfter []Wrapper) (bool, erro
 		}
 	}
 	index = r.IndexAfter(base)
-	baseType := r.Node(base + 1).Type
+	var baseType *model.NodeType
 	if w := wrapperAt(typesAfter, 0); w != nil {
 		baseType = w.Type
+	} else if base+1 > r.Depth {
+		return false, typeError("undefined", "type") // depth 0: JS reads the node below the position
+	} else {
+		baseType = r.Node(base + 1).Type
 	}
 	return canReplaceWith(r.Node(base), index, index, baseType, nil)
 }
