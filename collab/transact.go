@@ -119,12 +119,12 @@ func (st docState) mappingSince(base int64) (*transform.Mapping, error) {
 	return m, nil
 }
 
-// editLinger is how long the editors see the server's client present
-// after ShowEdit.
-const editLinger = 5 * time.Second
+// DefaultEditPresence is the default Config.EditPresence.
+const DefaultEditPresence = 5 * time.Second
 
 // ShowEdit shows the server's client (EditClientID) in the presence of
-// the document id, when it is loaded and followed, for a few seconds:
+// the document id, when it is loaded and followed, for
+// Config.EditPresence:
 // with info (a JSON object, as a transport's presence entries have) and
 // a cursor at pos of version, where a server edit ended. A later
 // ShowEdit replaces it.
@@ -153,7 +153,7 @@ func (a *Authority) ShowEdit(id string, info []byte, version int64, pos int) {
 	e := &presenceEntry{info: info, anchor: anchor, head: head, at: d.st.version, refs: 1}
 	sl.local = e
 	d.markPresenceLocked(sl)
-	time.AfterFunc(editLinger, func() {
+	time.AfterFunc(a.cfg.EditPresence, func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if sl := d.pres.slots[string(EditClientID)]; sl != nil && sl.local == e {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/model"
@@ -187,4 +188,23 @@ func TestTransactHooks(t *testing.T) {
 	if !errors.As(err, &cerr) || !errors.Is(err, collab.ErrForbidden) {
 		t.Errorf("an editor under the server's client id: %v, want a ClientIDError", err)
 	}
+}
+
+// TestShowEdit: followers see the server's client after a server edit,
+// with its cursor where the edit ended, and then see it leave.
+func TestShowEdit(t *testing.T) {
+	a := newAuthority(t, nil, collab.Config{PresenceEvery: time.Millisecond, EditPresence: 50 * time.Millisecond})
+	typeText(t, a, "d", "abc")
+	s := follow(t, a, "d")
+	a.ShowEdit("d", []byte(`{"name":"Bot"}`), 2, 2) // between "a" and "b" at version 2
+	ev := nextPresence(t, s)
+	p, ok := entryOf(ev.Presence, string(collab.EditClientID))
+	if !ok || string(p.Info) != `{"name":"Bot"}` || p.Anchor != 2 || p.Head != 2 {
+		t.Fatalf("after ShowEdit: %+v", ev)
+	}
+	ev = nextPresence(t, s)
+	if len(ev.Left) != 1 || string(ev.Left[0]) != string(collab.EditClientID) {
+		t.Fatalf("after EditPresence: %+v, want the server's client gone", ev)
+	}
+	a.ShowEdit("nothing", []byte(`{}`), 0, 0) // not loaded: nothing to show, no error
 }

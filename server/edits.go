@@ -73,11 +73,7 @@ func (s *api) editDoc(x *exchange, r *http.Request, id string) {
 	if steps > 0 && req.Name != "" {
 		s.collab.ShowEdit(id, editInfo(req.Name), res.Version, at)
 	}
-	buf := append(x.out[:0], `{"version":`...)
-	buf = strconv.AppendInt(buf, res.Version, 10)
-	buf = append(buf, `,"steps":`...)
-	buf = strconv.AppendInt(buf, int64(steps), 10)
-	x.out = append(buf, '}')
+	x.out = appendEditResult(x.out[:0], res.Version, steps)
 	s.write(x, http.StatusOK, x.out)
 }
 
@@ -91,4 +87,76 @@ func editInfo(name string) []byte {
 // markdown parses the Markdown of an edit.
 func (s *api) markdown(schema *model.Schema, src string) (*model.Node, error) {
 	return nil, errors.New("Markdown in is not available yet")
+}
+
+// transformDoc answers POST /docs/{id}/transform {"version", "ops",
+// "name"?}: {"version", "steps"} once the ops (the Transform API's
+// methods in JSON, transform.Op) were run on the document at version and
+// their steps submitted as the server's client by the principal. The
+// ops' positions are the document's at version, so a version that is
+// not the current one is a 409, as is one that editors' steps overtake.
+func (s *api) transformDoc(x *exchange, r *http.Request, id string) {
+	var req struct {
+		Version *int64         `json:"version"`
+		Ops     []transform.Op `json:"ops"`
+		Name    string         `json:"name"`
+	}
+	if err := s.decodeBody(x, r, &req); err != nil {
+		s.fail(x, err)
+		return
+	}
+	switch {
+	case req.Version == nil:
+		s.fail(x, &httpError{http.StatusBadRequest, `invalid request: "version" (the version the ops' positions are in) is missing`})
+		return
+	case len(req.Ops) == 0:
+		s.fail(x, &httpError{http.StatusBadRequest, `invalid request: "ops" is missing or empty`})
+		return
+	case model.UTF16Len(req.Name) > maxNameLength:
+		s.fail(x, &httpError{http.StatusBadRequest, `invalid request: "name" is longer than 64 characters`})
+		return
+	}
+	if limit := s.collab.Limits().MaxSteps; len(req.Ops) > limit {
+		s.fail(x, &collab.LimitError{What: "ops", Limit: limit, Value: len(req.Ops)})
+		return
+	}
+	client := s.client(r, x.principal)
+	if err := s.takeSubmission(client); err != nil {
+		s.fail(x, err)
+		return
+	}
+	var steps, at int
+	res, err := s.collab.TransactSince(r.Context(), id, x.principal.ID, *req.Version, func(tr *transform.Transform, since *transform.Mapping) error {
+		if len(since.Maps()) > 0 {
+			return collab.ErrConflict // the positions are another document's
+		}
+		for i, op := range req.Ops {
+			if err := tr.Apply(op); err != nil {
+				return &transform.OpError{Index: i, Op: op.Op, Err: err}
+			}
+		}
+		steps = len(tr.Steps)
+		if _, to, ok := tr.ChangedRange(); ok {
+			at = to
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(x, err)
+		return
+	}
+	if steps > 0 && req.Name != "" {
+		s.collab.ShowEdit(id, editInfo(req.Name), res.Version, at)
+	}
+	x.out = appendEditResult(x.out[:0], res.Version, steps)
+	s.write(x, http.StatusOK, x.out)
+}
+
+// appendEditResult appends {"version", "steps"}.
+func appendEditResult(buf []byte, version int64, steps int) []byte {
+	buf = append(buf, `{"version":`...)
+	buf = strconv.AppendInt(buf, version, 10)
+	buf = append(buf, `,"steps":`...)
+	buf = strconv.AppendInt(buf, int64(steps), 10)
+	return append(buf, '}')
 }

@@ -129,3 +129,46 @@ func TestEditsDoc(t *testing.T) {
 		t.Fatalf("ran %d examples of docs/edits.md, want 5 or more", ran)
 	}
 }
+
+// TestTransformRoute: POST /docs/{id}/transform runs Transform API calls
+// at the current version, and refuses a stale version, a bad argument
+// and a failing op, changing nothing.
+func TestTransformRoute(t *testing.T) {
+	e := newCollab(t, Config{}, collab.Config{})
+	post := func(body string) (int, string) {
+		t.Helper()
+		return e.request(t, "POST", "/docs/d/transform", body)
+	}
+	if code, body := e.request(t, "POST", "/docs/d/events", `{"version":0,"clientID":1,"steps":[`+insert(1, "hello world")+`]}`); code != 200 {
+		t.Fatalf("typing: %d %s", code, body)
+	}
+	code, body := post(`{"version":1,"name":"Tool","ops":[{"op":"split","args":[6]},{"op":"addMark","args":[1,6,{"type":"em"}]},{"op":"setBlockType","args":[8,8,"heading",{"level":2}]}]}`)
+	if code != 200 || body != `{"version":4,"steps":3}` {
+		t.Fatalf("ops at version 1: %d %s", code, body)
+	}
+	want := `"content":[{"type":"paragraph","content":[{"type":"text","marks":[{"type":"em"}],"text":"hello"}]},{"type":"heading","attrs":{"level":2},"content":[{"type":"text","text":" world"}]}]`
+	if doc := e.mustGet(t, "/docs/d"); !strings.Contains(doc, want) {
+		t.Fatalf("after the ops: %s", doc)
+	}
+	for _, tt := range []struct {
+		body, want string
+		code       int
+	}{
+		{`{"version":1,"ops":[{"op":"delete","args":[1,2]}]}`, `Version not current`, 409},
+		{`{"version":9,"ops":[{"op":"delete","args":[1,2]}]}`, `Invalid version 9`, 400},
+		{`{"version":4,"ops":[{"op":"delete","args":[1,2]},{"op":"split","args":[99]}]}`, `op 1 (split)`, 422},
+		{`{"version":4,"ops":[{"op":"delete","args":["one",2]}]}`, `op 0 (delete): delete argument 0`, 400},
+		{`{"version":4,"ops":[{"op":"explode","args":[]}]}`, `op 0 (explode): unknown op`, 422},
+		{`{"version":4,"ops":[]}`, `\"ops\" is missing`, 400},
+		{`{"ops":[{"op":"delete","args":[1,2]}]}`, `\"version\"`, 400},
+		{`{"version":4,"ops":[` + strings.Repeat(`{"op":"delete","args":[1,2]},`, 1000) + `{"op":"delete","args":[1,2]}]}`, `ops over the limit`, 413},
+	} {
+		code, body := post(tt.body)
+		if code != tt.code || !strings.Contains(body, tt.want) {
+			t.Errorf("%.100s: %d %s, want %d with %s", tt.body, code, body, tt.code, tt.want)
+		}
+	}
+	if doc := e.mustGet(t, "/docs/d"); !strings.Contains(doc, `"version":4`) || !strings.Contains(doc, want) {
+		t.Fatalf("refused ops changed the document: %s", doc)
+	}
+}

@@ -64,7 +64,8 @@ type errAnswer struct {
 // place where errors become statuses:
 //
 //	400  *httpError (decoding), collab.ErrInvalidVersion ("Invalid version N"),
-//	     collab.ErrInvalidRequest, apply's malformed requests, edit.ErrInvalid
+//	     collab.ErrInvalidRequest, apply's malformed requests, edit.ErrInvalid,
+//	     a *transform.OpError of a *transform.ArgError
 //	401  ErrUnauthenticated (with WWW-Authenticate)
 //	403  ErrForbidden (the policy), a *collab.RefusedError matching it
 //	404  collab.ErrNotFound, a path without a route
@@ -75,7 +76,8 @@ type errAnswer struct {
 //	413  *collab.LimitError, apply's limits, the body limit
 //	415  a Content-Type that is not JSON
 //	422  *transform.StepError, collab.ErrRefReused, apply's failed steps and invalid
-//	     documents, other *collab.RefusedError, *edit.TargetError
+//	     documents, other *collab.RefusedError, *edit.TargetError, other
+//	     *transform.OpError
 //	429  *collab.RateError (with Retry-After): a connection or rate limit
 //	503  collab.ErrUnavailable, collab.ErrOverloaded (the memory budget),
 //	     collab.ErrContended (a commit that lost to other nodes each time)
@@ -99,6 +101,8 @@ func answerOf(err error) errAnswer {
 		rate    *collab.RateError
 		stale   *edit.StaleError
 		target  *edit.TargetError
+		opErr   *transform.OpError
+		argErr  *transform.ArgError
 	)
 	switch {
 	case errors.As(err, &he):
@@ -124,6 +128,11 @@ func answerOf(err error) errAnswer {
 		return errAnswer{status: http.StatusConflict, step: -1, msg: stale.Error()}
 	case errors.As(err, &target):
 		return errAnswer{status: http.StatusUnprocessableEntity, step: -1, msg: target.Error()}
+	case errors.As(err, &opErr):
+		if errors.As(err, &argErr) {
+			return errAnswer{status: http.StatusBadRequest, step: -1, msg: opErr.Error()}
+		}
+		return errAnswer{status: http.StatusUnprocessableEntity, step: -1, msg: opErr.Error()}
 	case errors.Is(err, edit.ErrInvalid):
 		return errAnswer{status: http.StatusBadRequest, step: -1, msg: err.Error()}
 	case errors.Is(err, collab.ErrConflict):

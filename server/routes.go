@@ -78,6 +78,7 @@ func routeTable(s *api, serveWS handlerFunc) []route {
 			route{Route: Route{"POST", "/docs/{id}/restore", ActionEdit}, handle: s.restoreDoc, slash: true, changes: true},
 			// Server-side edits (edits.go).
 			route{Route: Route{"POST", "/docs/{id}/edits", ActionEdit}, handle: s.editDoc, slash: true, changes: true},
+			route{Route: Route{"POST", "/docs/{id}/transform", ActionEdit}, handle: s.transformDoc, slash: true, changes: true},
 			route{Route: Route{"GET", "/docs/{id}/authors", ActionRead}, handle: s.getAuthors, slash: true},
 		)
 	}
