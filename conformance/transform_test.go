@@ -351,3 +351,24 @@ func attrsJSON(attrs model.Attrs) []byte {
 	}
 	return model.AppendJSONValue(nil, obj)
 }
+
+// TestTransformFitterLoop is a replace on which prosemirror-transform's
+// Fitter loops forever (found by gen-transform.mjs, seed 7 with many
+// slices whose open depths do not fit their content): the slice has a
+// negative size that the Fitter's rounds never bring to zero. Go must
+// give up with ErrFitterLoop, and quickly.
+func TestTransformFitterLoop(t *testing.T) {
+	s := loadSchemas(t)["stress"]
+	doc, err := s.NodeFromJSON([]byte(`{"type":"root","attrs":{"version":1,"meta":{"0":"zero","b":1,"a":[1,2,{"1":true,"z":null}],"nested":{"deep":{"deeper":[]}}}},"content":[{"type":"title","content":[{"type":"text","marks":[{"type":"em"},{"type":"strong"}],"text":"🇫🇷  "},{"type":"text","marks":[{"type":"strong"}],"text":"<b>&amp; "}]},{"type":"aside","attrs":{"kind":"Lorem","flag":true},"content":[{"type":"heading","attrs":{"level":1,"id":null},"content":[{"type":"text","text":"<b>&amp;"}]},{"type":"heading","attrs":{"level":1,"id":null}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var op transform.Op
+	if err := json.Unmarshal([]byte(`{"op":"replace","args":[7,9,{"content":[{"type":"notes","content":[{"type":"note","attrs":{"n":1},"content":[{"type":"paragraph","attrs":{"align":"👨‍👩‍👧\n"}}]}]},{"type":"mention","attrs":{"id":null},"content":[{"type":"text","text":"b\nß\\ﬁ👨‍👩‍👧中文<b>&amp;"}]}],"openStart":1,"openEnd":2}]}`), &op); err != nil {
+		t.Fatal(err)
+	}
+	_, err = transform.ApplyOps(doc, []transform.Op{op})
+	if !errors.Is(err, transform.ErrFitterLoop) {
+		t.Fatalf("got %v, want ErrFitterLoop", err)
+	}
+}
