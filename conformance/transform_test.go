@@ -4,7 +4,9 @@ package conformance
 // (js/FORMAT-transform.md) against transform.ApplyOps and the structure
 // helpers: for each sequence of ops, the steps Go makes and the document
 // they give must be prosemirror-transform's, byte for byte, and Go must
-// fail at the op where JS threw, with the JS message. A JS TypeError (V8
+// fail at the op where JS threw, with the JS message, and with a
+// *transform.TransformError exactly where JS threw a TransformError (a
+// step that failed to apply). A JS TypeError (V8
 // dereferencing undefined where the arguments do not fit the document)
 // is matched by the op alone, and so is the generator's guard against
 // the Fitter's endless loop, which Go reports as transform.ErrFitterLoop.
@@ -151,6 +153,8 @@ func transformCheckCase(schemas map[string]*model.Schema, line []byte, stats *st
 			cause = argErr.Err
 		}
 		c.eq("threw.error", where(), jsonString(tc.Threw.Error), jsonString(errorMessage(cause)))
+		var te *transform.TransformError
+		c.eq("threw.transformError", where(), jsonBool(tc.Threw.ErrorName == "TransformError"), jsonBool(errors.As(cause, &te)))
 	}
 	return c
 }

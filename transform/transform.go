@@ -85,7 +85,7 @@ func (tr *Transform) MaybeStep(step Step) error {
 // exceptions) of the built-in steps.
 func isStepFailure(err error) bool {
 	switch err {
-	case errStructureReplace, errStructureGapReplace, errGapNotFlat, errGapMisfit, errNoNodeForMark:
+	case errStructureReplace, errStructureGapReplace, errGapNotFlat, errGapMisfit, errNoNodeForMark, errNoNodeForAttr:
 		return true
 	}
 	return false
