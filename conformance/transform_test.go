@@ -128,6 +128,9 @@ func transformCheckCase(schemas map[string]*model.Schema, line []byte, stats *st
 		c.eq("steps", fmt.Sprintf("step %d %s", i, where()), tc.Steps[i], tr.Steps[i].AppendJSON(nil))
 	}
 	c.eq("final", where(), tc.Final, nodeText(tr.Doc))
+	for i, call := range tc.Calls {
+		checkHelperCall(c, s, tr.Doc, i, call)
+	}
 	var opErr *transform.OpError
 	switch {
 	case tc.Threw == nil && err == nil:

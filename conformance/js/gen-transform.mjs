@@ -434,6 +434,16 @@ function makeCase(seed, id, infos) {
   }
   let rec = { id, schema: S.name, kind: "ops", doc: doc.toJSON(), ops, steps: tr.steps.map(s => s.toJSON()), final: tr.doc.toJSON() }
   if (threw) rec.threw = threw
+  // Sometimes helper calls on the document the ops made (which need not
+  // pass check() any more).
+  if (r.chance(0.2)) {
+    let calls = []
+    for (let n = r.range(1, 3); n > 0; n--) {
+      let c = helperCall(r, S, tr.doc)
+      if (c) calls.push(c)
+    }
+    rec.calls = calls
+  }
   return rec
 }
 
