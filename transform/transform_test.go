@@ -180,3 +180,17 @@ func TestHelpers(t *testing.T) {
 		t.Errorf("DropPoint %d %v", p, ok)
 	}
 }
+
+func TestTransformZeroMapping(t *testing.T) {
+	schema := testSchema(t, "basic")
+	tr := &Transform{Doc: mustDoc(t, schema, transformDocs["P2"])}
+	if _, _, ok := tr.ChangedRange(); ok {
+		t.Fatal("ChangedRange of no steps")
+	}
+	if err := tr.Split(3, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Mapping.Maps()) != 1 {
+		t.Fatalf("%d maps", len(tr.Mapping.Maps()))
+	}
+}
