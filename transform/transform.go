@@ -208,8 +208,11 @@ func (tr *Transform) SetBlockType(from, to int, typ *model.NodeType, attrs model
 }
 
 // SetBlockTypeFunc is SetBlockType with the attributes of each block
-// computed from the block being changed.
+// computed from the block being changed (a nil attrs gives the defaults).
 func (tr *Transform) SetBlockTypeFunc(from, to int, typ *model.NodeType, attrs func(old *model.Node) model.Attrs) error {
+	if attrs == nil {
+		attrs = func(*model.Node) model.Attrs { return nil }
+	}
 	return setBlockType(tr, from, to, typ, attrs)
 }
 

@@ -194,3 +194,23 @@ func TestTransformZeroMapping(t *testing.T) {
 		t.Fatalf("%d maps", len(tr.Mapping.Maps()))
 	}
 }
+
+func TestSetBlockTypeFunc(t *testing.T) {
+	schema := testSchema(t, "basic")
+	tr := New(mustDoc(t, schema, transformDocs["P2"]))
+	level := 0.0
+	err := tr.SetBlockTypeFunc(1, 9, schema.NodeType("heading"), func(old *model.Node) model.Attrs {
+		level++
+		return model.Attrs{{Name: "level", Value: level}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"doc","content":[{"type":"heading","attrs":{"level":1},"content":[{"type":"text","text":"hello"}]},{"type":"heading","attrs":{"level":2},"content":[{"type":"text","text":"world"}]}]}`
+	if got := string(tr.Doc.AppendJSON(nil)); got != want {
+		t.Errorf("got %s", got)
+	}
+	if err := New(tr.Doc).SetBlockTypeFunc(1, 9, schema.NodeType("paragraph"), nil); err != nil {
+		t.Fatal(err)
+	}
+}
