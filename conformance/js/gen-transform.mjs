@@ -20,7 +20,7 @@ import {
   Transform, canJoin, joinPoint, canSplit, liftTarget, findWrapping, insertPoint, dropPoint,
 } from "prosemirror-transform"
 import { loadSchemas, schemaNames } from "./schemas.mjs"
-import { parseGenArgs } from "./gen-cli.mjs"
+import { runGenerator } from "./gen-cli.mjs"
 import {
   Rand, SchemaInfo, genDoc, errMessage, errName, genAttrs, genMark, genMarks, genInsert, randText,
   anyPos, range, nodePos, textblockPos, nodePositions, attrValue, UNKNOWN_ATTRS, guardFitter,
@@ -482,15 +482,4 @@ export function generate({ seed, count }, write) {
   return stats
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
-  let opts = parseGenArgs("gen-transform", process.argv.slice(2))
-  console.error(`gen-transform: seed=${opts.seed} count=${opts.count}`)
-  let fd = opts.out ? fs.openSync(opts.out, "w") : 1, buf = [], size = 0
-  let flush = () => { if (buf.length) { fs.writeSync(fd, buf.join("")); buf = []; size = 0 } }
-  let start = Date.now()
-  let stats = generate(opts, line => { buf.push(line); size += line.length; if (size > 1 << 20) flush() })
-  flush()
-  if (opts.out) fs.closeSync(fd)
-  let counts = [...stats].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(", ")
-  console.error(`gen-transform: ${opts.count} cases in ${((Date.now() - start) / 1000).toFixed(1)}s: ${counts}`)
-}
+if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) runGenerator("gen-transform", generate)
