@@ -140,7 +140,11 @@ func (f *fitter) depth() int { return len(f.frontier) - 1 }
 // fit places the slice and returns the step, or nil.
 func (f *fitter) fit() (Step, error) {
 	// As long as there is unplaced content, place some of it; where none
-	// fits, open the slice deeper or drop a node, and try again.
+	// fits, open the slice deeper or drop a node, and try again. This is
+	// the one loop of the Fitter that may not end (see ErrFitterLoop):
+	// the others run over a fragment's children (placeNodes) or the
+	// depths of the frontier and of the positions (close, mustMoveInline,
+	// findCloseLevel), which are finite.
 	limit := fitRounds(f.unplaced)
 	for rounds := 0; f.unplaced.Size() != 0; rounds++ {
 		if rounds == limit {
