@@ -69,11 +69,7 @@ func TestTransformCorpus(t *testing.T) {
 	schemas := loadSchemas(t)
 	for _, file := range corpusFiles(transformCommitted, "PMA_TRANSFORM_CORPUS") {
 		h, lines := readCorpus(t, file, "pmauthority-transform-conformance", 1)
-		for pkg, want := range transformVersions {
-			if v := h.Versions[pkg]; v != want {
-				t.Errorf("%s: recorded with %s %q, the transform package ports %s", file, pkg, v, want)
-			}
-		}
+		checkVersions(t, file, h, transformVersions, "the transform package")
 		var stats stepsStats
 		r := checkCases(lines, func(line []byte) *caseCheck { return transformCheckCase(schemas, line, &stats) })
 		r.report(t, file)

@@ -80,3 +80,17 @@ export function runGenerator(name, generate) {
     console.error(`${name}: ${opts.count} cases in ${((Date.now() - start) / 1000).toFixed(1)}s: ${counts}`)
   }
 }
+
+// headerLine returns line 1 of a corpus: its format name and version,
+// the seed, the case count, the schemas and the versions of the npm
+// packages it records.
+export function headerLine({ format, version, seed, count, schemas, packages }) {
+  let versionOf = pkg => {
+    let file = new URL(`./node_modules/${pkg}/package.json`, import.meta.url)
+    return JSON.parse(fs.readFileSync(file, "utf8")).version
+  }
+  return JSON.stringify({
+    format, version, seed, count, schemas,
+    versions: Object.fromEntries(packages.map(p => [p, versionOf(p)])),
+  }) + "\n"
+}

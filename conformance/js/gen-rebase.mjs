@@ -17,7 +17,7 @@ import { Node } from "prosemirror-model"
 import { Step, Transform } from "prosemirror-transform"
 import { rebaseSteps } from "prosemirror-collab"
 import { loadSchemas, schemaNames } from "./schemas.mjs"
-import { runGenerator } from "./gen-cli.mjs"
+import { headerLine, runGenerator } from "./gen-cli.mjs"
 import { Rand, SchemaInfo, genDoc, runOps, errMessage, errName, stepJSONText } from "./gen-steps.mjs"
 
 export const FORMAT_VERSION = 1
@@ -157,24 +157,15 @@ function makeCase(seed, id, infos) {
   return Object.assign(rec, rebase(mine.steps, mine.docs, over.steps))
 }
 
-function versionOf(pkg) {
-  let file = new URL(`./node_modules/${pkg}/package.json`, import.meta.url)
-  return JSON.parse(fs.readFileSync(file, "utf8")).version
-}
-
 // generate writes the header and `count` cases, and returns counts of
 // their outcomes.
 export function generate({ seed, count }, write) {
   let schemas = loadSchemas(), infos = {}
   for (let name of schemaNames) infos[name] = new SchemaInfo(name, schemas[name])
-  write(JSON.stringify({
-    format: "pmauthority-rebase-conformance",
-    version: FORMAT_VERSION,
-    seed,
-    count,
-    schemas: schemaNames,
-    versions: Object.fromEntries(["prosemirror-collab", "prosemirror-transform", "prosemirror-model"].map(p => [p, versionOf(p)])),
-  }) + "\n")
+  write(headerLine({
+    format: "pmauthority-rebase-conformance", version: FORMAT_VERSION, seed, count, schemas: schemaNames,
+    packages: ["prosemirror-collab", "prosemirror-transform", "prosemirror-model"],
+  }))
   let stats = new Map
   let bump = key => stats.set(key, (stats.get(key) || 0) + 1)
   for (let id = 0; id < count; id++) {

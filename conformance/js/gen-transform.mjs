@@ -20,7 +20,7 @@ import {
   Transform, canJoin, joinPoint, canSplit, liftTarget, findWrapping, insertPoint, dropPoint,
 } from "prosemirror-transform"
 import { loadSchemas, schemaNames } from "./schemas.mjs"
-import { runGenerator } from "./gen-cli.mjs"
+import { headerLine, runGenerator } from "./gen-cli.mjs"
 import {
   Rand, SchemaInfo, genDoc, errMessage, errName, genAttrs, genMark, genMarks, genInsert, randText,
   anyPos, range, nodePos, textblockPos, nodePositions, attrValue, UNKNOWN_ATTRS, guardFitter,
@@ -447,24 +447,15 @@ function makeCase(seed, id, infos) {
   return rec
 }
 
-function versionOf(pkg) {
-  let file = new URL(`./node_modules/${pkg}/package.json`, import.meta.url)
-  return JSON.parse(fs.readFileSync(file, "utf8")).version
-}
-
 // generate writes the header and `count` cases, and returns counts of
 // their outcomes.
 export function generate({ seed, count }, write) {
   let schemas = loadSchemas(), infos = {}
   for (let name of schemaNames) infos[name] = new SchemaInfo(name, schemas[name])
-  write(JSON.stringify({
-    format: "pmauthority-transform-conformance",
-    version: FORMAT_VERSION,
-    seed,
-    count,
-    schemas: schemaNames,
-    versions: Object.fromEntries(["prosemirror-transform", "prosemirror-model"].map(p => [p, versionOf(p)])),
-  }) + "\n")
+  write(headerLine({
+    format: "pmauthority-transform-conformance", version: FORMAT_VERSION, seed, count, schemas: schemaNames,
+    packages: ["prosemirror-transform", "prosemirror-model"],
+  }))
   let stats = new Map
   let bump = key => stats.set(key, (stats.get(key) || 0) + 1)
   for (let id = 0; id < count; id++) {
