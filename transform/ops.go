@@ -82,10 +82,6 @@ func (e *ArgError) Error() string { return fmt.Sprintf("%s argument %d: %s", e.O
 // Unwrap returns Err.
 func (e *ArgError) Unwrap() error { return e.Err }
 
-func (a *opArgs) wrapErr(i int, err error) error {
-	return &ArgError{Op: a.op, Arg: i, Msg: err.Error(), Err: err}
-}
-
 // ApplyOps runs ops on a transform of doc, in order, and returns the
 // transform. When an op fails it returns the transform as that op left
 // it (steps the op added before failing included, as in JavaScript) and
@@ -100,12 +96,15 @@ func ApplyOps(doc *model.Node, ops []Op) (*Transform, error) {
 	return tr, nil
 }
 
-// opArgs reads the arguments of one op.
+// opArgs reads the arguments of one op. Its readers keep the first
+// error in err and read nothing once it is set, so that an op reads all
+// its arguments and then checks err once.
 type opArgs struct {
 	op     string
 	args   []json.RawMessage
 	schema *model.Schema
 	doc    *model.Node
+	err    error
 }
 
 // opSpec is how many arguments an op takes (min required, max allowed)
@@ -115,267 +114,112 @@ type opSpec struct {
 	run      func(tr *Transform, a *opArgs) error
 }
 
-var opSpecs map[string]opSpec
-
-func init() {
-	opSpecs = map[string]opSpec{
-		"replace": {1, 3, func(tr *Transform, a *opArgs) error {
-			from, err := a.pos(0)
-			if err != nil {
-				return err
-			}
-			to := from
-			if a.has(1) {
-				if to, err = a.pos(1); err != nil {
-					return err
-				}
-			}
-			slice, err := a.slice(2)
-			if err != nil {
-				return err
-			}
-			return tr.Replace(from, to, slice)
-		}},
-		"replaceWith": {3, 3, func(tr *Transform, a *opArgs) error {
-			from, to, err := a.fromTo()
-			if err != nil {
-				return err
-			}
-			content, err := a.content(2)
-			if err != nil {
-				return err
-			}
-			return tr.ReplaceWith(from, to, content)
-		}},
-		"insert": {2, 2, func(tr *Transform, a *opArgs) error {
-			pos, err := a.pos(0)
-			if err != nil {
-				return err
-			}
-			content, err := a.content(1)
-			if err != nil {
-				return err
-			}
-			return tr.Insert(pos, content)
-		}},
-		"delete": {2, 2, func(tr *Transform, a *opArgs) error {
-			from, to, err := a.fromTo()
-			if err != nil {
-				return err
-			}
-			return tr.Delete(from, to)
-		}},
-		"replaceRange": {3, 3, func(tr *Transform, a *opArgs) error {
-			from, to, err := a.fromTo()
-			if err != nil {
-				return err
-			}
-			slice, err := a.slice(2)
-			if err != nil {
-				return err
-			}
-			return tr.ReplaceRange(from, to, slice)
-		}},
-		"replaceRangeWith": {3, 3, func(tr *Transform, a *opArgs) error {
-			from, to, err := a.fromTo()
-			if err != nil {
-				return err
-			}
-			node, err := a.node(2)
-			if err != nil {
-				return err
-			}
-			return tr.ReplaceRangeWith(from, to, node)
-		}},
-		"deleteRange": {2, 2, func(tr *Transform, a *opArgs) error {
-			from, to, err := a.fromTo()
-			if err != nil {
-				return err
-			}
-			return tr.DeleteRange(from, to)
-		}},
-		"addMark": {3, 3, func(tr *Transform, a *opArgs) error {
-			from, to, err := a.fromTo()
-			if err != nil {
-				return err
-			}
-			mark, err := a.mark(2)
-			if err != nil {
-				return err
-			}
-			return tr.AddMark(from, to, mark)
-		}},
-		"removeMark": {2, 3, func(tr *Transform, a *opArgs) error {
-			from, to, err := a.fromTo()
-			if err != nil {
-				return err
-			}
-			if !a.has(2) {
-				return tr.RemoveAllMarks(from, to)
-			}
-			mark, typ, err := a.markOrType(2)
-			if err != nil {
-				return err
-			}
+var opSpecs = map[string]opSpec{
+	"replace": {1, 3, func(tr *Transform, a *opArgs) error {
+		from := a.pos(0)
+		to := a.optPos(1, from)
+		slice := a.slice(2)
+		return a.then(func() error { return tr.Replace(from, to, slice) })
+	}},
+	"replaceWith": {3, 3, func(tr *Transform, a *opArgs) error {
+		from, to, content := a.pos(0), a.pos(1), a.content(2)
+		return a.then(func() error { return tr.ReplaceWith(from, to, content) })
+	}},
+	"insert": {2, 2, func(tr *Transform, a *opArgs) error {
+		pos, content := a.pos(0), a.content(1)
+		return a.then(func() error { return tr.Insert(pos, content) })
+	}},
+	"delete": {2, 2, func(tr *Transform, a *opArgs) error {
+		from, to := a.pos(0), a.pos(1)
+		return a.then(func() error { return tr.Delete(from, to) })
+	}},
+	"replaceRange": {3, 3, func(tr *Transform, a *opArgs) error {
+		from, to, slice := a.pos(0), a.pos(1), a.slice(2)
+		return a.then(func() error { return tr.ReplaceRange(from, to, slice) })
+	}},
+	"replaceRangeWith": {3, 3, func(tr *Transform, a *opArgs) error {
+		from, to, node := a.pos(0), a.pos(1), a.node(2)
+		return a.then(func() error { return tr.ReplaceRangeWith(from, to, node) })
+	}},
+	"deleteRange": {2, 2, func(tr *Transform, a *opArgs) error {
+		from, to := a.pos(0), a.pos(1)
+		return a.then(func() error { return tr.DeleteRange(from, to) })
+	}},
+	"addMark": {3, 3, func(tr *Transform, a *opArgs) error {
+		from, to, mark := a.pos(0), a.pos(1), a.mark(2)
+		return a.then(func() error { return tr.AddMark(from, to, mark) })
+	}},
+	"removeMark": {2, 3, func(tr *Transform, a *opArgs) error {
+		from, to := a.pos(0), a.pos(1)
+		if !a.has(2) {
+			return a.then(func() error { return tr.RemoveAllMarks(from, to) })
+		}
+		mark, typ := a.markOrType(2)
+		return a.then(func() error {
 			if typ != nil {
 				return tr.RemoveMarkType(from, to, typ)
 			}
 			return tr.RemoveMark(from, to, mark)
-		}},
-		"clearIncompatible": {2, 2, func(tr *Transform, a *opArgs) error {
-			pos, err := a.pos(0)
-			if err != nil {
-				return err
-			}
-			typ, err := a.nodeType(1)
-			if err != nil {
-				return err
-			}
-			return tr.ClearIncompatible(pos, typ, nil)
-		}},
-		"setBlockType": {3, 4, func(tr *Transform, a *opArgs) error {
-			from, to, err := a.fromTo()
-			if err != nil {
-				return err
-			}
-			typ, err := a.nodeType(2)
-			if err != nil {
-				return err
-			}
-			attrs, err := a.attrs(3)
-			if err != nil {
-				return err
-			}
-			return tr.SetBlockType(from, to, typ, attrs)
-		}},
-		"setNodeMarkup": {1, 4, func(tr *Transform, a *opArgs) error {
-			pos, err := a.pos(0)
-			if err != nil {
-				return err
-			}
-			var typ *model.NodeType
-			if a.has(1) {
-				if typ, err = a.nodeType(1); err != nil {
-					return err
-				}
-			}
-			attrs, err := a.attrs(2)
-			if err != nil {
-				return err
-			}
-			marks, err := a.marks(3)
-			if err != nil {
-				return err
-			}
-			return tr.SetNodeMarkup(pos, typ, attrs, marks)
-		}},
-		"setNodeAttribute": {3, 3, func(tr *Transform, a *opArgs) error {
-			pos, err := a.pos(0)
-			if err != nil {
-				return err
-			}
-			name, err := a.str(1)
-			if err != nil {
-				return err
-			}
-			value, err := a.value(2)
-			if err != nil {
-				return err
-			}
-			return tr.SetNodeAttribute(pos, name, value)
-		}},
-		"setDocAttribute": {2, 2, func(tr *Transform, a *opArgs) error {
-			name, err := a.str(0)
-			if err != nil {
-				return err
-			}
-			value, err := a.value(1)
-			if err != nil {
-				return err
-			}
-			return tr.SetDocAttribute(name, value)
-		}},
-		"addNodeMark": {2, 2, func(tr *Transform, a *opArgs) error {
-			pos, err := a.pos(0)
-			if err != nil {
-				return err
-			}
-			mark, err := a.mark(1)
-			if err != nil {
-				return err
-			}
-			return tr.AddNodeMark(pos, mark)
-		}},
-		"removeNodeMark": {2, 2, func(tr *Transform, a *opArgs) error {
-			pos, err := a.pos(0)
-			if err != nil {
-				return err
-			}
-			if a.isNull(1) {
-				return a.errorf(1, "want a mark or a mark type name, got null")
-			}
-			mark, typ, err := a.markOrType(1)
-			if err != nil {
-				return err
-			}
+		})
+	}},
+	"clearIncompatible": {2, 2, func(tr *Transform, a *opArgs) error {
+		pos, typ := a.pos(0), a.nodeType(1)
+		return a.then(func() error { return tr.ClearIncompatible(pos, typ, nil) })
+	}},
+	"setBlockType": {3, 4, func(tr *Transform, a *opArgs) error {
+		from, to, typ, attrs := a.pos(0), a.pos(1), a.nodeType(2), a.attrs(3)
+		return a.then(func() error { return tr.SetBlockType(from, to, typ, attrs) })
+	}},
+	"setNodeMarkup": {1, 4, func(tr *Transform, a *opArgs) error {
+		pos := a.pos(0)
+		var typ *model.NodeType
+		if a.has(1) {
+			typ = a.nodeType(1)
+		}
+		attrs, marks := a.attrs(2), a.marks(3)
+		return a.then(func() error { return tr.SetNodeMarkup(pos, typ, attrs, marks) })
+	}},
+	"setNodeAttribute": {3, 3, func(tr *Transform, a *opArgs) error {
+		pos, name, value := a.pos(0), a.str(1), a.value(2)
+		return a.then(func() error { return tr.SetNodeAttribute(pos, name, value) })
+	}},
+	"setDocAttribute": {2, 2, func(tr *Transform, a *opArgs) error {
+		name, value := a.str(0), a.value(1)
+		return a.then(func() error { return tr.SetDocAttribute(name, value) })
+	}},
+	"addNodeMark": {2, 2, func(tr *Transform, a *opArgs) error {
+		pos, mark := a.pos(0), a.mark(1)
+		return a.then(func() error { return tr.AddNodeMark(pos, mark) })
+	}},
+	"removeNodeMark": {2, 2, func(tr *Transform, a *opArgs) error {
+		pos := a.pos(0)
+		if a.err == nil && a.isNull(1) {
+			a.fail(1, "want a mark or a mark type name, got null")
+		}
+		mark, typ := a.markOrType(1)
+		return a.then(func() error {
 			if typ != nil {
 				return tr.RemoveNodeMarkType(pos, typ)
 			}
 			return tr.RemoveNodeMark(pos, mark)
-		}},
-		"split": {1, 3, func(tr *Transform, a *opArgs) error {
-			pos, err := a.pos(0)
-			if err != nil {
-				return err
-			}
-			depth := 1
-			if a.has(1) {
-				if depth, err = a.count(1); err != nil {
-					return err
-				}
-			}
-			typesAfter, err := a.wrappers(2, true)
-			if err != nil {
-				return err
-			}
-			return tr.Split(pos, depth, typesAfter)
-		}},
-		"join": {1, 2, func(tr *Transform, a *opArgs) error {
-			pos, err := a.pos(0)
-			if err != nil {
-				return err
-			}
-			depth := 1
-			if a.has(1) {
-				if depth, err = a.count(1); err != nil {
-					return err
-				}
-			}
-			return tr.Join(pos, depth)
-		}},
-		"lift": {2, 2, func(tr *Transform, a *opArgs) error {
-			r, err := a.nodeRange(0)
-			if err != nil {
-				return err
-			}
-			target, err := a.count(1)
-			if err != nil {
-				return err
-			}
-			return tr.Lift(r, target)
-		}},
-		"wrap": {2, 2, func(tr *Transform, a *opArgs) error {
-			r, err := a.nodeRange(0)
-			if err != nil {
-				return err
-			}
-			wrappers, err := a.wrappers(1, false)
-			if err != nil {
-				return err
-			}
-			return tr.Wrap(r, wrappers)
-		}},
-	}
+		})
+	}},
+	"split": {1, 3, func(tr *Transform, a *opArgs) error {
+		pos, depth, typesAfter := a.pos(0), a.optCount(1, 1), a.wrappers(2, true)
+		return a.then(func() error { return tr.Split(pos, depth, typesAfter) })
+	}},
+	"join": {1, 2, func(tr *Transform, a *opArgs) error {
+		pos, depth := a.pos(0), a.optCount(1, 1)
+		return a.then(func() error { return tr.Join(pos, depth) })
+	}},
+	"lift": {2, 2, func(tr *Transform, a *opArgs) error {
+		r, target := a.nodeRange(0), a.count(1)
+		return a.then(func() error { return tr.Lift(r, target) })
+	}},
+	"wrap": {2, 2, func(tr *Transform, a *opArgs) error {
+		r, wrappers := a.nodeRange(0), a.wrappers(1, false)
+		return a.then(func() error { return tr.Wrap(r, wrappers) })
+	}},
 }
 
 // Apply runs one op on the transform. A bad argument gives an *ArgError
@@ -395,8 +239,32 @@ func (tr *Transform) Apply(op Op) error {
 	return spec.run(tr, &opArgs{op: op.Op, args: op.Args, schema: tr.Doc.Type.Schema, doc: tr.Doc})
 }
 
+// then returns the first error reading the arguments, or runs f.
+func (a *opArgs) then(f func() error) error {
+	if a.err != nil {
+		return a.err
+	}
+	return f()
+}
+
 func (a *opArgs) errorf(i int, format string, args ...any) error {
 	return &ArgError{Op: a.op, Arg: i, Msg: fmt.Sprintf(format, args...)}
+}
+
+// fail records an *ArgError for argument i, unless an error is recorded.
+func (a *opArgs) fail(i int, format string, args ...any) {
+	if a.err == nil {
+		a.err = a.errorf(i, format, args...)
+	}
+}
+
+// failed records err (a decoding error of argument i, kept as ArgError.Err)
+// and reports whether there is an error.
+func (a *opArgs) failed(i int, err error) bool {
+	if err != nil && a.err == nil {
+		a.err = &ArgError{Op: a.op, Arg: i, Msg: err.Error(), Err: err}
+	}
+	return a.err != nil
 }
 
 // has reports whether argument i is given and not null.
@@ -416,10 +284,14 @@ func peekKind(raw []byte) (jsonscan.Kind, error) {
 	return d.Peek()
 }
 
-// value decodes argument i as a JSON value (see model.Attrs).
-func (a *opArgs) value(i int) (any, error) {
+// value reads argument i as a JSON value (see model.Attrs).
+func (a *opArgs) value(i int) any {
+	if a.err != nil {
+		return nil
+	}
 	if i >= len(a.args) {
-		return nil, a.errorf(i, "missing")
+		a.fail(i, "missing")
+		return nil
 	}
 	var d jsonscan.Decoder
 	d.Reset(a.args[i])
@@ -428,101 +300,114 @@ func (a *opArgs) value(i int) (any, error) {
 		err = d.End()
 	}
 	if err != nil {
-		return nil, a.errorf(i, "%v", err)
+		a.fail(i, "%v", err)
+		return nil
 	}
-	return v, nil
+	return v
 }
 
-// integer decodes argument i as an integer.
-func (a *opArgs) integer(i int) (int, error) {
-	v, err := a.value(i)
-	if err != nil {
-		return 0, err
+// pos reads argument i as a position, an integer. Positions outside the
+// document are left to the method, which fails on them as JavaScript
+// does.
+func (a *opArgs) pos(i int) int {
+	v := a.value(i)
+	if a.err != nil {
+		return 0
 	}
 	f, ok := v.(float64)
 	if !ok {
-		return 0, a.errorf(i, "want an integer, got %s", jsonKind(v))
+		a.fail(i, "want an integer, got %s", jsonKind(v))
+		return 0
 	}
 	if f != math.Trunc(f) || math.Abs(f) > maxPosition {
-		return 0, a.errorf(i, "want an integer, got %v", f)
+		a.fail(i, "want an integer, got %v", f)
+		return 0
 	}
-	return int(f), nil
+	return int(f)
 }
 
-// pos decodes argument i as a position. Positions outside the document
-// are left to the method, which fails on them as JavaScript does.
-func (a *opArgs) pos(i int) (int, error) { return a.integer(i) }
+// optPos is pos for an optional argument: def when absent or null.
+func (a *opArgs) optPos(i, def int) int {
+	if !a.has(i) {
+		return def
+	}
+	return a.pos(i)
+}
 
-// count decodes argument i as a depth or a number of levels, which must
+// count reads argument i as a depth or a number of levels, which must
 // not be negative (JavaScript reads negative depths relative to a
 // position's own depth, which these methods do not mean).
-func (a *opArgs) count(i int) (int, error) {
-	n, err := a.integer(i)
-	if err == nil && n < 0 {
-		err = a.errorf(i, "want a depth of 0 or more, got %d", n)
+func (a *opArgs) count(i int) int {
+	n := a.pos(i)
+	if a.err == nil && n < 0 {
+		a.fail(i, "want a depth of 0 or more, got %d", n)
 	}
-	return n, err
+	return n
 }
 
-func (a *opArgs) fromTo() (int, int, error) {
-	from, err := a.pos(0)
-	if err != nil {
-		return 0, 0, err
+// optCount is count for an optional argument: def when absent or null.
+func (a *opArgs) optCount(i, def int) int {
+	if !a.has(i) {
+		return def
 	}
-	to, err := a.pos(1)
-	return from, to, err
+	return a.count(i)
 }
 
-func (a *opArgs) str(i int) (string, error) {
-	v, err := a.value(i)
-	if err != nil {
-		return "", err
+func (a *opArgs) str(i int) string {
+	v := a.value(i)
+	if a.err != nil {
+		return ""
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", a.errorf(i, "want a string, got %s", jsonKind(v))
+		a.fail(i, "want a string, got %s", jsonKind(v))
 	}
-	return s, nil
+	return s
 }
 
-func (a *opArgs) nodeType(i int) (*model.NodeType, error) {
-	name, err := a.str(i)
-	if err != nil {
-		return nil, err
+func (a *opArgs) nodeType(i int) *model.NodeType {
+	name := a.str(i)
+	if a.err != nil {
+		return nil
 	}
 	t := a.schema.NodeType(name)
 	if t == nil {
-		return nil, a.errorf(i, "unknown node type %q", name)
+		a.fail(i, "unknown node type %q", name)
 	}
-	return t, nil
+	return t
 }
 
-// attrs decodes argument i as attributes: nil (the defaults) when absent
+// attrs reads argument i as attributes: nil (the defaults) when absent
 // or null.
-func (a *opArgs) attrs(i int) (model.Attrs, error) {
+func (a *opArgs) attrs(i int) model.Attrs {
 	if !a.has(i) {
-		return nil, nil
+		return nil
 	}
-	v, err := a.value(i)
-	if err != nil {
-		return nil, err
+	v := a.value(i)
+	if a.err != nil {
+		return nil
 	}
-	return attrsOf(v, func(msg string) error { return a.errorf(i, "%s", msg) })
+	attrs, msg := attrsOf(v)
+	if msg != "" {
+		a.fail(i, "%s", msg)
+	}
+	return attrs
 }
 
-func attrsOf(v any, fail func(string) error) (model.Attrs, error) {
+// attrsOf converts a JSON value to attributes, or says why it cannot.
+func attrsOf(v any) (model.Attrs, string) {
 	if v == nil {
-		return nil, nil
+		return nil, ""
 	}
 	obj, ok := v.(model.JSONObject)
 	if !ok {
-		return nil, fail("want attributes (an object), got " + jsonKind(v))
+		return nil, "want attributes (an object), got " + jsonKind(v)
 	}
 	attrs := make(model.Attrs, 0, len(obj))
 	for _, p := range obj {
 		attrs = append(attrs, model.Attr{Name: p.Key, Value: p.Value})
 	}
-	return attrs, nil
+	return attrs, ""
 }
 
 func jsonKind(v any) string {
@@ -541,160 +426,177 @@ func jsonKind(v any) string {
 	return "an object"
 }
 
-func (a *opArgs) node(i int) (*model.Node, error) {
+// raw returns argument i, recording an error when it is missing.
+func (a *opArgs) raw(i int) []byte {
+	if a.err != nil {
+		return nil
+	}
 	if i >= len(a.args) {
-		return nil, a.errorf(i, "missing")
+		a.fail(i, "missing")
+		return nil
 	}
-	n, err := a.schema.NodeFromJSON(a.args[i])
-	if err != nil {
-		return nil, a.wrapErr(i, err)
-	}
-	return n, nil
+	return a.args[i]
 }
 
-func (a *opArgs) mark(i int) (*model.Mark, error) {
-	if i >= len(a.args) {
-		return nil, a.errorf(i, "missing")
+func (a *opArgs) node(i int) *model.Node {
+	raw := a.raw(i)
+	if a.err != nil {
+		return nil
 	}
-	m, err := a.schema.MarkFromJSON(a.args[i])
-	if err != nil {
-		return nil, a.wrapErr(i, err)
-	}
-	return m, nil
+	n, err := a.schema.NodeFromJSON(raw)
+	a.failed(i, err)
+	return n
 }
 
-// markOrType decodes argument i as a mark's JSON or a mark type's name.
-func (a *opArgs) markOrType(i int) (*model.Mark, *model.MarkType, error) {
-	kind, err := peekKind(a.args[i])
-	if err != nil {
-		return nil, nil, a.errorf(i, "%v", err)
+func (a *opArgs) mark(i int) *model.Mark {
+	raw := a.raw(i)
+	if a.err != nil {
+		return nil
 	}
-	if kind == jsonscan.String {
-		name, err := a.str(i)
-		if err != nil {
-			return nil, nil, err
-		}
-		t := a.schema.MarkType(name)
-		if t == nil {
-			return nil, nil, a.errorf(i, "unknown mark type %q", name)
-		}
-		return nil, t, nil
-	}
-	m, err := a.mark(i)
-	return m, nil, err
+	m, err := a.schema.MarkFromJSON(raw)
+	a.failed(i, err)
+	return m
 }
 
-// marks decodes argument i as an array of marks; nil when absent or null.
-func (a *opArgs) marks(i int) ([]*model.Mark, error) {
-	if !a.has(i) {
+// markOrType reads argument i as a mark's JSON or a mark type's name.
+func (a *opArgs) markOrType(i int) (*model.Mark, *model.MarkType) {
+	raw := a.raw(i)
+	if a.err != nil {
 		return nil, nil
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(a.args[i], &raws); err != nil {
-		return nil, a.errorf(i, "want an array of marks")
+	if kind, err := peekKind(raw); a.failed(i, err) || kind != jsonscan.String {
+		return a.mark(i), nil
 	}
+	name := a.str(i)
+	t := a.schema.MarkType(name)
+	if t == nil {
+		a.fail(i, "unknown mark type %q", name)
+	}
+	return nil, t
+}
+
+// list reads argument i as an array of raw elements.
+func (a *opArgs) list(i int, what string) []json.RawMessage {
+	raw := a.raw(i)
+	if a.err != nil {
+		return nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		a.fail(i, "want an array of %s", what)
+	}
+	return elems
+}
+
+// marks reads argument i as an array of marks; nil when absent or null.
+func (a *opArgs) marks(i int) []*model.Mark {
+	if !a.has(i) {
+		return nil
+	}
+	raws := a.list(i, "marks")
 	marks := make([]*model.Mark, 0, len(raws))
 	for _, raw := range raws {
 		m, err := a.schema.MarkFromJSON(raw)
-		if err != nil {
-			return nil, a.wrapErr(i, err)
+		if a.failed(i, err) {
+			return nil
 		}
 		marks = append(marks, m)
 	}
-	return marks, nil
+	return marks
 }
 
-// slice decodes argument i as a slice; empty when absent or null.
-func (a *opArgs) slice(i int) (model.Slice, error) {
-	if !a.has(i) {
-		return model.EmptySlice, nil
+// slice reads argument i as a slice; empty when absent or null.
+func (a *opArgs) slice(i int) model.Slice {
+	if !a.has(i) || a.err != nil {
+		return model.EmptySlice
 	}
 	s, err := a.schema.SliceFromJSON(a.args[i])
-	if err != nil {
-		return model.Slice{}, a.wrapErr(i, err)
-	}
-	return s, nil
+	a.failed(i, err)
+	return s
 }
 
-// content decodes argument i as a fragment: an array of nodes or one
-// node.
-func (a *opArgs) content(i int) (model.Fragment, error) {
-	kind, err := peekKind(a.args[i])
-	if err != nil {
-		return model.Fragment{}, a.errorf(i, "%v", err)
+// content reads argument i as a fragment: an array of nodes or one node.
+func (a *opArgs) content(i int) model.Fragment {
+	raw := a.raw(i)
+	if a.err != nil {
+		return model.Fragment{}
 	}
-	if kind != jsonscan.Array {
-		n, err := a.node(i)
-		if err != nil {
-			return model.Fragment{}, err
+	if kind, err := peekKind(raw); a.failed(i, err) || kind != jsonscan.Array {
+		if n := a.node(i); a.err == nil {
+			return model.FragmentOf(n)
 		}
-		return model.FragmentOf(n), nil
+		return model.Fragment{}
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(a.args[i], &raws); err != nil {
-		return model.Fragment{}, a.errorf(i, "%v", err)
-	}
+	raws := a.list(i, "nodes")
 	nodes := make([]*model.Node, 0, len(raws))
 	for _, raw := range raws {
 		n, err := a.schema.NodeFromJSON(raw)
-		if err != nil {
-			return model.Fragment{}, a.wrapErr(i, err)
+		if a.failed(i, err) {
+			return model.Fragment{}
 		}
 		nodes = append(nodes, n)
 	}
-	return model.NewFragment(nodes), nil
+	return model.NewFragment(nodes)
 }
 
-// nodeRange decodes argument i as {"from", "to", "depth"}, resolved in
-// the document. The depth must be one both positions have.
-func (a *opArgs) nodeRange(i int) (*model.NodeRange, error) {
-	var raw struct {
+// nodeRange reads argument i as {"from", "to", "depth"}, resolved in the
+// document. The depth must be one both positions have.
+func (a *opArgs) nodeRange(i int) *model.NodeRange {
+	raw := a.raw(i)
+	if a.err != nil {
+		return nil
+	}
+	var r struct {
 		From, To, Depth *json.Number
 	}
-	d := json.NewDecoder(bytes.NewReader(a.args[i]))
+	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	d.DisallowUnknownFields()
-	if err := d.Decode(&raw); err != nil || raw.From == nil || raw.To == nil || raw.Depth == nil {
-		return nil, a.errorf(i, `want a range {"from": …, "to": …, "depth": …}`)
+	if err := d.Decode(&r); err != nil || r.From == nil || r.To == nil || r.Depth == nil {
+		a.fail(i, `want a range {"from": …, "to": …, "depth": …}`)
+		return nil
 	}
 	var vals [3]int
-	for j, n := range []*json.Number{raw.From, raw.To, raw.Depth} {
+	for j, n := range []*json.Number{r.From, r.To, r.Depth} {
 		f, err := n.Float64()
 		if err != nil || f != math.Trunc(f) || math.Abs(f) > maxPosition {
-			return nil, a.errorf(i, "range: want integers, got %s", n.String())
+			a.fail(i, "range: want integers, got %s", n.String())
+			return nil
 		}
 		vals[j] = int(f)
 	}
 	from, err := a.doc.Resolve(vals[0])
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var to *model.ResolvedPos
+		if to, err = a.doc.Resolve(vals[1]); err == nil {
+			if depth := vals[2]; depth < 0 || depth > from.Depth || depth > to.Depth {
+				a.fail(i, "range depth %d is not between 0 and the depth of both positions", depth)
+				return nil
+			}
+			return &model.NodeRange{From: from, To: to, Depth: vals[2]}
+		}
 	}
-	to, err := a.doc.Resolve(vals[1])
-	if err != nil {
-		return nil, err
-	}
-	if depth := vals[2]; depth < 0 || depth > from.Depth || depth > to.Depth {
-		return nil, a.errorf(i, "range depth %d is not between 0 and the depth of both positions", depth)
-	}
-	return &model.NodeRange{From: from, To: to, Depth: vals[2]}, nil
+	a.err = err // a position out of range fails as in JavaScript
+	return nil
 }
 
-// wrappers decodes argument i as [{"type", "attrs"}], with null entries
-// when nulls (typesAfter); absent or null is nil.
-func (a *opArgs) wrappers(i int, nulls bool) ([]Wrapper, error) {
+// wrappers reads argument i as [{"type", "attrs"}], with null entries
+// when nulls (typesAfter, which may also be absent or null).
+func (a *opArgs) wrappers(i int, nulls bool) []Wrapper {
+	if a.err != nil {
+		return nil
+	}
 	if !a.has(i) {
-		if nulls {
-			return nil, nil
+		if !nulls {
+			a.fail(i, `want an array of {"type", "attrs"}`)
 		}
-		return nil, a.errorf(i, "want an array of {\"type\", \"attrs\"}")
+		return nil
 	}
-	v, err := a.value(i)
-	if err != nil {
-		return nil, err
-	}
+	v := a.value(i)
 	list, ok := v.([]any)
-	if !ok {
-		return nil, a.errorf(i, "want an array of {\"type\", \"attrs\"}, got %s", jsonKind(v))
+	if a.err != nil || !ok {
+		a.fail(i, `want an array of {"type", "attrs"}, got %s`, jsonKind(v))
+		return nil
 	}
 	out := make([]Wrapper, len(list))
 	for j, e := range list {
@@ -703,23 +605,27 @@ func (a *opArgs) wrappers(i int, nulls bool) ([]Wrapper, error) {
 		}
 		obj, ok := e.(model.JSONObject)
 		if !ok {
-			return nil, a.errorf(i, "element %d: want {\"type\", \"attrs\"}, got %s", j, jsonKind(e))
+			a.fail(i, `element %d: want {"type", "attrs"}, got %s`, j, jsonKind(e))
+			return nil
 		}
 		name, _ := obj.Get("type")
 		s, ok := name.(string)
 		if !ok {
-			return nil, a.errorf(i, "element %d: want a node type name in \"type\"", j)
+			a.fail(i, `element %d: want a node type name in "type"`, j)
+			return nil
 		}
 		t := a.schema.NodeType(s)
 		if t == nil {
-			return nil, a.errorf(i, "element %d: unknown node type %q", j, s)
+			a.fail(i, "element %d: unknown node type %q", j, s)
+			return nil
 		}
 		av, _ := obj.Get("attrs")
-		attrs, err := attrsOf(av, func(msg string) error { return a.errorf(i, "element %d: %s", j, msg) })
-		if err != nil {
-			return nil, err
+		attrs, msg := attrsOf(av)
+		if msg != "" {
+			a.fail(i, "element %d: %s", j, msg)
+			return nil
 		}
 		out[j] = Wrapper{Type: t, Attrs: attrs}
 	}
-	return out, nil
+	return out
 }

@@ -10,17 +10,33 @@ import (
 // ErrFitterLoop is the error of a replace whose slice the Fitter cannot
 // finish placing. prosemirror-transform's Fitter loops for as long as the
 // slice it is placing has a size other than zero; a slice whose open
-// depths exceed its content (a negative size, which the Fitter can also
-// make itself by dropping nodes from a Slice.maxOpen whose open end is in
-// an inline node with content) never gets there, and JavaScript hangs.
-// The Go Fitter gives up with this error after maxFitSteps rounds.
+// depths exceed its content (a negative size, which Slice.fromJSON
+// accepts and which the Fitter can also make itself by dropping nodes
+// from a slice open at its end) may never get there, and JavaScript
+// hangs. The Go Fitter gives up with this error after fitRounds rounds.
 var ErrFitterLoop = errors.New("replace: the slice does not fit and the Fitter would loop forever (prosemirror-transform hangs on it)")
 
-// maxFitSteps bounds the rounds of Fitter.fit. Each round places nodes,
-// opens the slice one level deeper or drops a node, so a slice that can
-// be fitted needs a few rounds per node it holds; a million rounds is far
-// beyond any slice a request can carry.
-const maxFitSteps = 1 << 20
+// fitRounds bounds the rounds of Fitter.fit for slice. Each round places
+// nodes, opens the slice one level deeper or drops a node; opening is
+// bounded by the slice's depth, and placing and dropping take nodes or
+// empty open levels off the unplaced slice, so a slice that can be
+// fitted needs a few rounds per node and level. The bound is far above
+// that (the differential corpora never come near it) and small enough
+// that a looping slice fails in milliseconds.
+func fitRounds(slice model.Slice) int {
+	nodes, depth := 0, 0
+	var walk func(f model.Fragment, d int)
+	walk = func(f model.Fragment, d int) {
+		depth = max(depth, d)
+		f.ForEach(func(child *model.Node, _, _ int) {
+			nodes++
+			walk(child.Content, d+1)
+		})
+	}
+	walk(slice.Content, 0)
+	depth = max(depth, slice.OpenStart, slice.OpenEnd)
+	return 16*(nodes+1)*(depth+2) + 1024
+}
 
 // typeError is the TypeError V8 throws where prosemirror-transform
 // dereferences a missing node or fragment, which only malformed slices
@@ -124,9 +140,14 @@ func (f *fitter) depth() int { return len(f.frontier) - 1 }
 // fit places the slice and returns the step, or nil.
 func (f *fitter) fit() (Step, error) {
 	// As long as there is unplaced content, place some of it; where none
-	// fits, open the slice deeper or drop a node, and try again.
+	// fits, open the slice deeper or drop a node, and try again. This is
+	// the one loop of the Fitter that may not end (see ErrFitterLoop):
+	// the others run over a fragment's children (placeNodes) or the
+	// depths of the frontier and of the positions (close, mustMoveInline,
+	// findCloseLevel), which are finite.
+	limit := fitRounds(f.unplaced)
 	for rounds := 0; f.unplaced.Size() != 0; rounds++ {
-		if rounds == maxFitSteps {
+		if rounds == limit {
 			return nil, ErrFitterLoop
 		}
 		fit, ok, err := f.findFittable()

@@ -37,7 +37,8 @@ type Transform struct {
 	Steps []Step
 	// Docs are the documents before each of the steps.
 	Docs []*model.Node
-	// Mapping holds the step maps of the steps.
+	// Mapping holds the step maps of the steps (created with the first
+	// step when nil, so that a Transform with only Doc set works).
 	Mapping *Mapping
 }
 
@@ -85,7 +86,7 @@ func (tr *Transform) MaybeStep(step Step) error {
 // exceptions) of the built-in steps.
 func isStepFailure(err error) bool {
 	switch err {
-	case errStructureReplace, errStructureGapReplace, errGapNotFlat, errGapMisfit, errNoNodeForMark:
+	case errStructureReplace, errStructureGapReplace, errGapNotFlat, errGapMisfit, errNoNodeForMark, errNoNodeForAttr:
 		return true
 	}
 	return false
@@ -96,6 +97,9 @@ func isStepFailure(err error) bool {
 // (mark and attribute steps are not counted).
 func (tr *Transform) ChangedRange() (from, to int, ok bool) {
 	from, to = 1e9, -1e9
+	if tr.Mapping == nil {
+		return 0, 0, false
+	}
 	for i, m := range tr.Mapping.Maps() {
 		if i > 0 {
 			from = m.Map(from, 1)
@@ -113,6 +117,9 @@ func (tr *Transform) ChangedRange() (from, to int, ok bool) {
 }
 
 func (tr *Transform) addStep(step Step, doc *model.Node) {
+	if tr.Mapping == nil {
+		tr.Mapping = &Mapping{}
+	}
 	tr.Docs = append(tr.Docs, tr.Doc)
 	tr.Steps = append(tr.Steps, step)
 	tr.Mapping.AppendMap(step.GetMap(), -1)
@@ -121,6 +128,9 @@ func (tr *Transform) addStep(step Step, doc *model.Node) {
 
 // mappingFrom returns the mapping through the steps from index from on.
 func (tr *Transform) mappingFrom(from int) *Mapping {
+	if tr.Mapping == nil {
+		return &Mapping{}
+	}
 	return tr.Mapping.Slice(from, len(tr.Steps))
 }
 
@@ -198,8 +208,11 @@ func (tr *Transform) SetBlockType(from, to int, typ *model.NodeType, attrs model
 }
 
 // SetBlockTypeFunc is SetBlockType with the attributes of each block
-// computed from the block being changed.
+// computed from the block being changed (a nil attrs gives the defaults).
 func (tr *Transform) SetBlockTypeFunc(from, to int, typ *model.NodeType, attrs func(old *model.Node) model.Attrs) error {
+	if attrs == nil {
+		attrs = func(*model.Node) model.Attrs { return nil }
+	}
 	return setBlockType(tr, from, to, typ, attrs)
 }
 

@@ -20,7 +20,7 @@ import {
   Transform, canJoin, joinPoint, canSplit, liftTarget, findWrapping, insertPoint, dropPoint,
 } from "prosemirror-transform"
 import { loadSchemas, schemaNames } from "./schemas.mjs"
-import { parseGenArgs } from "./gen-cli.mjs"
+import { headerLine, runGenerator } from "./gen-cli.mjs"
 import {
   Rand, SchemaInfo, genDoc, errMessage, errName, genAttrs, genMark, genMarks, genInsert, randText,
   anyPos, range, nodePos, textblockPos, nodePositions, attrValue, UNKNOWN_ATTRS, guardFitter,
@@ -434,12 +434,17 @@ function makeCase(seed, id, infos) {
   }
   let rec = { id, schema: S.name, kind: "ops", doc: doc.toJSON(), ops, steps: tr.steps.map(s => s.toJSON()), final: tr.doc.toJSON() }
   if (threw) rec.threw = threw
+  // Sometimes helper calls on the document the ops made (which need not
+  // pass check() any more).
+  if (r.chance(0.2)) {
+    let calls = []
+    for (let n = r.range(1, 3); n > 0; n--) {
+      let c = helperCall(r, S, tr.doc)
+      if (c) calls.push(c)
+    }
+    rec.calls = calls
+  }
   return rec
-}
-
-function versionOf(pkg) {
-  let file = new URL(`./node_modules/${pkg}/package.json`, import.meta.url)
-  return JSON.parse(fs.readFileSync(file, "utf8")).version
 }
 
 // generate writes the header and `count` cases, and returns counts of
@@ -447,14 +452,10 @@ function versionOf(pkg) {
 export function generate({ seed, count }, write) {
   let schemas = loadSchemas(), infos = {}
   for (let name of schemaNames) infos[name] = new SchemaInfo(name, schemas[name])
-  write(JSON.stringify({
-    format: "pmauthority-transform-conformance",
-    version: FORMAT_VERSION,
-    seed,
-    count,
-    schemas: schemaNames,
-    versions: Object.fromEntries(["prosemirror-transform", "prosemirror-model"].map(p => [p, versionOf(p)])),
-  }) + "\n")
+  write(headerLine({
+    format: "pmauthority-transform-conformance", version: FORMAT_VERSION, seed, count, schemas: schemaNames,
+    packages: ["prosemirror-transform", "prosemirror-model"],
+  }))
   let stats = new Map
   let bump = key => stats.set(key, (stats.get(key) || 0) + 1)
   for (let id = 0; id < count; id++) {
@@ -472,15 +473,4 @@ export function generate({ seed, count }, write) {
   return stats
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
-  let opts = parseGenArgs("gen-transform", process.argv.slice(2))
-  console.error(`gen-transform: seed=${opts.seed} count=${opts.count}`)
-  let fd = opts.out ? fs.openSync(opts.out, "w") : 1, buf = [], size = 0
-  let flush = () => { if (buf.length) { fs.writeSync(fd, buf.join("")); buf = []; size = 0 } }
-  let start = Date.now()
-  let stats = generate(opts, line => { buf.push(line); size += line.length; if (size > 1 << 20) flush() })
-  flush()
-  if (opts.out) fs.closeSync(fd)
-  let counts = [...stats].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(", ")
-  console.error(`gen-transform: ${opts.count} cases in ${((Date.now() - start) / 1000).toFixed(1)}s: ${counts}`)
-}
+if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) runGenerator("gen-transform", generate)
