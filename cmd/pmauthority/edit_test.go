@@ -34,27 +34,36 @@ func TestEditCommand(t *testing.T) {
 	}
 }
 
-// TestEditDocExample runs the example of docs/edits.md ("From the
-// command line") and compares its output.
-func TestEditDocExample(t *testing.T) {
-	text, err := os.ReadFile("../../docs/edits.md")
-	if err != nil {
-		t.Fatal(err)
+// TestDocExamples runs the command examples of docs/edits.md and
+// docs/transform.md (an echo of the request piped into go run
+// ./cmd/pmauthority COMMAND, the output on the next line) and compares
+// their output.
+func TestDocExamples(t *testing.T) {
+	for file, command := range map[string]string{"edits.md": "edit", "transform.md": "transform"} {
+		text, err := os.ReadFile("../../docs/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(text), "\n")
+		ran := 0
+		for i, line := range lines {
+			if !strings.HasPrefix(line, "    echo '") || i+2 >= len(lines) || strings.TrimSpace(lines[i+1]) != "| go run ./cmd/pmauthority "+command {
+				continue
+			}
+			stdin := strings.TrimSuffix(strings.TrimPrefix(line, "    echo '"), "' \\")
+			want := strings.TrimSpace(lines[i+2])
+			var stdout, stderr bytes.Buffer
+			code := run([]string{command}, strings.NewReader(stdin), &stdout, &stderr)
+			if wantCode := map[bool]int{true: 1, false: 0}[strings.HasPrefix(want, `{"error"`)]; code != wantCode {
+				t.Errorf("docs/%s line %d: exit %d, want %d: %s%s", file, i+1, code, wantCode, &stdout, &stderr)
+			}
+			if got := strings.TrimSpace(stdout.String()); got != want {
+				t.Errorf("docs/%s line %d:\ngot  %s\nwant %s", file, i+1, got, want)
+			}
+			ran++
+		}
+		if ran == 0 {
+			t.Errorf("docs/%s has no pmauthority %s example", file, command)
+		}
 	}
-	lines := strings.Split(string(text), "\n")
-	for i, line := range lines {
-		if !strings.HasPrefix(line, "    echo '") || i+2 >= len(lines) || strings.TrimSpace(lines[i+1]) != "| go run ./cmd/pmauthority edit" {
-			continue
-		}
-		stdin := strings.TrimSuffix(strings.TrimPrefix(line, "    echo '"), "' \\")
-		var stdout, stderr bytes.Buffer
-		if code := run([]string{"edit"}, strings.NewReader(stdin), &stdout, &stderr); code != 0 {
-			t.Fatalf("exit %d: %s%s", code, &stdout, &stderr)
-		}
-		if got, want := strings.TrimSpace(stdout.String()), strings.TrimSpace(lines[i+2]); got != want {
-			t.Errorf("docs/edits.md line %d:\ngot  %s\nwant %s", i+1, got, want)
-		}
-		return
-	}
-	t.Fatal("docs/edits.md has no pmauthority edit example")
 }
