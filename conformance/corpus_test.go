@@ -112,6 +112,17 @@ func readCorpus(t testing.TB, path, format string, version int) (corpusHeader, [
 	return h, lines[1:]
 }
 
+// checkVersions fails t when the corpus header's package versions are
+// not those in want, the versions that what (the Go port) follows.
+func checkVersions(t testing.TB, file string, h corpusHeader, want map[string]string, what string) {
+	t.Helper()
+	for pkg, v := range want {
+		if got := h.Versions[pkg]; got != v {
+			t.Errorf("%s: recorded with %s %q, %s ports %s", file, pkg, got, what, v)
+		}
+	}
+}
+
 // readLines reads a JSONL file (at least one line) and returns its lines.
 func readLines(t testing.TB, path string) [][]byte {
 	t.Helper()

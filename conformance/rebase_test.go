@@ -91,11 +91,7 @@ func TestRebaseCorpus(t *testing.T) {
 	schemas := loadSchemas(t)
 	for _, file := range corpusFiles(rebaseCommitted, "PMA_REBASE_CORPUS") {
 		h, lines := readCorpus(t, file, "pmauthority-rebase-conformance", 1)
-		for pkg, want := range rebaseVersions {
-			if v := h.Versions[pkg]; v != want {
-				t.Errorf("%s: recorded with %s %q, collab.Rebase ports %s", file, pkg, v, want)
-			}
-		}
+		checkVersions(t, file, h, rebaseVersions, "collab.Rebase")
 		var stats stepsStats
 		r := checkCases(lines, func(line []byte) *caseCheck { return rebaseCheckCase(schemas, line, &stats) })
 		r.report(t, file)

@@ -1,6 +1,7 @@
 package transform_test
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/pmauthority/pmauthority/schemas"
@@ -55,4 +56,44 @@ func ExampleStepFromJSON_error() {
 	// Output:
 	// Invalid input for ReplaceStep.fromJSON (at from)
 	// There is no mark type blink in this schema (at mark.type)
+}
+
+func ExampleTransform() {
+	schema, _ := schemas.Get("basic")
+	doc, _ := schema.NodeFromJSON([]byte(`{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"Hello world"}]}]}`))
+	tr := transform.New(doc)
+	if err := tr.Split(6, 1, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	strong, _ := schema.Mark("strong", nil)
+	if err := tr.AddMark(9, 14, strong); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(tr.Doc.AppendJSON(nil)))
+	for _, s := range tr.Steps {
+		fmt.Println(string(s.AppendJSON(nil)))
+	}
+	// Output:
+	// {"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"Hello"}]},{"type":"paragraph","content":[{"type":"text","text":" "},{"type":"text","marks":[{"type":"strong"}],"text":"world"}]}]}
+	// {"stepType":"replace","from":6,"to":6,"slice":{"content":[{"type":"paragraph"},{"type":"paragraph"}],"openStart":1,"openEnd":1},"structure":true}
+	// {"stepType":"addMark","mark":{"type":"strong"},"from":9,"to":14}
+}
+
+func ExampleApplyOps() {
+	schema, _ := schemas.Get("basic")
+	doc, _ := schema.NodeFromJSON([]byte(`{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"one"}]},{"type":"paragraph","content":[{"type":"text","text":"two"}]}]}`))
+	var ops []transform.Op
+	_ = json.Unmarshal([]byte(`[
+		{"op": "wrap", "args": [{"from": 1, "to": 9, "depth": 0}, [{"type": "bullet_list"}, {"type": "list_item"}]]},
+		{"op": "setBlockType", "args": [8, 8, "heading", {"level": 2}]},
+		{"op": "join", "args": [99]}
+	]`), &ops)
+	tr, err := transform.ApplyOps(doc, ops)
+	fmt.Println(string(tr.Doc.AppendJSON(nil)))
+	fmt.Println(err)
+	// Output:
+	// {"type":"doc","content":[{"type":"bullet_list","content":[{"type":"list_item","content":[{"type":"paragraph","content":[{"type":"text","text":"one"}]},{"type":"heading","attrs":{"level":2},"content":[{"type":"text","text":"two"}]}]}]}]}
+	// op 2 (join): Position 98 out of range
 }

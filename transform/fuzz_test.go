@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/pmauthority/pmauthority/model"
@@ -105,4 +106,42 @@ func FuzzApplyStep(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzTransformOps runs arbitrary JSON as a list of ops on one of the
+// fuzz documents. It must never panic, and the steps the ops made must
+// replay to the document the transform ended with.
+func FuzzTransformOps(f *testing.F) {
+	for _, c := range transformCases {
+		for i := range fuzzDocs {
+			f.Add(uint8(i), []byte(c.ops))
+		}
+	}
+	f.Add(uint8(1), []byte(`[{"op":"lift","args":[{"from":3,"to":12,"depth":1},0]},{"op":"split","args":[4,3,[null,{"type":"heading"}]]}]`))
+	f.Add(uint8(2), []byte(`[{"op":"replaceRange","args":[2,9,{"content":[{"type":"list_item","content":[{"type":"paragraph"}]}],"openStart":3,"openEnd":1}]}]`))
+	schema := testSchema(f, "basic")
+	docs := make([]*model.Node, len(fuzzDocs))
+	for i, d := range fuzzDocs {
+		docs[i] = mustDoc(f, schema, d)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		var ops []Op
+		if json.Unmarshal(data, &ops) != nil || len(ops) > 20 {
+			return
+		}
+		doc := docs[int(which)%len(docs)]
+		tr, _ := ApplyOps(doc, ops)
+		again, err := ApplySteps(doc, tr.Steps)
+		if err != nil || !again.Eq(tr.Doc) {
+			t.Fatalf("steps %s do not replay: %v", stepsJSON(tr.Steps), err)
+		}
+	})
+}
+
+func stepsJSON(steps []Step) string {
+	var b []byte
+	for _, s := range steps {
+		b = append(s.AppendJSON(b), ' ')
+	}
+	return string(b)
 }

@@ -47,19 +47,31 @@ order and exits 0. A request may name its own "schema" and ask for
 		Positions: true,
 		Strict:    *strict,
 	}
+	return serveRequests("apply", *jsonl, stdin, stdout, stderr, func(buf, data []byte) ([]byte, bool) {
+		return answer(app, buf, data)
+	})
+}
+
+// serveRequests reads one request from stdin, or with jsonl one per line
+// until EOF, and writes the answers answer appends to its buffer, one per
+// line. It returns the exit code: 1 when the single request failed, 0
+// once every line is answered, 2 for unreadable input (cmd names the
+// command in messages).
+func serveRequests(cmd string, jsonl bool, stdin io.Reader, stdout, stderr io.Writer,
+	answer func(buf, data []byte) ([]byte, bool)) int {
 	out := bufio.NewWriterSize(stdout, 256<<10)
 	defer out.Flush()
-	if !*jsonl {
+	if !jsonl {
 		data, err := io.ReadAll(io.LimitReader(stdin, maxLine+1))
 		if err != nil {
-			fmt.Fprintln(stderr, "pmauthority apply: reading stdin:", err)
+			fmt.Fprintf(stderr, "pmauthority %s: reading stdin: %v\n", cmd, err)
 			return 2
 		}
 		if len(data) > maxLine {
-			fmt.Fprintf(stderr, "pmauthority apply: request larger than %d bytes\n", maxLine)
+			fmt.Fprintf(stderr, "pmauthority %s: request larger than %d bytes\n", cmd, maxLine)
 			return 2
 		}
-		buf, failed := answer(app, nil, data)
+		buf, failed := answer(nil, data)
 		out.Write(buf)
 		out.WriteByte('\n')
 		if failed {
@@ -78,7 +90,7 @@ order and exits 0. A request may name its own "schema" and ask for
 			long = append(long[:0], line...)
 			for err == bufio.ErrBufferFull {
 				if len(long) > maxLine {
-					fmt.Fprintf(stderr, "pmauthority apply: request line longer than %d bytes\n", maxLine)
+					fmt.Fprintf(stderr, "pmauthority %s: request line longer than %d bytes\n", cmd, maxLine)
 					return 2
 				}
 				line, err = in.ReadSlice('\n')
@@ -87,11 +99,11 @@ order and exits 0. A request may name its own "schema" and ask for
 			line = long
 		}
 		if err != nil && err != io.EOF {
-			fmt.Fprintln(stderr, "pmauthority apply: reading stdin:", err)
+			fmt.Fprintf(stderr, "pmauthority %s: reading stdin: %v\n", cmd, err)
 			return 2
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			buf, _ = answer(app, buf[:0], line)
+			buf, _ = answer(buf[:0], line)
 			buf = append(buf, '\n')
 			if _, werr := out.Write(buf); werr != nil {
 				return 2

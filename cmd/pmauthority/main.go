@@ -2,6 +2,7 @@
 // ProseMirror steps natively in Go.
 //
 //	pmauthority apply [--schema NAME|FILE] [--jsonl]   apply steps read from stdin
+//	pmauthority transform [--schema NAME|FILE] [--jsonl] run Transform ops read from stdin
 //	pmauthority export [--format F] …                  write a document as text, Markdown or HTML
 //	pmauthority serve [flags]                          run the HTTP server
 //	pmauthority token --secret-file F --sub ID [flags] mint an HS256 token
@@ -22,6 +23,7 @@ const usage = `usage: pmauthority <command> [flags]
 
 commands:
   apply   apply {"doc": …, "steps": […]} read on stdin, write {"doc": …}
+  transform  run {"doc": …, "ops": […]} (Transform methods) read on stdin, write {"doc": …, "steps": […]}
   export  write a document (a JSON file, or one of a --data store) as text, Markdown or HTML
   serve   run the HTTP server (stateless apply endpoint)
   token   mint an HS256 token for serve --jwt-secret-file (development)
@@ -46,6 +48,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "apply":
 		return runApply(args[1:], stdin, stdout, stderr)
+	case "transform":
+		return runTransform(args[1:], stdin, stdout, stderr)
 	case "export":
 		return runExport(args[1:], stdout, stderr)
 	case "serve":

@@ -1,5 +1,8 @@
 // The command line and the random numbers shared by the corpus
-// generators (gen-model.mjs, gen-export.mjs, gen-rebase.mjs).
+// generators (gen-model.mjs, gen-export.mjs, gen-rebase.mjs,
+// gen-transform.mjs).
+
+import fs from "node:fs"
 
 // parseGenArgs reads a generator's arguments, [--seed N] [--count N]
 // [--out FILE], exiting with its usage on a bad one; without --seed a
@@ -56,4 +59,38 @@ export class Rng {
     for (let k in table) if ((r -= table[k]) < 0) return k
     return Object.keys(table)[0]
   }
+}
+
+// runGenerator is the command line of a corpus generator: it reads the
+// arguments, calls generate(opts, write) with a write that buffers the
+// lines for the output file (stdout without --out), and prints the seed
+// and, when generate returns a Map of outcome counts, a summary on
+// stderr.
+export function runGenerator(name, generate) {
+  let opts = parseGenArgs(name, process.argv.slice(2))
+  console.error(`${name}: seed=${opts.seed} count=${opts.count}`)
+  let fd = opts.out ? fs.openSync(opts.out, "w") : 1, buf = [], size = 0
+  let flush = () => { if (buf.length) { fs.writeSync(fd, buf.join("")); buf = []; size = 0 } }
+  let start = Date.now()
+  let stats = generate(opts, line => { buf.push(line); size += line.length; if (size > 1 << 20) flush() })
+  flush()
+  if (opts.out) fs.closeSync(fd)
+  if (stats) {
+    let counts = [...stats].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(", ")
+    console.error(`${name}: ${opts.count} cases in ${((Date.now() - start) / 1000).toFixed(1)}s: ${counts}`)
+  }
+}
+
+// headerLine returns line 1 of a corpus: its format name and version,
+// the seed, the case count, the schemas and the versions of the npm
+// packages it records.
+export function headerLine({ format, version, seed, count, schemas, packages }) {
+  let versionOf = pkg => {
+    let file = new URL(`./node_modules/${pkg}/package.json`, import.meta.url)
+    return JSON.parse(fs.readFileSync(file, "utf8")).version
+  }
+  return JSON.stringify({
+    format, version, seed, count, schemas,
+    versions: Object.fromEntries(packages.map(p => [p, versionOf(p)])),
+  }) + "\n"
 }

@@ -17,7 +17,7 @@ import { Node } from "prosemirror-model"
 import { Step, Transform } from "prosemirror-transform"
 import { rebaseSteps } from "prosemirror-collab"
 import { loadSchemas, schemaNames } from "./schemas.mjs"
-import { parseGenArgs } from "./gen-cli.mjs"
+import { headerLine, runGenerator } from "./gen-cli.mjs"
 import { Rand, SchemaInfo, genDoc, runOps, errMessage, errName, stepJSONText } from "./gen-steps.mjs"
 
 export const FORMAT_VERSION = 1
@@ -157,24 +157,15 @@ function makeCase(seed, id, infos) {
   return Object.assign(rec, rebase(mine.steps, mine.docs, over.steps))
 }
 
-function versionOf(pkg) {
-  let file = new URL(`./node_modules/${pkg}/package.json`, import.meta.url)
-  return JSON.parse(fs.readFileSync(file, "utf8")).version
-}
-
 // generate writes the header and `count` cases, and returns counts of
 // their outcomes.
 export function generate({ seed, count }, write) {
   let schemas = loadSchemas(), infos = {}
   for (let name of schemaNames) infos[name] = new SchemaInfo(name, schemas[name])
-  write(JSON.stringify({
-    format: "pmauthority-rebase-conformance",
-    version: FORMAT_VERSION,
-    seed,
-    count,
-    schemas: schemaNames,
-    versions: Object.fromEntries(["prosemirror-collab", "prosemirror-transform", "prosemirror-model"].map(p => [p, versionOf(p)])),
-  }) + "\n")
+  write(headerLine({
+    format: "pmauthority-rebase-conformance", version: FORMAT_VERSION, seed, count, schemas: schemaNames,
+    packages: ["prosemirror-collab", "prosemirror-transform", "prosemirror-model"],
+  }))
   let stats = new Map
   let bump = key => stats.set(key, (stats.get(key) || 0) + 1)
   for (let id = 0; id < count; id++) {
@@ -191,16 +182,4 @@ export function generate({ seed, count }, write) {
   return stats
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
-  let opts = parseGenArgs("gen-rebase", process.argv.slice(2))
-  console.error(`gen-rebase: seed=${opts.seed} count=${opts.count}`)
-  let fd = opts.out ? fs.openSync(opts.out, "w") : 1, buf = []
-  let size = 0
-  let flush = () => { if (buf.length) { fs.writeSync(fd, buf.join("")); buf = []; size = 0 } }
-  let start = Date.now()
-  let stats = generate(opts, line => { buf.push(line); size += line.length; if (size > 1 << 20) flush() })
-  flush()
-  if (opts.out) fs.closeSync(fd)
-  let counts = [...stats].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(", ")
-  console.error(`gen-rebase: ${opts.count} cases in ${((Date.now() - start) / 1000).toFixed(1)}s: ${counts}`)
-}
+if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) runGenerator("gen-rebase", generate)

@@ -92,17 +92,17 @@ const TEXT_PIECES = [
   "👨‍👩‍👧", "a\u0301", "\u2028", "\u2029", "<b>&amp;", "\"q\"", "\\", "\t", "\u00a0", "𝔸", "ﬁ", "\u200b", "\n", "0",
 ]
 
-function randText(r, max = 5) {
+export function randText(r, max = 5) {
   let n = r.range(1, max), s = ""
   for (let i = 0; i < n; i++) s += r.pick(TEXT_PIECES)
   return s
 }
 
-const UNKNOWN_ATTRS = ["bogus", "__proto__", "constructor", "toString", "hasOwnProperty", "0", "Level"]
+export const UNKNOWN_ATTRS = ["bogus", "__proto__", "constructor", "toString", "hasOwnProperty", "0", "Level"]
 
 // attrValue makes a value for an attribute; `valid` false asks for one of
 // the wrong type where the spec validates.
-function attrValue(r, name, spec, valid = true) {
+export function attrValue(r, name, spec, valid = true) {
   let v = spec && typeof spec.validate == "string" ? spec.validate.split("|") : null
   if (!valid) {
     let wrong = [5, "5", true, null, [], {}, 2.5].filter(x => !v || !v.includes(jsType(x)))
@@ -131,7 +131,7 @@ function jsType(x) { return x === null ? "null" : Array.isArray(x) ? "object" : 
 
 // genAttrs makes attributes for a node or mark type: defaults left out
 // most of the time, required ones always given.
-function genAttrs(r, type) {
+export function genAttrs(r, type) {
   let specs = type.spec.attrs, attrs = {}
   if (!specs) return null
   for (let name in specs) {
@@ -142,14 +142,14 @@ function genAttrs(r, type) {
   return attrs
 }
 
-function genMark(r, S, allowed) {
+export function genMark(r, S, allowed) {
   let types = allowed ? S.marks.filter(allowed) : S.marks
   if (!types.length) return null
   let type = r.pick(types)
   return type.create(genAttrs(r, type))
 }
 
-function genMarks(r, S, parentType, p) {
+export function genMarks(r, S, parentType, p) {
   let set = Mark.none
   if (!parentType || !r.chance(p)) return set
   for (let n = r.range(1, 3); n > 0; n--) {
@@ -214,7 +214,7 @@ export function genDoc(r, S) {
 
 // genInsert makes 1–2 nodes to insert somewhere (text, inline or any
 // other node type, not necessarily fitting anywhere).
-function genInsert(r, S) {
+export function genInsert(r, S) {
   let out = []
   for (let n = r.chance(0.8) ? 1 : 2; n > 0; n--) {
     let kind = r.weighted([[4, "text"], [S.inlines.length ? 2 : 0, "inline"], [S.types.length ? 4 : 0, "node"]])
@@ -232,12 +232,12 @@ function genInsert(r, S) {
 // ---------------------------------------------------------------------------
 // Transform operations
 
-function anyPos(r, doc) {
+export function anyPos(r, doc) {
   let size = doc.content.size
   return r.chance(0.93) ? r.int(size + 1) : r.pick([-1, -2, size + 1, size + 2 + r.int(4)])
 }
 
-function range(r, doc) {
+export function range(r, doc) {
   let a = anyPos(r, doc), b = r.chance(0.5) ? Math.min(doc.content.size, a + r.int(8)) : anyPos(r, doc)
   if (a > b && r.chance(0.95)) [a, b] = [b, a]
   return [a, b]
@@ -245,13 +245,13 @@ function range(r, doc) {
 
 // nodePos picks the position before a node matching pred (sometimes any
 // position at all).
-function nodePos(r, doc, pred) {
+export function nodePos(r, doc, pred) {
   let list = []
   doc.descendants((node, pos) => { if (!pred || pred(node)) list.push(pos) })
   return !list.length || r.chance(0.06) ? anyPos(r, doc) : r.pick(list)
 }
 
-function textblockPos(r, doc) {
+export function textblockPos(r, doc) {
   let list = []
   doc.descendants((node, pos) => {
     if (node.isTextblock) for (let i = 1; i <= node.content.size + 1; i++) list.push(pos + i)
@@ -516,9 +516,15 @@ export function runOps(r, S, doc, target, maxOps, stopOnThrow, log) {
 // op never comes near that, and the rest of the run (where such slices
 // are data, recorded as JS handles them) is not affected.
 function runOp(op, r, S, tr) {
+  return guardFitter(() => op(r, S, tr))
+}
+
+// guardFitter runs f with the guard of runOp: reading the size of a
+// negative-size slice a million times throws.
+export function guardFitter(f) {
   negativeSizeBudget = 1e6
   try {
-    return op(r, S, tr)
+    return f()
   } finally {
     negativeSizeBudget = Infinity
   }
@@ -562,7 +568,7 @@ function sliceNodes(slice) {
   return out
 }
 
-function nodePositions(doc, pred) {
+export function nodePositions(doc, pred) {
   let list = []
   doc.descendants((node, pos) => { if (pred(node)) list.push(pos) })
   return list
