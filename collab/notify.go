@@ -11,8 +11,8 @@ import (
 // The changes of other writers sharing the store reach an Authority as
 // the notices of a store.Notifier. The subscription's callback only notes
 // them, coalesced per document, and one goroutine brings the loaded
-// documents up to date (catchUp) under their writer semaphore, so after
-// any local submission in flight.
+// documents up to date (catchUp), several side by side, each under its
+// writer semaphore, so after any local submission in flight.
 
 // noticeQueue holds the notices not yet handled: at most one entry per
 // document, the latest.
@@ -149,17 +149,92 @@ func (a *Authority) recheck(id string) {
 	}
 }
 
-// followNotices handles the pending notices until ctx is done. A notice
-// whose catch-up fails is handled again after a back-off, until it
-// succeeds: no other notice may come for that document.
+// maxCatchUps is how many documents the notice goroutine brings up to
+// date at once.
+const maxCatchUps = 8
+
+// catchUps are the notice goroutine's catch-ups in flight: at most one
+// per document, and maxCatchUps at once, so that a document whose store
+// read is slow holds up no other.
+type catchUps struct {
+	mu      sync.Mutex
+	running map[string]bool
+	again   map[string]pendingNotice // notices of running documents, for when they end
+	retry   map[string]pendingNotice // notices whose catch-up failed
+	slots   chan struct{}
+	wg      sync.WaitGroup
+}
+
+// merge returns the notices p and old of one document as one.
+func merge(p, old pendingNotice) pendingNotice {
+	p.check = p.check || old.check
+	p.version = max(p.version, old.version)
+	return p
+}
+
+// start reports whether a catch-up of id may start; otherwise one runs,
+// and p is kept for when it ends.
+func (c *catchUps) start(id string, p pendingNotice) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running[id] {
+		if old, ok := c.again[id]; ok {
+			p = merge(p, old)
+		}
+		c.again[id] = p
+		return false
+	}
+	c.running[id] = true
+	return true
+}
+
+// end records the end of the catch-up of id after p, which failed
+// unless ok, and returns the notice that came for id meanwhile, if any.
+func (c *catchUps) end(id string, p pendingNotice, ok bool) (pendingNotice, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.running, id)
+	if !ok {
+		if old, had := c.retry[id]; had {
+			p = merge(p, old)
+		}
+		c.retry[id] = p
+	}
+	next, more := c.again[id]
+	delete(c.again, id)
+	return next, more
+}
+
+// takeRetry returns the notices whose catch-up failed, and forgets them.
+func (c *catchUps) takeRetry() map[string]pendingNotice {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	retry := c.retry
+	c.retry = make(map[string]pendingNotice)
+	return retry
+}
+
+// failing reports whether a catch-up failed since the last takeRetry.
+func (c *catchUps) failing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.retry) > 0
+}
+
+// followNotices handles the pending notices until ctx is done, the
+// documents side by side (catchUps). A notice whose catch-up fails is
+// handled again after a back-off, until it succeeds: no other notice may
+// come for that document.
 func (a *Authority) followNotices(ctx context.Context) {
 	var waiting sync.WaitGroup // for documents still loading
+	c := &catchUps{running: map[string]bool{}, again: map[string]pendingNotice{},
+		retry: map[string]pendingNotice{}, slots: make(chan struct{}, maxCatchUps)}
 	defer func() {
 		waiting.Wait()
+		c.wg.Wait()
 		close(a.noticeDone)
 	}()
 	var (
-		retry   map[string]pendingNotice // the notices whose catch-up failed
 		retryC  <-chan time.Time
 		backoff = minRecheck
 	)
@@ -170,10 +245,9 @@ func (a *Authority) followNotices(ctx context.Context) {
 		case <-a.notices.signal:
 		case <-retryC:
 			retryC = nil
-			for id, p := range retry {
+			for id, p := range c.takeRetry() {
 				a.notices.add(id, p)
 			}
-			retry = nil
 		}
 		pending, all := a.notices.take()
 		if all {
@@ -211,19 +285,26 @@ func (a *Authority) followNotices(ctx context.Context) {
 				})
 				continue
 			}
-			if !a.noticed(ctx, d, p) {
-				if retry == nil {
-					retry = make(map[string]pendingNotice)
-				}
-				if old, ok := retry[id]; ok {
-					p.check = p.check || old.check
-					p.version = max(p.version, old.version)
-				}
-				retry[id] = p
+			if !c.start(id, p) {
+				continue
 			}
+			select {
+			case c.slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			c.wg.Go(func() {
+				ok := a.noticed(ctx, d, p)
+				<-c.slots
+				if next, more := c.end(id, p, ok); more {
+					a.notices.add(id, next)
+				} else if !ok {
+					a.notices.wake() // for the back-off below
+				}
+			})
 		}
 		switch {
-		case len(retry) == 0:
+		case !c.failing():
 			backoff = minRecheck
 		case retryC == nil:
 			retryC = time.After(backoff)

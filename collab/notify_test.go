@@ -487,3 +487,51 @@ func TestLostAckCaughtUpLater(t *testing.T) {
 		t.Fatalf("after the store came back: %+v, %v; want version 1 with client 5's step", ev, err)
 	}
 }
+
+// slowSteps is a store whose Steps of the document "slow" wait until
+// release is closed.
+type slowSteps struct {
+	*memstore.Store
+	release chan struct{}
+	waiting chan struct{} // closed when a Steps of "slow" waits
+	once    sync.Once
+}
+
+func (s *slowSteps) Steps(ctx context.Context, id string, from, to int64) ([]store.Step, error) {
+	if id == "slow" {
+		s.once.Do(func() { close(s.waiting) })
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.Store.Steps(ctx, id, from, to)
+}
+
+// TestNoticesSideBySide: a document whose catch-up waits on a slow store
+// read holds up no other's.
+func TestNoticesSideBySide(t *testing.T) {
+	shared := memstore.New()
+	a := newAuthority(t, shared, collab.Config{})
+	st := &slowSteps{Store: shared, release: make(chan struct{}), waiting: make(chan struct{})}
+	b := newAuthority(t, st, collab.Config{})
+	for _, id := range []string{"slow", "fast"} {
+		mustGet(t, a, id)
+		mustGet(t, b, id)
+	}
+	mustSubmit(t, a, "slow", collab.Submission{Version: 0, Steps: steps(insert(1, "s"))})
+	select {
+	case <-st.waiting:
+	case <-time.After(5 * time.Second):
+		t.Fatal("b did not start catching up with slow")
+	}
+	mustSubmit(t, a, "fast", collab.Submission{Version: 0, Steps: steps(insert(1, "f"))})
+	if _, err := waitEvents(t, b, "fast", 0, 0); err != nil {
+		t.Fatalf("fast while slow's catch-up waits: %v", err)
+	}
+	close(st.release)
+	if _, err := waitEvents(t, b, "slow", 0, 0); err != nil {
+		t.Fatalf("slow once released: %v", err)
+	}
+}
