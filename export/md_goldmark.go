@@ -1,0 +1,551 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// This file configures goldmark to read Markdown as markdown-it 14's
+// commonmark preset with html off reads it: no HTML blocks or inline HTML
+// (they stay text), markdown-it's own code spans and autolinks (ports of
+// its backticks and autolink rules), and no link whose destination
+// markdown-it refuses. goldmark cannot be told to refuse a link, so the
+// source is changed instead and parsed again: a backslash before the "("
+// of such an inline link, or before the "[" of such a reference
+// definition, makes goldmark read them as markdown-it does.
+
+// maxPasses bounds the parses of one input: each pass escapes the refused
+// links that the one before found, and a refused link can only hide
+// another one by holding it.
+const maxPasses = 16
+
+// mdSide is what the parsers of one parse record about the nodes they
+// make, for the mapping (markdown_in.go).
+type mdSide struct {
+	fenceInfo  map[*ast.FencedCodeBlock]string
+	codeSpans  map[*ast.CodeSpan]string
+	imageLabel map[*ast.Image]string
+	// lines holds the lines of paragraphs before goldmark trims their
+	// leading white space, which markdown-it keeps (in code spans).
+	lines map[ast.Node][]text.Segment
+	escapes    []int // offsets before which a backslash is to be put
+	para       *mdPara
+}
+
+// mdPara is the content of the paragraph being parsed inline, as one
+// text, with the offset of each of its lines in it.
+type mdPara struct {
+	block   ast.Node
+	content []byte
+	starts  []int // where each line's text, as goldmark trimmed it, starts
+	begins  []int // where each line starts
+	runs    map[int][]int // backtick run length → starts in content
+	opens   []int         // source offsets of "[" or "![" openers
+}
+
+var sideKey = parser.NewContextKey()
+
+func sideOf(pc parser.Context) *mdSide { return pc.Get(sideKey).(*mdSide) }
+
+// paraOf returns the content of the block that node (or an ancestor of
+// it) is.
+func (s *mdSide) paraOf(node ast.Node, src []byte) *mdPara {
+	for node != nil && node.Type() != ast.TypeBlock {
+		node = node.Parent()
+	}
+	if s.para != nil && s.para.block == node {
+		return s.para
+	}
+	p := &mdPara{block: node}
+	if node != nil {
+		lines := node.Lines()
+		untrimmed := s.lines[node]
+		for i := 0; i < lines.Len(); i++ {
+			seg := lines.At(i)
+			start := seg.Start
+			if i > 0 && i < len(untrimmed) && untrimmed[i].Start < seg.Start {
+				start = untrimmed[i].Start
+			}
+			p.begins = append(p.begins, len(p.content))
+			p.starts = append(p.starts, len(p.content)+seg.Start-start)
+			p.content = append(p.content, src[start:seg.Stop]...)
+		}
+	}
+	s.para = p
+	return p
+}
+
+// seek moves the reader to offset off of p.content.
+func (p *mdPara) seek(block text.Reader, off int) {
+	i := sort.Search(len(p.begins), func(i int) bool { return p.begins[i] > off }) - 1
+	if i < 0 {
+		i = 0
+	}
+	seg := p.block.Lines().At(i)
+	pos := seg.Start + max(off-p.starts[i], 0)
+	block.SetPosition(i, text.NewSegment(pos, seg.Stop))
+}
+
+// offset returns where the reader is in p.content.
+func (p *mdPara) offset(block text.Reader) int {
+	l, seg := block.Position()
+	if p.block == nil || l >= len(p.starts) {
+		return -1
+	}
+	return p.starts[l] + seg.Start - p.block.Lines().At(l).Start
+}
+
+func newGoldmark() parser.Parser {
+	return parser.NewParser(
+		parser.WithBlockParsers(
+			util.Prioritized(parser.NewSetextHeadingParser(), 100),
+			util.Prioritized(parser.NewThematicBreakParser(), 200),
+			util.Prioritized(parser.NewListParser(), 300),
+			util.Prioritized(parser.NewListItemParser(), 400),
+			util.Prioritized(parser.NewCodeBlockParser(), 500),
+			util.Prioritized(parser.NewATXHeadingParser(), 600),
+			util.Prioritized(fenceParser{parser.NewFencedCodeBlockParser()}, 700),
+			util.Prioritized(blockquoteParser{parser.NewBlockquoteParser()}, 800),
+			util.Prioritized(paragraphParser{parser.NewParagraphParser()}, 1000),
+		),
+		parser.WithInlineParsers(
+			util.Prioritized(codeSpanParser{}, 100),
+			util.Prioritized(linkParser{parser.NewLinkParser()}, 200),
+			util.Prioritized(autoLinkParser{}, 300),
+			util.Prioritized(parser.NewEmphasisParser(), 500),
+		),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	)
+}
+
+var errTooManyPasses = errors.New("markdown import: links that markdown-it refuses nested too deep")
+
+// parseGoldmark parses src, escaping the links markdown-it refuses until
+// there are none, and returns the tree, the source it is of and what the
+// parsers recorded.
+func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
+	p := newGoldmark()
+	for pass := 0; ; pass++ {
+		side := &mdSide{
+			fenceInfo:  map[*ast.FencedCodeBlock]string{},
+			codeSpans:  map[*ast.CodeSpan]string{},
+			imageLabel: map[*ast.Image]string{},
+			lines:      map[ast.Node][]text.Segment{},
+		}
+		pc := parser.NewContext()
+		pc.Set(sideKey, side)
+		doc := p.Parse(text.NewReader(src), parser.WithContext(pc))
+		for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
+			refusedDefinitions(c, src, side)
+		}
+		if len(side.escapes) == 0 {
+			return doc, src, side, nil
+		}
+		if pass+1 == maxPasses {
+			return nil, nil, nil, fmt.Errorf("%w (more than %d passes)", errTooManyPasses, maxPasses)
+		}
+		src = insertBackslashes(src, side.escapes)
+	}
+}
+
+// refusedDefinitions records the reference definitions in n whose
+// destination markdown-it refuses (it reads them as paragraphs).
+func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
+	// Definitions are children of the document, blockquotes and list
+	// items; walk only blocks, without recursion.
+	stack := []ast.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if d, ok := n.(*ast.LinkReferenceDefinition); ok {
+			if !validateLink(normalizeLink(unescapeAll(string(d.Destination)))) && d.Lines().Len() > 0 {
+				start := d.Lines().At(0).Start
+				if i := bytes.IndexByte(src[start:], '['); i >= 0 {
+					side.escapes = append(side.escapes, start+i)
+				}
+			}
+			continue
+		}
+		switch n.(type) {
+		case *ast.Document, *ast.Blockquote, *ast.List, *ast.ListItem:
+			for c := n.LastChild(); c != nil; c = c.PreviousSibling() {
+				stack = append(stack, c)
+			}
+		}
+	}
+}
+
+// insertBackslashes returns src with a backslash before each offset.
+func insertBackslashes(src []byte, offsets []int) []byte {
+	slices.Sort(offsets)
+	offsets = slices.Compact(offsets)
+	out := make([]byte, 0, len(src)+len(offsets))
+	last := 0
+	for _, o := range offsets {
+		out = append(out, src[last:o]...)
+		out = append(out, '\\')
+		last = o
+	}
+	return append(out, src[last:]...)
+}
+
+// fenceParser is goldmark's fenced code block parser recording the rest of
+// the opening line after the fence, markdown-it's info.
+type fenceParser struct{ parser.BlockParser }
+
+func (p fenceParser) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	line, _ := reader.PeekLine()
+	node, state := p.BlockParser.Open(parent, reader, pc)
+	if f, ok := node.(*ast.FencedCodeBlock); ok {
+		i := 0
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		c := line[i]
+		for i < len(line) && line[i] == c {
+			i++
+		}
+		info := bytes.TrimSuffix(line[i:], []byte("\n"))
+		sideOf(pc).fenceInfo[f] = string(info)
+	}
+	return node, state
+}
+
+// codeSpanParser is markdown-it's backticks rule.
+type codeSpanParser struct{}
+
+func (codeSpanParser) Trigger() []byte { return []byte{'`'} }
+
+func (codeSpanParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, seg := block.PeekLine()
+	n := 0
+	for n < len(line) && line[n] == '`' {
+		n++
+	}
+	side := sideOf(pc)
+	p := side.paraOf(parent, block.Source())
+	off := p.offset(block)
+	if off >= 0 {
+		if p.runs == nil {
+			p.runs = map[int][]int{}
+			for i := 0; i < len(p.content); {
+				if p.content[i] != '`' {
+					i++
+					continue
+				}
+				j := i
+				for j < len(p.content) && p.content[j] == '`' {
+					j++
+				}
+				p.runs[j-i] = append(p.runs[j-i], i)
+				i = j
+			}
+		}
+		runs := p.runs[n]
+		k := sort.SearchInts(runs, off+n)
+		if k < len(runs) {
+			closer := runs[k]
+			node := ast.NewCodeSpan()
+			side.codeSpans[node] = codeSpanText(string(p.content[off+n : closer]))
+			p.seek(block, closer+n)
+			return node
+		}
+	}
+	block.Advance(n)
+	return ast.NewTextSegment(seg.WithStop(seg.Start + n))
+}
+
+// autoLinkParser is markdown-it's autolink rule: a URL or an e-mail
+// address in angle brackets, refused (left as text) when validateLink
+// refuses the URL.
+type autoLinkParser struct{}
+
+func (autoLinkParser) Trigger() []byte { return []byte{'<'} }
+
+func (autoLinkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, seg := block.PeekLine()
+	end := -1
+	for i := 1; i < len(line); i++ {
+		if line[i] == '<' {
+			return nil
+		}
+		if line[i] == '>' {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return nil
+	}
+	url := line[1:end]
+	var typ ast.AutoLinkType
+	switch {
+	case isAutolinkURL(url):
+		if !validateLink(normalizeLink(string(url))) {
+			return nil
+		}
+		typ = ast.AutoLinkURL
+	case isAutolinkEmail(url):
+		typ = ast.AutoLinkEmail
+	default:
+		return nil
+	}
+	block.Advance(end + 1)
+	return ast.NewAutoLink(typ, ast.NewTextSegment(text.NewSegment(seg.Start+1, seg.Start+end)))
+}
+
+// isAutolinkURL is markdown-it's AUTOLINK_RE:
+// ^([a-zA-Z][a-zA-Z0-9+.-]{1,31}):([^<>\x00-\x20]*)$
+func isAutolinkURL(s []byte) bool {
+	i := bytes.IndexByte(s, ':')
+	if i < 2 || i > 32 || !isASCIILetter(s[0]) {
+		return false
+	}
+	for _, c := range s[1:i] {
+		if !isASCIILetter(c) && !(c >= '0' && c <= '9') && c != '+' && c != '.' && c != '-' {
+			return false
+		}
+	}
+	for _, c := range s[i+1:] {
+		if c == '<' || c == '>' || c <= 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isASCIIAlnum(c byte) bool { return isASCIILetter(c) || c >= '0' && c <= '9' }
+
+// isAutolinkEmail is markdown-it's EMAIL_RE:
+// ^([a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+)@([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*)$
+func isAutolinkEmail(s []byte) bool {
+	at := bytes.IndexByte(s, '@')
+	if at < 1 {
+		return false
+	}
+	for _, c := range s[:at] {
+		if !isASCIIAlnum(c) && bytes.IndexByte([]byte(".!#$%&'*+/=?^_`{|}~-"), c) < 0 {
+			return false
+		}
+	}
+	for _, label := range bytes.Split(s[at+1:], []byte(".")) {
+		if len(label) == 0 || len(label) > 63 || !isASCIIAlnum(label[0]) || !isASCIIAlnum(label[len(label)-1]) {
+			return false
+		}
+		for _, c := range label {
+			if !isASCIIAlnum(c) && c != '-' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// linkParser is goldmark's link parser that records the source of image
+// descriptions and the inline links markdown-it refuses.
+type linkParser struct{ parser.InlineParser }
+
+func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, seg := block.PeekLine()
+	side := sideOf(pc)
+	para := side.paraOf(parent, block.Source())
+	if line[0] == ']' {
+		if len(line) > 1 && line[1] == '(' {
+			if off := para.offset(block); off >= 0 && !inlineLinkOK(para.content, off+1) {
+				side.escapes = append(side.escapes, seg.Start+1)
+			}
+		}
+		open := -1
+		if n := len(para.opens); n > 0 {
+			open = para.opens[n-1]
+			para.opens = para.opens[:n-1]
+		}
+		node := p.InlineParser.Parse(parent, block, pc)
+		if img, ok := node.(*ast.Image); ok && open >= 0 && open+2 <= seg.Start {
+			side.imageLabel[img] = string(block.Source()[open+2 : seg.Start])
+		}
+		return node
+	}
+	node := p.InlineParser.Parse(parent, block, pc)
+	if node != nil {
+		para.opens = append(para.opens, seg.Start)
+	}
+	return node
+}
+
+// inlineLinkOK reports whether markdown-it's link rule reads an inline
+// link (destination, title, ")") at the "(" at s[pos].
+func inlineLinkOK(s []byte, pos int) bool {
+	pos++
+	pos = skipLinkSpace(s, pos)
+	if pos >= len(s) {
+		return false
+	}
+	if dest, end, ok := parseLinkDestination(s, pos); ok {
+		if validateLink(normalizeLink(dest)) {
+			pos = end
+		}
+		start := pos
+		pos = skipLinkSpace(s, pos)
+		if _, end, ok := parseLinkTitle(s, pos); pos < len(s) && start != pos && ok {
+			pos = skipLinkSpace(s, end)
+		}
+	}
+	return pos < len(s) && s[pos] == ')'
+}
+
+func skipLinkSpace(s []byte, pos int) int {
+	for pos < len(s) && (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n') {
+		pos++
+	}
+	return pos
+}
+
+// parseLinkDestination is markdown-it's helper of that name: the
+// destination (unescaped) and the offset after it.
+func parseLinkDestination(s []byte, pos int) (string, int, bool) {
+	start := pos
+	if pos < len(s) && s[pos] == '<' {
+		pos++
+		for pos < len(s) {
+			c := s[pos]
+			if c == '\n' {
+				return "", 0, false
+			}
+			if c == '<' {
+				return "", 0, false
+			}
+			if c == '>' {
+				return unescapeAll(string(s[start+1 : pos])), pos + 1, true
+			}
+			if c == '\\' && pos+1 < len(s) {
+				pos += 2
+				continue
+			}
+			pos++
+		}
+		return "", 0, false
+	}
+	level := 0
+	for pos < len(s) {
+		c := s[pos]
+		if c == ' ' {
+			break
+		}
+		if c < 0x20 || c == 0x7f {
+			break
+		}
+		if c == '\\' && pos+1 < len(s) {
+			if s[pos+1] == ' ' {
+				pos++
+				continue
+			}
+			pos += 2
+			continue
+		}
+		if c == '(' {
+			level++
+			if level > 32 {
+				return "", 0, false
+			}
+		}
+		if c == ')' {
+			if level == 0 {
+				break
+			}
+			level--
+		}
+		pos++
+	}
+	if start == pos || level != 0 {
+		return "", 0, false
+	}
+	return unescapeAll(string(s[start:pos])), pos, true
+}
+
+// parseLinkTitle is markdown-it's helper of that name (for a title that
+// is complete).
+func parseLinkTitle(s []byte, pos int) (string, int, bool) {
+	if pos >= len(s) {
+		return "", 0, false
+	}
+	marker := s[pos]
+	if marker != '"' && marker != '\'' && marker != '(' {
+		return "", 0, false
+	}
+	start := pos + 1
+	if marker == '(' {
+		marker = ')'
+	}
+	for pos = start; pos < len(s); pos++ {
+		c := s[pos]
+		if c == marker {
+			return unescapeAll(string(s[start:pos])), pos + 1, true
+		}
+		if c == '(' && marker == ')' {
+			return "", 0, false
+		}
+		if c == '\\' && pos+1 < len(s) {
+			pos++
+		}
+	}
+	return "", 0, false
+}
+
+// codeSpanText is markdown-it's code_inline content: newlines read as
+// spaces, and one space stripped from both ends when both are spaces
+// around at least one character.
+func codeSpanText(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) >= 3 && s[0] == ' ' && s[len(s)-1] == ' ' && !strings.ContainsAny(s[1:len(s)-1], "\r\u2028\u2029") {
+		s = s[1 : len(s)-1]
+	}
+	return s
+}
+
+// CloseBlock passes the end of a block on to goldmark's link parser, which
+// drops its unclosed brackets there.
+func (p linkParser) CloseBlock(parent ast.Node, block text.Reader, pc parser.Context) {
+	if c, ok := p.InlineParser.(parser.CloseBlocker); ok {
+		c.CloseBlock(parent, block, pc)
+	}
+}
+
+// paragraphParser is goldmark's paragraph parser that keeps the lines as
+// they were before it trims them.
+type paragraphParser struct{ parser.BlockParser }
+
+func (p paragraphParser) Close(node ast.Node, reader text.Reader, pc parser.Context) {
+	lines := node.Lines()
+	segs := make([]text.Segment, lines.Len())
+	for i := range segs {
+		segs[i] = lines.At(i)
+	}
+	sideOf(pc).lines[node] = segs
+	p.BlockParser.Close(node, reader, pc)
+}
+
+// blockquoteParser is goldmark's blockquote parser that also continues a
+// blockquote on a line with ">" after four or more columns of
+// indentation, as markdown-it does.
+type blockquoteParser struct{ parser.BlockParser }
+
+func (p blockquoteParser) Continue(node ast.Node, reader text.Reader, pc parser.Context) parser.State {
+	line, _ := reader.PeekLine()
+	w, pos := util.IndentWidth(line, reader.LineOffset())
+	if w > 3 && pos < len(line) && line[pos] == '>' {
+		reader.Advance(pos)
+	}
+	return p.BlockParser.Continue(node, reader, pc)
+}
