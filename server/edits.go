@@ -2,12 +2,12 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/edit"
+	"github.com/pmauthority/pmauthority/export"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/transform"
 )
@@ -84,9 +84,10 @@ func editInfo(name string) []byte {
 	return append(buf, `,"color":null,"data":{"server":true}}`...)
 }
 
-// markdown parses the Markdown of an edit.
+// markdown parses the Markdown of an edit, as prosemirror-markdown's
+// defaultMarkdownParser does with the document's schema.
 func (s *api) markdown(schema *model.Schema, src string) (*model.Node, error) {
-	return nil, errors.New("Markdown in is not available yet")
+	return export.ParseMarkdown(schema, []byte(src))
 }
 
 // transformDoc answers POST /docs/{id}/transform {"version", "ops",

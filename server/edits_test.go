@@ -69,8 +69,15 @@ func TestEdits(t *testing.T) {
 	if doc := e.mustGet(t, "/docs/d"); !strings.Contains(doc, `"version":5`) {
 		t.Fatalf("refused edits changed the document: %s", doc)
 	}
+	// Markdown, parsed with the document's schema.
+	if code, body := post(`{"base":5,"edits":[{"op":"insert","target":{"text":{"find":"new"}},"at":"after","markdown":"# Title\n\nSome **bold** text"}]}`); code != 200 || body != `{"version":6,"steps":1}` {
+		t.Fatalf("a Markdown insert: %d %s", code, body)
+	}
+	if doc := e.mustGet(t, "/docs/d"); !strings.Contains(doc, `{"type":"heading","attrs":{"level":1},"content":[{"type":"text","text":"Title"}]},{"type":"paragraph","content":[{"type":"text","text":"Some "},{"type":"text","marks":[{"type":"strong"}],"text":"bold"},{"type":"text","text":" text"}]}`) {
+		t.Fatalf("after the Markdown insert: %s", doc)
+	}
 	// Unchanged targets still apply after the change.
-	if code, body := post(`{"base":4,"edits":[{"op":"deleteBlock","target":{"text":{"find":"new"}}}]}`); code != 200 || body != `{"version":6,"steps":1}` {
+	if code, body := post(`{"base":4,"edits":[{"op":"deleteBlock","target":{"text":{"find":"new"}}}]}`); code != 200 || body != `{"version":7,"steps":1}` {
 		t.Fatalf("an untouched target after a change: %d %s", code, body)
 	}
 }

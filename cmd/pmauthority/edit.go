@@ -10,6 +10,7 @@ import (
 
 	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/edit"
+	"github.com/pmauthority/pmauthority/export"
 	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/transform"
 )
@@ -116,7 +117,8 @@ func appendEditError(buf []byte, err error) []byte {
 	return append(buf, "}}"...)
 }
 
-// markdownIn parses the Markdown of an insert.
+// markdownIn parses the Markdown of an insert, as pmauthority import
+// does.
 func markdownIn(s *model.Schema, src string) (*model.Node, error) {
-	return nil, errors.New("Markdown in is not available yet")
+	return export.ParseMarkdown(s, []byte(src))
 }
