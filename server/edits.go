@@ -44,7 +44,9 @@ func (s *api) editDoc(x *exchange, r *http.Request, id string) {
 		return
 	}
 	ctx := r.Context()
-	base, err := s.collab.DocAt(ctx, id, req.Base)
+	// The document at base, rebuilt from the history when it is not the
+	// current one, is held in the memory budget like a read of it.
+	base, err := s.collab.DocAtReserved(ctx, id, req.Base, s.answerMemory(x))
 	if err != nil {
 		s.fail(x, err)
 		return
