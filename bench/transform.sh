@@ -11,8 +11,9 @@
 #
 # First TestTransformReplay checks that Go makes node's final document
 # byte for byte (js/transform.mjs checks node's own on every run). Each
-# round then runs the Go benchmark (1 s) and the node script (one warm-up
-# and 5 timed replays), so both see the same load on the shared machine.
+# round then runs the Go benchmark (1 s) and the node script (30 warm-up
+# replays, V8 needing 15 to 25 to reach its steady speed, then 10 timed
+# ones), so both see the same load on the shared machine.
 # Prints the medians over all runs of µs per replay, wall clock and CPU
 # time (Go: getrusage; node: process.cpuUsage, all threads and GC
 # included), their spread and the node/Go ratios, and writes them to
@@ -25,9 +26,9 @@
 # testdata/transform-ops.json
 set -euo pipefail
 cd "$(dirname "$0")"
-rounds=5 benchtime=1s runs=5
+rounds=5 benchtime=1s node=()
 case "${1:-}" in
-  --quick) rounds=1 benchtime=200ms runs=2 ;;
+  --quick) rounds=1 benchtime=200ms node=(--warmup 2 --runs 2) ;;
   "") ;;
   *[!0-9]*) echo "usage: bash bench/transform.sh [--quick | ROUNDS]" >&2; exit 2 ;;
   *) rounds=$1 ;;
@@ -49,7 +50,7 @@ for r in $(seq "$rounds"); do
   say "round $r of $rounds"
   "$out/bench.test" -test.run '^$' -test.bench '^BenchmarkTransformReplay$' -test.benchtime "$benchtime" -test.count 1 \
     | grep '^BenchmarkTransformReplay' >>"$out/go.txt"
-  node js/transform.mjs --runs "$runs" >>"$out/node.jsonl"
+  node js/transform.mjs "${node[@]}" >>"$out/node.jsonl"
 done
 
 node js/transform-report.mjs "$out/go.txt" "$out/node.jsonl" | tee "$PWD/out/transform-latest.md"

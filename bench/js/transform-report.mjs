@@ -18,15 +18,17 @@ for (let line of fs.readFileSync(goFile, "utf8").split("\n")) {
   go.wall.push(Number(m[1]) / 1000)
   go.cpu.push(Number(m[2]) / 1000)
 }
-let node = { wall: [], cpu: [] }, rounds = 0, ops = 0, version = ""
+let node = { wall: [], cpu: [], first: [] }, rounds = 0, ops = 0, warmup = 0, version = ""
 for (let line of fs.readFileSync(nodeFile, "utf8").split("\n")) {
   if (!line) continue
   let r = JSON.parse(line)
   rounds++
   ops = r.ops
+  warmup = r.warmup
   version = r.node
   node.wall.push(...r.runs_us)
   node.cpu.push(...r.cpu_runs_us)
+  node.first.push(r.first_cpu_us)
 }
 if (!go.wall.length || !node.wall.length) throw new Error("no figures for Go or node")
 
@@ -34,7 +36,8 @@ let fmt = x => String(Math.round(x))
 let spread = xs => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`
 let lines = [
   `Replay of the recorded Transform session (${ops} ops on the 50 KB document), ${rounds} rounds ` +
-    `(Go: ${go.wall.length} benchmark runs; node ${version}: ${node.wall.length} timed runs). ` +
+    `(Go: ${go.wall.length} benchmark runs; node ${version}: ${node.wall.length} timed runs after ${warmup} warm-up ones ` +
+    "in each round). " +
     "Medians, µs per replay, lowest–highest in brackets.",
   "",
   "| | Go | node | node/Go |",
@@ -44,4 +47,6 @@ for (let [name, k] of [["wall", "wall"], ["CPU", "cpu"]]) {
   let g = median(go[k]), n = median(node[k])
   lines.push(`| ${name} | ${fmt(g)} (${spread(go[k])}) | ${fmt(n)} (${spread(node[k])}) | ${round(n / g, 2)}× |`)
 }
+lines.push("", `node's first replay in each process (JIT not yet warm): median ${fmt(median(node.first))} µs CPU ` +
+  `(${spread(node.first)}), ${round(median(node.first) / median(go.cpu), 2)}× Go's.`)
 console.log(lines.join("\n"))
