@@ -13,7 +13,7 @@
 # byte for byte (js/transform.mjs checks node's own on every run). Each
 # round then runs the Go benchmark (1 s) and the node script (30 warm-up
 # replays, V8 needing 15 to 25 to reach its steady speed, then 10 timed
-# ones), so both see the same load on the shared machine.
+# runs of 5 replays), so both see the same load on the shared machine.
 # Prints the medians over all runs of µs per replay, wall clock and CPU
 # time (Go: getrusage; node: process.cpuUsage, all threads and GC
 # included), their spread and the node/Go ratios, and writes them to
@@ -28,7 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 rounds=5 benchtime=1s node=()
 case "${1:-}" in
-  --quick) rounds=1 benchtime=200ms node=(--warmup 2 --runs 2) ;;
+  --quick) rounds=1 benchtime=200ms node=(--warmup 2 --runs 2 --iters 1) ;;
   "") ;;
   *[!0-9]*) echo "usage: bash bench/transform.sh [--quick | ROUNDS]" >&2; exit 2 ;;
   *) rounds=$1 ;;

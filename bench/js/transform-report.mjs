@@ -18,13 +18,14 @@ for (let line of fs.readFileSync(goFile, "utf8").split("\n")) {
   go.wall.push(Number(m[1]) / 1000)
   go.cpu.push(Number(m[2]) / 1000)
 }
-let node = { wall: [], cpu: [], first: [] }, rounds = 0, ops = 0, warmup = 0, version = ""
+let node = { wall: [], cpu: [], first: [] }, rounds = 0, ops = 0, warmup = 0, iters = 0, version = ""
 for (let line of fs.readFileSync(nodeFile, "utf8").split("\n")) {
   if (!line) continue
   let r = JSON.parse(line)
   rounds++
   ops = r.ops
   warmup = r.warmup
+  iters = r.iters
   version = r.node
   node.wall.push(...r.runs_us)
   node.cpu.push(...r.cpu_runs_us)
@@ -36,8 +37,8 @@ let fmt = x => String(Math.round(x))
 let spread = xs => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`
 let lines = [
   `Replay of the recorded Transform session (${ops} ops on the 50 KB document), ${rounds} rounds ` +
-    `(Go: ${go.wall.length} benchmark runs; node ${version}: ${node.wall.length} timed runs after ${warmup} warm-up ones ` +
-    "in each round). " +
+    `(Go: ${go.wall.length} benchmark runs; node ${version}: ${node.wall.length} timed runs of ${iters} replays, ` +
+    `after ${warmup} warm-up replays in each round). ` +
     "Medians, µs per replay, lowest–highest in brackets.",
   "",
   "| | Go | node | node/Go |",

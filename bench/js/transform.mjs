@@ -2,27 +2,30 @@
 // ../testdata/transform-ops.json) with the real prosemirror-transform and
 // times it: the node side of BenchmarkTransformReplay.
 //
-//   node transform.mjs [--ops FILE] [--warmup W] [--runs N]
+//   node transform.mjs [--ops FILE] [--warmup W] [--runs N] [--iters K]
 //
 // The file is parsed and its start document made once, untimed. A run is
 // a new Transform of the start document and every op applied in order,
 // its arguments decoded from the parsed JSON (js/ops.mjs: Node.fromJSON,
 // schema.markFromJSON, Slice.fromJSON …), as Transform.Apply decodes them
-// in Go. W warm-up runs (default 30), then N timed runs (default 10):
-// V8 takes 15 to 25 replays to reach its steady speed here, which is 3
-// to 5 times that of the first replays. Every run's final document is
-// checked against the file's sha256 (outside the timing), and a mismatch
-// or a throwing op exits 1. Prints one JSON object: {ops, warmup, runs,
+// in Go. W warm-up replays (default 30, at least 1), then N timed runs
+// (default 10) of K replays each (default 5, so that a run's time
+// includes its share of the garbage collections, as the Go benchmark's
+// average over its loop does): V8 takes 15 to 25 replays to reach its steady speed here,
+// 3 to 5 times that of the first replays. Every replay's final document
+// is checked against the file's sha256 (outside the timing), and a
+// mismatch or a throwing op exits 1. Prints one JSON object: {ops, warmup, runs,
 // runs_us, cpu_runs_us, us, cpu_us, first_us, first_cpu_us, sha256_ok,
 // node}: µs per replay (wall clock, and the process's CPU time with all
-// threads and GC), first_ those of the first replay in the process.
+// threads and GC), first_ those of the first replay in the process, a
+// warm-up one.
 
 import { Transform } from "prosemirror-transform"
 import { applyOp, readOps } from "./ops.mjs"
 import { docSha256, flags, median, now, readText, schema } from "./lib.mjs"
 
 let opts = flags(process.argv.slice(2), {
-  ops: new URL("../testdata/transform-ops.json", import.meta.url).pathname, warmup: 30, runs: 10,
+  ops: new URL("../testdata/transform-ops.json", import.meta.url).pathname, warmup: 30, runs: 10, iters: 5,
 })
 
 let rec = readOps(readText(opts.ops), schema)
@@ -41,35 +44,46 @@ function replay() {
   return tr.doc
 }
 
-let wall = [], cpu = [], first
-for (let r = 0; r < opts.warmup + opts.runs; r++) {
-  let cpuStart = process.cpuUsage()
-  let start = now()
-  let doc = replay()
-  let us = (now() - start) * 1000
-  let used = process.cpuUsage(cpuStart)
-  let sum = docSha256(doc)
-  if (sum != rec.sha256) {
-    console.error(`${opts.ops}: final document sha256 ${sum}, the file says ${rec.sha256}`)
-    process.exit(1)
+// timed returns the wall clock and CPU time in µs per replay of n
+// replays, each checked against the file's sha256.
+function timed(n) {
+  let wall = 0, cpu = 0
+  for (let i = 0; i < n; i++) {
+    let cpuStart = process.cpuUsage()
+    let start = now()
+    let doc = replay()
+    wall += (now() - start) * 1000
+    let used = process.cpuUsage(cpuStart)
+    cpu += used.user + used.system
+    let sum = docSha256(doc)
+    if (sum != rec.sha256) {
+      console.error(`${opts.ops}: final document sha256 ${sum}, the file says ${rec.sha256}`)
+      process.exit(1)
+    }
   }
-  if (r == 0) first = [us, used.user + used.system]
-  if (r >= opts.warmup) {
-    wall.push(us)
-    cpu.push(used.user + used.system)
-  }
+  return [wall / n, cpu / n]
+}
+
+let first = timed(1)
+if (opts.warmup > 1) timed(opts.warmup - 1)
+let wall = [], cpu = []
+for (let r = 0; r < opts.runs; r++) {
+  let [w, c] = timed(opts.iters)
+  wall.push(w)
+  cpu.push(c)
 }
 
 console.log(JSON.stringify({
   ops: rec.ops.length,
   warmup: opts.warmup,
   runs: opts.runs,
+  iters: opts.iters,
   runs_us: wall.map(x => Math.round(x)),
-  cpu_runs_us: cpu,
+  cpu_runs_us: cpu.map(x => Math.round(x)),
   us: Math.round(median(wall)),
   cpu_us: Math.round(median(cpu)),
   first_us: Math.round(first[0]),
-  first_cpu_us: first[1],
+  first_cpu_us: Math.round(first[1]),
   sha256_ok: true,
   node: process.version,
 }))
