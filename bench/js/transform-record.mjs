@@ -87,26 +87,31 @@ function spanEnd(from, max) {
   return Math.min($from.end(), from + 1 + r.int(max))
 }
 
-// laterTextPos returns a position in a textblock at or after from's, at
-// most about max positions on.
+// laterTextPos returns the end of a selection from from that may cross
+// blocks: a position in one of the textblocks that start after from
+// (from's own only when from is at its start) and less than max
+// positions on, or from when there is none or the pick lands before it.
 function laterTextPos(from, max) {
   let blocks = textblocks().filter(([pos]) => pos + 1 >= from - 1 && pos < from + max)
   let [pos, node] = r.pick(blocks.length ? blocks : textblocks())
   return Math.max(from, pos + 1 + r.int(node.content.size + 1))
 }
 
+// words returns n words of WORDS joined by spaces.
 function words(n) {
   let out = []
   for (let i = 0; i < n; i++) out.push(r.pick(WORDS))
   return out.join(" ")
 }
 
+// markJSON returns the JSON of a strong, em or link mark.
 function markJSON() {
   let kind = r.weighted([[4, "strong"], [4, "em"], [2, "link"]])
   if (kind != "link") return { type: kind }
   return { type: "link", attrs: { href: `https://example.com/p/${r.int(10000)}`, title: null } }
 }
 
+// rangeJSON returns a NodeRange in the op format.
 function rangeJSON(rng) { return { from: rng.$from.pos, to: rng.$to.pos, depth: rng.depth } }
 
 // blockRange returns the blockRange of a span of one to a few textblocks
