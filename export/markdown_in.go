@@ -344,12 +344,12 @@ func (s *mdParse) blocks(n ast.Node, level int) (bool, error) {
 			_, err = s.addNode(s.types["horizontal_rule"], nil, nil)
 		case *ast.CodeBlock:
 			s.openNode("code_block", nil)
-			if err = s.addText(codeText(c, s.src)); err == nil {
+			if err = s.addText(s.side.marks.str([]byte(codeText(c, s.src)))); err == nil {
 				err = s.closeNodeErr()
 			}
 		case *ast.FencedCodeBlock:
 			s.openNode("code_block", model.Attrs{{Name: "params", Value: s.side.fenceInfo[c]}})
-			if err = s.addText(codeText(c, s.src)); err == nil {
+			if err = s.addText(s.side.marks.str([]byte(codeText(c, s.src)))); err == nil {
 				err = s.closeNodeErr()
 			}
 		case *ast.Blockquote:
@@ -481,11 +481,11 @@ func (s *mdParse) enterInline(n ast.Node) (bool, error) {
 		return true, s.openMark("em", nil)
 	case *ast.Link:
 		return true, s.openMark("link", model.Attrs{
-			{Name: "href", Value: normalizeLink(unescapeAll(string(n.Destination)))},
-			{Name: "title", Value: orNull(unescapeAll(string(n.Title)))},
+			{Name: "href", Value: normalizeLink(unescapeAll(s.side.marks.str(n.Destination)))},
+			{Name: "title", Value: orNull(unescapeAll(s.side.marks.str(n.Title)))},
 		})
 	case *ast.AutoLink:
-		url := string(n.Label(s.src))
+		url := s.side.marks.str(n.Label(s.src))
 		href := url
 		if n.AutoLinkType == ast.AutoLinkEmail {
 			href = "mailto:" + url
@@ -500,8 +500,8 @@ func (s *mdParse) enterInline(n ast.Node) (bool, error) {
 		return false, nil
 	case *ast.Image:
 		_, err := s.addNode(s.types["image"], model.Attrs{
-			{Name: "src", Value: normalizeLink(unescapeAll(string(n.Destination)))},
-			{Name: "title", Value: orNull(unescapeAll(string(n.Title)))},
+			{Name: "src", Value: normalizeLink(unescapeAll(s.side.marks.str(n.Destination)))},
+			{Name: "title", Value: orNull(unescapeAll(s.side.marks.str(n.Title)))},
 			{Name: "alt", Value: imageAlt(n, s.src, s.side)},
 		}, nil)
 		return false, err
@@ -534,7 +534,7 @@ func orNull(s string) any {
 
 // text adds a text node of goldmark's and the line break after it.
 func (s *mdParse) text(n *ast.Text) error {
-	raw := string(n.Segment.Value(s.src))
+	raw := s.side.marks.str(n.Segment.Value(s.src))
 	if !n.SoftLineBreak() && !n.HardLineBreak() {
 		return s.addText(decodeInline(raw))
 	}
@@ -588,7 +588,7 @@ func imageAlt(n *ast.Image, src []byte, side *mdSide) any {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *ast.Text:
-			raw := string(c.Segment.Value(src))
+			raw := side.marks.str(c.Segment.Value(src))
 			if c.SoftLineBreak() || c.HardLineBreak() {
 				raw, _ = breakText(raw, c.Segment.Stop, src)
 			}
@@ -618,4 +618,3 @@ func imageAlt(n *ast.Image, src []byte, side *mdSide) any {
 	}
 	return orNull(b.String())
 }
-

@@ -19,11 +19,12 @@ import (
 // (they stay text), markdown-it's own code spans and autolinks (ports of
 // its backticks and autolink rules), and no link whose destination
 // markdown-it refuses. goldmark cannot be told to refuse a link, so the
-// source is changed instead and parsed again: a backslash before the "("
-// of such an inline link, or before the "[" of such a reference
-// definition, makes goldmark read them as markdown-it does.
+// source is changed instead and parsed again: a mark (a private-use
+// character, taken out of the text again) before the "(" of such an
+// inline link, or before the ":" of such a reference definition, makes
+// goldmark read them as markdown-it does.
 
-// maxPasses bounds the parses of one input: each pass escapes the refused
+// maxPasses bounds the parses of one input: each pass marks the refused
 // links that the one before found, and a refused link can only hide
 // another one by holding it.
 const maxPasses = 16
@@ -36,9 +37,10 @@ type mdSide struct {
 	imageLabel map[*ast.Image]string
 	// lines holds the lines of paragraphs before goldmark trims their
 	// leading white space, which markdown-it keeps (in code spans).
-	lines map[ast.Node][]text.Segment
-	escapes    []int // offsets before which a backslash is to be put
-	para       *mdPara
+	lines   map[ast.Node][]text.Segment
+	escapes []int // offsets before which a mark is to be put
+	marks   *mdMarks
+	para    *mdPara
 }
 
 // mdPara is the content of the paragraph being parsed inline, as one
@@ -46,8 +48,8 @@ type mdSide struct {
 type mdPara struct {
 	block   ast.Node
 	content []byte
-	starts  []int // where each line's text, as goldmark trimmed it, starts
-	begins  []int // where each line starts
+	starts  []int         // where each line's text, as goldmark trimmed it, starts
+	begins  []int         // where each line starts
 	runs    map[int][]int // backtick run length → starts in content
 	opens   []int         // source offsets of "[" or "![" openers
 }
@@ -109,7 +111,7 @@ func newGoldmark() parser.Parser {
 		parser.WithBlockParsers(
 			util.Prioritized(parser.NewSetextHeadingParser(), 100),
 			util.Prioritized(parser.NewThematicBreakParser(), 200),
-			util.Prioritized(parser.NewListParser(), 300),
+			util.Prioritized(&listParser{BlockParser: parser.NewListParser()}, 300),
 			util.Prioritized(parser.NewListItemParser(), 400),
 			util.Prioritized(parser.NewCodeBlockParser(), 500),
 			util.Prioritized(parser.NewATXHeadingParser(), 600),
@@ -129,17 +131,20 @@ func newGoldmark() parser.Parser {
 
 var errTooManyPasses = errors.New("markdown import: links that markdown-it refuses nested too deep")
 
-// parseGoldmark parses src, escaping the links markdown-it refuses until
+// parseGoldmark parses src, marking the links markdown-it refuses until
 // there are none, and returns the tree, the source it is of and what the
 // parsers recorded.
 func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
 	p := newGoldmark()
+	marks := newMarks(src)
+	src = marks.hide(src)
 	for pass := 0; ; pass++ {
 		side := &mdSide{
 			fenceInfo:  map[*ast.FencedCodeBlock]string{},
 			codeSpans:  map[*ast.CodeSpan]string{},
 			imageLabel: map[*ast.Image]string{},
 			lines:      map[ast.Node][]text.Segment{},
+			marks:      marks,
 		}
 		pc := parser.NewContext()
 		pc.Set(sideKey, side)
@@ -153,8 +158,52 @@ func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
 		if pass+1 == maxPasses {
 			return nil, nil, nil, fmt.Errorf("%w (more than %d passes)", errTooManyPasses, maxPasses)
 		}
-		src = insertBackslashes(src, side.escapes)
+		src = marks.insert(src, side.escapes)
 	}
+}
+
+// mdMarks are the private-use characters (ones the input does not hold)
+// that stand in the source goldmark reads for what it would read
+// otherwise than markdown-it: a mark that breaks a refused link or
+// definition, and U+0085, U+2028 and U+2029, which goldmark takes for
+// white space around emphasis and markdown-it does not.
+type mdMarks struct {
+	mark     string
+	hidden   *strings.Replacer
+	restored *strings.Replacer
+}
+
+func newMarks(src []byte) *mdMarks {
+	var free []string
+	for r := rune(0xE000); len(free) < 4; r++ {
+		if c := string(r); !bytes.Contains(src, []byte(c)) {
+			free = append(free, c)
+		}
+	}
+	return &mdMarks{
+		mark:     free[0],
+		hidden:   strings.NewReplacer("\u0085", free[1], "\u2028", free[2], "\u2029", free[3]),
+		restored: strings.NewReplacer(free[0], "", free[1], "\u0085", free[2], "\u2028", free[3], "\u2029"),
+	}
+}
+
+func (m *mdMarks) hide(src []byte) []byte { return []byte(m.hidden.Replace(string(src))) }
+
+// str returns text of the source as it was.
+func (m *mdMarks) str(b []byte) string { return m.restored.Replace(string(b)) }
+
+// insert returns src with a mark before each offset.
+func (m *mdMarks) insert(src []byte, offsets []int) []byte {
+	slices.Sort(offsets)
+	offsets = slices.Compact(offsets)
+	out := make([]byte, 0, len(src)+len(offsets)*len(m.mark))
+	last := 0
+	for _, o := range offsets {
+		out = append(out, src[last:o]...)
+		out = append(out, m.mark...)
+		last = o
+	}
+	return append(out, src[last:]...)
 }
 
 // refusedDefinitions records the reference definitions in n whose
@@ -167,10 +216,11 @@ func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if d, ok := n.(*ast.LinkReferenceDefinition); ok {
-			if !validateLink(normalizeLink(unescapeAll(string(d.Destination)))) && d.Lines().Len() > 0 {
-				start := d.Lines().At(0).Start
-				if i := bytes.IndexByte(src[start:], '['); i >= 0 {
-					side.escapes = append(side.escapes, start+i)
+			if !validateLink(normalizeLink(unescapeAll(side.marks.str(d.Destination)))) && d.Lines().Len() > 0 {
+				// A backslash before the ":" after the label: the line
+				// is then text, and the label still a shortcut link.
+				if i := labelColon(src, d.Lines().At(0).Start); i >= 0 {
+					side.escapes = append(side.escapes, i)
 				}
 			}
 			continue
@@ -184,18 +234,25 @@ func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
 	}
 }
 
-// insertBackslashes returns src with a backslash before each offset.
-func insertBackslashes(src []byte, offsets []int) []byte {
-	slices.Sort(offsets)
-	offsets = slices.Compact(offsets)
-	out := make([]byte, 0, len(src)+len(offsets))
-	last := 0
-	for _, o := range offsets {
-		out = append(out, src[last:o]...)
-		out = append(out, '\\')
-		last = o
+// labelColon returns the offset of the ":" after the label of the
+// definition that starts at or after start, or -1.
+func labelColon(src []byte, start int) int {
+	i := bytes.IndexByte(src[start:], '[')
+	if i < 0 {
+		return -1
 	}
-	return append(out, src[last:]...)
+	for j := start + i + 1; j+1 < len(src); j++ {
+		switch src[j] {
+		case '\\':
+			j++
+		case ']':
+			if src[j+1] == ':' {
+				return j + 1
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // fenceParser is goldmark's fenced code block parser recording the rest of
@@ -215,7 +272,7 @@ func (p fenceParser) Open(parent ast.Node, reader text.Reader, pc parser.Context
 			i++
 		}
 		info := bytes.TrimSuffix(line[i:], []byte("\n"))
-		sideOf(pc).fenceInfo[f] = string(info)
+		sideOf(pc).fenceInfo[f] = sideOf(pc).marks.str(info)
 	}
 	return node, state
 }
@@ -255,7 +312,7 @@ func (codeSpanParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 		if k < len(runs) {
 			closer := runs[k]
 			node := ast.NewCodeSpan()
-			side.codeSpans[node] = codeSpanText(string(p.content[off+n : closer]))
+			side.codeSpans[node] = codeSpanText(side.marks.str(p.content[off+n : closer]))
 			p.seek(block, closer+n)
 			return node
 		}
@@ -290,7 +347,7 @@ func (autoLinkParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 	var typ ast.AutoLinkType
 	switch {
 	case isAutolinkURL(url):
-		if !validateLink(normalizeLink(string(url))) {
+		if !validateLink(normalizeLink(sideOf(pc).marks.str(url))) {
 			return nil
 		}
 		typ = ast.AutoLinkURL
@@ -373,7 +430,7 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 		}
 		node := p.InlineParser.Parse(parent, block, pc)
 		if img, ok := node.(*ast.Image); ok && open >= 0 && open+2 <= seg.Start {
-			side.imageLabel[img] = string(block.Source()[open+2 : seg.Start])
+			side.imageLabel[img] = side.marks.str(block.Source()[open+2 : seg.Start])
 		}
 		return node
 	}
@@ -546,6 +603,34 @@ func (p blockquoteParser) Continue(node ast.Node, reader text.Reader, pc parser.
 	w, pos := util.IndentWidth(line, reader.LineOffset())
 	if w > 3 && pos < len(line) && line[pos] == '>' {
 		reader.Advance(pos)
+	}
+	return p.BlockParser.Continue(node, reader, pc)
+}
+
+// listParser is goldmark's list parser that keeps a line indented to the
+// content of an empty last item (not followed by a blank line) in that
+// item, as markdown-it does, where goldmark ends the item.
+type listParser struct {
+	parser.BlockParser
+	blank map[ast.Node]ast.Node // list → its empty last item followed by a blank line
+}
+
+func (p *listParser) Continue(node ast.Node, reader text.Reader, pc parser.Context) parser.State {
+	line, _ := reader.PeekLine()
+	last := node.LastChild()
+	if util.IsBlank(line) {
+		if last != nil && last.ChildCount() == 0 {
+			if p.blank == nil {
+				p.blank = map[ast.Node]ast.Node{}
+			}
+			p.blank[node] = last
+		}
+		return p.BlockParser.Continue(node, reader, pc)
+	}
+	if item, ok := last.(*ast.ListItem); ok && item.ChildCount() == 0 && p.blank[node] != last {
+		if indent, _ := util.IndentWidth(line, reader.LineOffset()); indent >= item.Offset {
+			return parser.Continue | parser.HasChildren
+		}
 	}
 	return p.BlockParser.Continue(node, reader, pc)
 }
