@@ -3,6 +3,7 @@
 //
 //	pmauthority apply [--schema NAME|FILE] [--jsonl]   apply steps read from stdin
 //	pmauthority export [--format F] …                  write a document as text, Markdown or HTML
+//	pmauthority import [--schema NAME|FILE]            read Markdown on stdin, write {"doc": …}
 //	pmauthority serve [flags]                          run the HTTP server
 //	pmauthority token --secret-file F --sub ID [flags] mint an HS256 token
 //	pmauthority backup --data DIR --to FILE            copy a SQLite store while it serves
@@ -23,6 +24,7 @@ const usage = `usage: pmauthority <command> [flags]
 commands:
   apply   apply {"doc": …, "steps": […]} read on stdin, write {"doc": …}
   export  write a document (a JSON file, or one of a --data store) as text, Markdown or HTML
+  import  read Markdown on stdin, write {"doc": …} as prosemirror-markdown parses it
   serve   run the HTTP server (stateless apply endpoint)
   token   mint an HS256 token for serve --jwt-secret-file (development)
   backup  copy the SQLite store of --data to a file, while a server runs on it
@@ -48,6 +50,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runApply(args[1:], stdin, stdout, stderr)
 	case "export":
 		return runExport(args[1:], stdout, stderr)
+	case "import":
+		return runImport(args[1:], stdin, stdout, stderr)
 	case "serve":
 		return runServe(args[1:], stderr)
 	case "token":
