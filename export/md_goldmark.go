@@ -47,6 +47,7 @@ type mdSide struct {
 	fenceIndent map[ast.Node]int
 	escapes     []int // offsets before which a mark is to be put
 	spaces      []int // offsets before which a space mark is to be put
+	breaks      []int // offsets before which a blank line is to be put
 	marks       *mdMarks
 	para        *mdPara
 }
@@ -92,8 +93,8 @@ func (s *mdSide) paraOf(node ast.Node, src []byte) *mdPara {
 				case lazy == nil && pos <= seg.Start:
 					p.content = append(p.content, strings.Repeat(" ", pad)...)
 					p.content = append(p.content, src[pos:seg.Start]...)
-				case lazy != nil && nearestContainer(node) == ast.KindBlockquote:
-					p.content = append(p.content, src[bytes.LastIndexByte(src[:seg.Start], '\n')+1:seg.Start]...)
+				case lazy != nil && nearestContainer(node) == ast.KindBlockquote && pos <= seg.Start:
+					p.content = append(p.content, src[pos:seg.Start]...)
 				}
 			}
 			p.starts = append(p.starts, len(p.content))
@@ -174,13 +175,13 @@ func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
 		for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
 			refusedDefinitions(c, src, side)
 		}
-		if len(side.escapes) == 0 && len(side.spaces) == 0 {
+		if len(side.escapes) == 0 && len(side.spaces) == 0 && len(side.breaks) == 0 {
 			return doc, src, side, nil
 		}
 		if pass+1 == maxPasses {
 			return nil, nil, nil, fmt.Errorf("%w (more than %d passes)", errTooManyPasses, maxPasses)
 		}
-		src = marks.insert(src, side.escapes, side.spaces)
+		src = marks.insert(src, side.escapes, side.spaces, side.breaks)
 	}
 }
 
@@ -220,9 +221,9 @@ func (m *mdMarks) strs(s string) string { return m.restored.Replace(s) }
 // str returns text of the source as it was.
 func (m *mdMarks) str(b []byte) string { return m.restored.Replace(string(b)) }
 
-// insert returns src with a mark before each offset of marks and a
-// U+2028 before each offset of spaces.
-func (m *mdMarks) insert(src []byte, marks, spaces []int) []byte {
+// insert returns src with a mark before each offset of marks, a U+2028
+// before each offset of spaces and a newline before each of breaks.
+func (m *mdMarks) insert(src []byte, marks, spaces, breaks []int) []byte {
 	type ins struct {
 		off  int
 		mark string
@@ -233,6 +234,9 @@ func (m *mdMarks) insert(src []byte, marks, spaces []int) []byte {
 	}
 	for _, o := range spaces {
 		all = append(all, ins{o, "\u2028"})
+	}
+	for _, o := range breaks {
+		all = append(all, ins{o, "\n"})
 	}
 	slices.SortFunc(all, func(a, b ins) int { return a.off - b.off })
 	all = slices.Compact(all)
@@ -249,6 +253,22 @@ func (m *mdMarks) insert(src []byte, marks, spaces []int) []byte {
 // refusedDefinitions records the reference definitions in n whose
 // destination markdown-it refuses (it reads them as paragraphs).
 func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
+	// markdown-it starts a block on the line after a definition, where
+	// goldmark keeps the rest of the definitions' paragraph a paragraph:
+	// a blank line between them (at the top level) gives goldmark the
+	// same blocks.
+	if d, ok := n.(*ast.LinkReferenceDefinition); ok && n.Parent().Kind() == ast.KindDocument && d.Lines().Len() > 0 {
+		if para, ok := n.NextSibling().(*ast.Paragraph); ok && para.Lines().Len() > 0 {
+			end := d.Lines().At(d.Lines().Len() - 1).Stop
+			if i := bytes.IndexByte(src[end:], '\n'); i >= 0 {
+				end += i + 1
+			}
+			start := para.Lines().At(0).Start
+			if lineStart := bytes.LastIndexByte(src[:start], '\n') + 1; lineStart == end && validateLink(normalizeLink(unescapeAll(side.marks.str(d.Destination)))) {
+				side.breaks = append(side.breaks, lineStart)
+			}
+		}
+	}
 	// Definitions are children of the document, blockquotes and list
 	// items; walk only blocks, without recursion.
 	stack := []ast.Node{n}
@@ -789,7 +809,8 @@ func (p blockquoteParser) Continue(node ast.Node, reader text.Reader, pc parser.
 // item, as markdown-it does, where goldmark ends the item.
 type listParser struct {
 	parser.BlockParser
-	blank map[ast.Node]ast.Node // list → its empty last item followed by a blank line
+	blank  map[ast.Node]ast.Node // list → its empty last item followed by a blank line
+	blanks map[ast.Node]int      // list → blank lines after that item
 }
 
 func (p *listParser) Continue(node ast.Node, reader text.Reader, pc parser.Context) parser.State {
@@ -799,8 +820,16 @@ func (p *listParser) Continue(node ast.Node, reader text.Reader, pc parser.Conte
 		if last != nil && last.ChildCount() == 0 {
 			if p.blank == nil {
 				p.blank = map[ast.Node]ast.Node{}
+				p.blanks = map[ast.Node]int{}
 			}
-			p.blank[node] = last
+			if p.blank[node] != last {
+				p.blank[node], p.blanks[node] = last, 0
+			}
+			// markdown-it skips one blank line after an empty item;
+			// at a second one the list ends.
+			if p.blanks[node]++; p.blanks[node] == 2 {
+				return parser.Close
+			}
 		}
 		return p.BlockParser.Continue(node, reader, pc)
 	}
@@ -892,13 +921,14 @@ func (s *mdSide) lineContent(src []byte, at int, n ast.Node, extra int) (pad, po
 				}
 				continue
 			}
-			if consume(c.Offset) > 0 {
-				return 0, 0, c
+			if at := pos; consume(c.Offset) > 0 {
+				return 0, at, c
 			}
 		case *ast.Blockquote:
+			at := pos
 			consume(3)
 			if pos >= len(src) || src[pos] != '>' {
-				return 0, 0, c
+				return 0, at, c
 			}
 			pos++
 			col++
@@ -917,10 +947,8 @@ func (s *mdSide) lineContent(src []byte, at int, n ast.Node, extra int) (pad, po
 			extra = 0
 		}
 	}
-	if extra > 0 {
-		if consume(extra) > 0 {
-			return 0, 0, n
-		}
+	if extra > 0 && consume(extra) > 0 && pos < len(src) && src[pos] != '\n' {
+		return 0, pos, n
 	}
 	return pad, pos, nil
 }
