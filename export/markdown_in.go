@@ -344,12 +344,12 @@ func (s *mdParse) blocks(n ast.Node, level int) (bool, error) {
 			_, err = s.addNode(s.types["horizontal_rule"], nil, nil)
 		case *ast.CodeBlock:
 			s.openNode("code_block", nil)
-			if err = s.addText(codeText(c, s.src)); err == nil {
+			if err = s.addText(s.side.marks.str([]byte(s.codeText(c, 4)))); err == nil {
 				err = s.closeNodeErr()
 			}
 		case *ast.FencedCodeBlock:
 			s.openNode("code_block", model.Attrs{{Name: "params", Value: s.side.fenceInfo[c]}})
-			if err = s.addText(codeText(c, s.src)); err == nil {
+			if err = s.addText(s.side.marks.str([]byte(s.codeText(c, s.side.fenceIndent[c])))); err == nil {
 				err = s.closeNodeErr()
 			}
 		case *ast.Blockquote:
@@ -414,14 +414,21 @@ func (s *mdParse) list(l *ast.List, level int) (bool, error) {
 	return swallowed, s.closeNodeErr()
 }
 
-// codeText returns the content of a code block without its last newline.
-func codeText(n ast.Node, src []byte) string {
+// codeText returns the content of a code block without its last newline:
+// each line after its containers and indent more columns, counted as
+// markdown-it counts them.
+func (s *mdParse) codeText(n ast.Node, indent int) string {
 	var b strings.Builder
 	lines := n.Lines()
 	for i := 0; i < lines.Len(); i++ {
 		seg := lines.At(i)
+		if pad, pos, lazy := s.side.lineContent(s.src, seg.Start, n, indent); lazy == nil && pos <= seg.Stop {
+			b.WriteString(strings.Repeat(" ", pad))
+			b.Write(s.src[pos:seg.Stop])
+			continue
+		}
 		b.WriteString(strings.Repeat(" ", seg.Padding))
-		b.Write(seg.Value(src))
+		b.Write(seg.Value(s.src))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
@@ -480,12 +487,10 @@ func (s *mdParse) enterInline(n ast.Node) (bool, error) {
 		}
 		return true, s.openMark("em", nil)
 	case *ast.Link:
-		return true, s.openMark("link", model.Attrs{
-			{Name: "href", Value: normalizeLink(unescapeAll(string(n.Destination)))},
-			{Name: "title", Value: orNull(unescapeAll(string(n.Title)))},
-		})
+		href, title := s.linkAttrs(n, n.Destination, n.Title)
+		return true, s.openMark("link", model.Attrs{{Name: "href", Value: href}, {Name: "title", Value: title}})
 	case *ast.AutoLink:
-		url := string(n.Label(s.src))
+		url := s.side.marks.str(n.Label(s.src))
 		href := url
 		if n.AutoLinkType == ast.AutoLinkEmail {
 			href = "mailto:" + url
@@ -499,14 +504,25 @@ func (s *mdParse) enterInline(n ast.Node) (bool, error) {
 		s.closeMark("link")
 		return false, nil
 	case *ast.Image:
+		src, title := s.linkAttrs(n, n.Destination, n.Title)
 		_, err := s.addNode(s.types["image"], model.Attrs{
-			{Name: "src", Value: normalizeLink(unescapeAll(string(n.Destination)))},
-			{Name: "title", Value: orNull(unescapeAll(string(n.Title)))},
+			{Name: "src", Value: src},
+			{Name: "title", Value: title},
 			{Name: "alt", Value: imageAlt(n, s.src, s.side)},
 		}, nil)
 		return false, err
 	}
 	return false, nil
+}
+
+// linkAttrs returns the href (or src) and title of a link or image: as
+// markdown-it read them for an inline one, normalised from goldmark's
+// destination and title for one by reference.
+func (s *mdParse) linkAttrs(n ast.Node, dest, title []byte) (string, any) {
+	if d, ok := s.side.dests[n]; ok {
+		return d, orNull(s.side.titles[n])
+	}
+	return normalizeLink(unescapeAll(s.side.marks.str(dest))), orNull(unescapeAll(s.side.marks.str(title)))
 }
 
 // exitInline closes the mark n opened.
@@ -534,7 +550,7 @@ func orNull(s string) any {
 
 // text adds a text node of goldmark's and the line break after it.
 func (s *mdParse) text(n *ast.Text) error {
-	raw := string(n.Segment.Value(s.src))
+	raw := s.side.marks.str(n.Segment.Value(s.src))
 	if !n.SoftLineBreak() && !n.HardLineBreak() {
 		return s.addText(decodeInline(raw))
 	}
@@ -588,7 +604,7 @@ func imageAlt(n *ast.Image, src []byte, side *mdSide) any {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *ast.Text:
-			raw := string(c.Segment.Value(src))
+			raw := side.marks.str(c.Segment.Value(src))
 			if c.SoftLineBreak() || c.HardLineBreak() {
 				raw, _ = breakText(raw, c.Segment.Stop, src)
 			}
@@ -618,4 +634,3 @@ func imageAlt(n *ast.Image, src []byte, side *mdSide) any {
 	}
 	return orNull(b.String())
 }
-

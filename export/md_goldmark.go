@@ -19,11 +19,12 @@ import (
 // (they stay text), markdown-it's own code spans and autolinks (ports of
 // its backticks and autolink rules), and no link whose destination
 // markdown-it refuses. goldmark cannot be told to refuse a link, so the
-// source is changed instead and parsed again: a backslash before the "("
-// of such an inline link, or before the "[" of such a reference
-// definition, makes goldmark read them as markdown-it does.
+// source is changed instead and parsed again: a mark (a private-use
+// character, taken out of the text again) before the "(" of such an
+// inline link, or before the ":" of such a reference definition, makes
+// goldmark read them as markdown-it does.
 
-// maxPasses bounds the parses of one input: each pass escapes the refused
+// maxPasses bounds the parses of one input: each pass marks the refused
 // links that the one before found, and a refused link can only hide
 // another one by holding it.
 const maxPasses = 16
@@ -34,11 +35,21 @@ type mdSide struct {
 	fenceInfo  map[*ast.FencedCodeBlock]string
 	codeSpans  map[*ast.CodeSpan]string
 	imageLabel map[*ast.Image]string
+	// dests and titles hold the destination and title of inline links
+	// and images as markdown-it reads them (unescaped).
+	dests, titles map[ast.Node]string
 	// lines holds the lines of paragraphs before goldmark trims their
 	// leading white space, which markdown-it keeps (in code spans).
-	lines map[ast.Node][]text.Segment
-	escapes    []int // offsets before which a backslash is to be put
-	para       *mdPara
+	lines map[int][]text.Segment // by the start of the first line
+	// itemLine holds the start of the line of each list item's marker.
+	itemLine map[ast.Node]int
+	// fenceIndent holds the indentation of each fence's opening line.
+	fenceIndent map[ast.Node]int
+	escapes     []int // offsets before which a mark is to be put
+	spaces      []int // offsets before which a space mark is to be put
+	breaks      []int // offsets before which a blank line is to be put
+	marks       *mdMarks
+	para        *mdPara
 }
 
 // mdPara is the content of the paragraph being parsed inline, as one
@@ -48,8 +59,9 @@ type mdPara struct {
 	content []byte
 	starts  []int // where each line's text, as goldmark trimmed it, starts
 	begins  []int // where each line starts
-	runs    map[int][]int // backtick run length → starts in content
-	opens   []int         // source offsets of "[" or "![" openers
+	main    btState
+	images  []*btState // image descriptions, which markdown-it parses afresh
+	opens   []int      // source offsets of "[" or "![" openers
 }
 
 var sideKey = parser.NewContextKey()
@@ -66,18 +78,27 @@ func (s *mdSide) paraOf(node ast.Node, src []byte) *mdPara {
 		return s.para
 	}
 	p := &mdPara{block: node}
-	if node != nil {
+	if node != nil && node.Lines().Len() > 0 {
 		lines := node.Lines()
-		untrimmed := s.lines[node]
 		for i := 0; i < lines.Len(); i++ {
 			seg := lines.At(i)
-			start := seg.Start
-			if i > 0 && i < len(untrimmed) && untrimmed[i].Start < seg.Start {
-				start = untrimmed[i].Start
-			}
 			p.begins = append(p.begins, len(p.content))
-			p.starts = append(p.starts, len(p.content)+seg.Start-start)
-			p.content = append(p.content, src[start:seg.Stop]...)
+			if i > 0 {
+				// markdown-it keeps the indentation of a continuation
+				// line beyond its containers' (in code spans).
+				// A line lazy for a list item keeps none, one lazy for a
+				// blockquote all.
+				pad, pos, lazy := s.lineContent(src, seg.Start, node, 0)
+				switch {
+				case lazy == nil && pos <= seg.Start:
+					p.content = append(p.content, strings.Repeat(" ", pad)...)
+					p.content = append(p.content, src[pos:seg.Start]...)
+				case lazy != nil && nearestContainer(node) == ast.KindBlockquote && pos <= seg.Start:
+					p.content = append(p.content, src[pos:seg.Start]...)
+				}
+			}
+			p.starts = append(p.starts, len(p.content))
+			p.content = append(p.content, seg.Value(src)...)
 		}
 	}
 	s.para = p
@@ -109,8 +130,8 @@ func newGoldmark() parser.Parser {
 		parser.WithBlockParsers(
 			util.Prioritized(parser.NewSetextHeadingParser(), 100),
 			util.Prioritized(parser.NewThematicBreakParser(), 200),
-			util.Prioritized(parser.NewListParser(), 300),
-			util.Prioritized(parser.NewListItemParser(), 400),
+			util.Prioritized(&listParser{BlockParser: parser.NewListParser()}, 300),
+			util.Prioritized(listItemParser{parser.NewListItemParser()}, 400),
 			util.Prioritized(parser.NewCodeBlockParser(), 500),
 			util.Prioritized(parser.NewATXHeadingParser(), 600),
 			util.Prioritized(fenceParser{parser.NewFencedCodeBlockParser()}, 700),
@@ -129,17 +150,24 @@ func newGoldmark() parser.Parser {
 
 var errTooManyPasses = errors.New("markdown import: links that markdown-it refuses nested too deep")
 
-// parseGoldmark parses src, escaping the links markdown-it refuses until
+// parseGoldmark parses src, marking the links markdown-it refuses until
 // there are none, and returns the tree, the source it is of and what the
 // parsers recorded.
 func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
 	p := newGoldmark()
+	marks := newMarks(src)
+	src = marks.hide(src)
 	for pass := 0; ; pass++ {
 		side := &mdSide{
-			fenceInfo:  map[*ast.FencedCodeBlock]string{},
-			codeSpans:  map[*ast.CodeSpan]string{},
-			imageLabel: map[*ast.Image]string{},
-			lines:      map[ast.Node][]text.Segment{},
+			fenceInfo:   map[*ast.FencedCodeBlock]string{},
+			codeSpans:   map[*ast.CodeSpan]string{},
+			imageLabel:  map[*ast.Image]string{},
+			dests:       map[ast.Node]string{},
+			titles:      map[ast.Node]string{},
+			lines:       map[int][]text.Segment{},
+			itemLine:    map[ast.Node]int{},
+			fenceIndent: map[ast.Node]int{},
+			marks:       marks,
 		}
 		pc := parser.NewContext()
 		pc.Set(sideKey, side)
@@ -147,19 +175,100 @@ func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
 		for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
 			refusedDefinitions(c, src, side)
 		}
-		if len(side.escapes) == 0 {
+		if len(side.escapes) == 0 && len(side.spaces) == 0 && len(side.breaks) == 0 {
 			return doc, src, side, nil
 		}
 		if pass+1 == maxPasses {
 			return nil, nil, nil, fmt.Errorf("%w (more than %d passes)", errTooManyPasses, maxPasses)
 		}
-		src = insertBackslashes(src, side.escapes)
+		src = marks.insert(src, side.escapes, side.spaces, side.breaks)
 	}
+}
+
+// mdMarks are the private-use characters (ones the input does not hold)
+// that stand in the source goldmark reads for what it would read
+// otherwise than markdown-it: a mark that breaks a refused link or
+// definition, and U+0085, U+2028 and U+2029, which goldmark takes for
+// white space around emphasis and markdown-it does not. A U+2028 left in
+// the source is a mark too: it ends a link's text (goldmark then reads
+// the emphasis delimiters before it as markdown-it does, which reads
+// that text up to its end only).
+type mdMarks struct {
+	mark     string
+	hidden   *strings.Replacer
+	restored *strings.Replacer
+}
+
+func newMarks(src []byte) *mdMarks {
+	var free []string
+	for r := rune(0xE000); len(free) < 4; r++ {
+		if c := string(r); !bytes.Contains(src, []byte(c)) {
+			free = append(free, c)
+		}
+	}
+	return &mdMarks{
+		mark:     free[0],
+		hidden:   strings.NewReplacer("\u0085", free[1], "\u2028", free[2], "\u2029", free[3]),
+		restored: strings.NewReplacer(free[0], "", "\u2028", "", free[1], "\u0085", free[2], "\u2028", free[3], "\u2029"),
+	}
+}
+
+func (m *mdMarks) hide(src []byte) []byte { return []byte(m.hidden.Replace(string(src))) }
+
+// strs is str for a string.
+func (m *mdMarks) strs(s string) string { return m.restored.Replace(s) }
+
+// str returns text of the source as it was.
+func (m *mdMarks) str(b []byte) string { return m.restored.Replace(string(b)) }
+
+// insert returns src with a mark before each offset of marks, a U+2028
+// before each offset of spaces and a newline before each of breaks.
+func (m *mdMarks) insert(src []byte, marks, spaces, breaks []int) []byte {
+	type ins struct {
+		off  int
+		mark string
+	}
+	var all []ins
+	for _, o := range marks {
+		all = append(all, ins{o, m.mark})
+	}
+	for _, o := range spaces {
+		all = append(all, ins{o, "\u2028"})
+	}
+	for _, o := range breaks {
+		all = append(all, ins{o, "\n"})
+	}
+	slices.SortFunc(all, func(a, b ins) int { return a.off - b.off })
+	all = slices.Compact(all)
+	out := make([]byte, 0, len(src)+3*len(all))
+	last := 0
+	for _, i := range all {
+		out = append(out, src[last:i.off]...)
+		out = append(out, i.mark...)
+		last = i.off
+	}
+	return append(out, src[last:]...)
 }
 
 // refusedDefinitions records the reference definitions in n whose
 // destination markdown-it refuses (it reads them as paragraphs).
 func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
+	// markdown-it starts a block on the line after a definition, where
+	// goldmark keeps the rest of the definitions' paragraph a paragraph:
+	// a blank line between them (at the top level) gives goldmark the
+	// same blocks.
+	if d, ok := n.(*ast.LinkReferenceDefinition); ok && n.Parent().Kind() == ast.KindDocument && d.Lines().Len() > 0 {
+		if para, ok := n.NextSibling().(*ast.Paragraph); ok && para.Lines().Len() > 0 {
+			end := d.Lines().At(d.Lines().Len() - 1).Stop
+			if i := bytes.IndexByte(src[end:], '\n'); i >= 0 {
+				end += i + 1
+			}
+			start := para.Lines().At(0).Start
+			if lineStart := bytes.LastIndexByte(src[:start], '\n') + 1; lineStart == end && validateLink(normalizeLink(unescapeAll(side.marks.str(d.Destination)))) {
+				side.breaks = append(side.breaks, lineStart)
+			}
+		}
+	}
 	// Definitions are children of the document, blockquotes and list
 	// items; walk only blocks, without recursion.
 	stack := []ast.Node{n}
@@ -167,10 +276,11 @@ func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if d, ok := n.(*ast.LinkReferenceDefinition); ok {
-			if !validateLink(normalizeLink(unescapeAll(string(d.Destination)))) && d.Lines().Len() > 0 {
-				start := d.Lines().At(0).Start
-				if i := bytes.IndexByte(src[start:], '['); i >= 0 {
-					side.escapes = append(side.escapes, start+i)
+			if !validateLink(normalizeLink(unescapeAll(side.marks.str(d.Destination)))) && d.Lines().Len() > 0 {
+				// A backslash before the ":" after the label: the line
+				// is then text, and the label still a shortcut link.
+				if i := labelColon(src, d.Lines().At(0).Start); i >= 0 {
+					side.escapes = append(side.escapes, i)
 				}
 			}
 			continue
@@ -184,18 +294,25 @@ func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
 	}
 }
 
-// insertBackslashes returns src with a backslash before each offset.
-func insertBackslashes(src []byte, offsets []int) []byte {
-	slices.Sort(offsets)
-	offsets = slices.Compact(offsets)
-	out := make([]byte, 0, len(src)+len(offsets))
-	last := 0
-	for _, o := range offsets {
-		out = append(out, src[last:o]...)
-		out = append(out, '\\')
-		last = o
+// labelColon returns the offset of the ":" after the label of the
+// definition that starts at or after start, or -1.
+func labelColon(src []byte, start int) int {
+	i := bytes.IndexByte(src[start:], '[')
+	if i < 0 {
+		return -1
 	}
-	return append(out, src[last:]...)
+	for j := start + i + 1; j+1 < len(src); j++ {
+		switch src[j] {
+		case '\\':
+			j++
+		case ']':
+			if src[j+1] == ':' {
+				return j + 1
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // fenceParser is goldmark's fenced code block parser recording the rest of
@@ -215,7 +332,9 @@ func (p fenceParser) Open(parent ast.Node, reader text.Reader, pc parser.Context
 			i++
 		}
 		info := bytes.TrimSuffix(line[i:], []byte("\n"))
-		sideOf(pc).fenceInfo[f] = string(info)
+		w, _ := util.IndentWidth(line, reader.LineOffset())
+		sideOf(pc).fenceIndent[f] = w
+		sideOf(pc).fenceInfo[f] = sideOf(pc).marks.str(info)
 	}
 	return node, state
 }
@@ -233,35 +352,122 @@ func (codeSpanParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 	}
 	side := sideOf(pc)
 	p := side.paraOf(parent, block.Source())
-	off := p.offset(block)
-	if off >= 0 {
-		if p.runs == nil {
-			p.runs = map[int][]int{}
-			for i := 0; i < len(p.content); {
-				if p.content[i] != '`' {
-					i++
-					continue
-				}
-				j := i
-				for j < len(p.content) && p.content[j] == '`' {
-					j++
-				}
-				p.runs[j-i] = append(p.runs[j-i], i)
-				i = j
-			}
-		}
-		runs := p.runs[n]
-		k := sort.SearchInts(runs, off+n)
-		if k < len(runs) {
-			closer := runs[k]
+	if off := p.offset(block); off >= 0 {
+		if closer := p.backticks(off, n); closer >= 0 {
 			node := ast.NewCodeSpan()
-			side.codeSpans[node] = codeSpanText(string(p.content[off+n : closer]))
+			side.codeSpans[node] = codeSpanText(side.marks.str(p.content[off+n : closer]))
 			p.seek(block, closer+n)
 			return node
 		}
 	}
 	block.Advance(n)
 	return ast.NewTextSegment(seg.WithStop(seg.Start + n))
+}
+
+// btRun is a run of backticks.
+type btRun struct{ start, n int }
+
+// btState is what markdown-it's backticks rule remembers in one inline
+// parse (of content[lo:hi]).
+type btState struct {
+	lo, hi  int
+	runs    []btRun     // the runs of backticks, in order
+	scanned bool        // backticksScanned
+	last    map[int]int // backticks: run length → start of the last run seen
+}
+
+// state returns the backticks state of the parse that offset off is in.
+func (p *mdPara) state(off int) *btState {
+	for i := len(p.images) - 1; i >= 0; i-- {
+		if st := p.images[i]; st.lo <= off && off < st.hi {
+			return st
+		}
+	}
+	if p.main.last == nil {
+		p.main.hi = len(p.content)
+	}
+	return &p.main
+}
+
+// backticks is markdown-it's backticks rule for the run of n backticks at
+// off: the start of the closing run, or -1 when the run is text. Like
+// markdown-it it remembers the runs it passes (and whether it scanned to
+// the end), and trusts that memory: an opener whose closer an earlier
+// scan (of a link's text) took as the closer of another opener is text.
+func (p *mdPara) backticks(off, n int) int {
+	st := p.state(off)
+	if st.last == nil {
+		st.last = map[int]int{}
+		for i := st.lo; i < st.hi; {
+			if p.content[i] != '`' {
+				i++
+				continue
+			}
+			j := i
+			for j < st.hi && p.content[j] == '`' {
+				j++
+			}
+			st.runs = append(st.runs, btRun{i, j - i})
+			i = j
+		}
+	}
+	if st.scanned && st.last[n] <= off-st.lo {
+		return -1
+	}
+	k := sort.Search(len(st.runs), func(k int) bool { return st.runs[k].start >= off+n })
+	for ; k < len(st.runs); k++ {
+		r := st.runs[k]
+		if r.n == n {
+			return r.start
+		}
+		st.last[r.n] = r.start - st.lo
+	}
+	st.scanned = true
+	return -1
+}
+
+// labelScan is the backticks side of markdown-it's parseLinkLabel for the
+// "[" at off: the code spans it passes, up to the "]" that closes the
+// label, change what the backticks rule remembers. It returns the offset
+// of that "]", or -1 when there is none (the "[" opens no link).
+func (p *mdPara) labelScan(off int) int {
+	level := 1
+	for pos := off + 1; pos < len(p.content); {
+		switch c := p.content[pos]; c {
+		case ']':
+			if level--; level == 0 {
+				return pos
+			}
+			pos++
+		case '[':
+			level++
+			pos++
+		case '\\':
+			pos += 2
+		case '`':
+			n := 0
+			for pos+n < len(p.content) && p.content[pos+n] == '`' {
+				n++
+			}
+			if closer := p.backticks(pos, n); closer >= 0 {
+				pos = closer + n
+			} else {
+				pos += n
+			}
+		case '<':
+			end := bytes.IndexByte(p.content[pos:], '>')
+			if end > 0 {
+				if u := p.content[pos+1 : pos+end]; isAutolinkURL(u) || isAutolinkEmail(u) {
+					pos += end + 1
+					continue
+				}
+			}
+			pos++
+		default:
+			pos++
+		}
+	}
+	return -1
 }
 
 // autoLinkParser is markdown-it's autolink rule: a URL or an e-mail
@@ -290,7 +496,7 @@ func (autoLinkParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 	var typ ast.AutoLinkType
 	switch {
 	case isAutolinkURL(url):
-		if !validateLink(normalizeLink(string(url))) {
+		if !validateLink(normalizeLink(sideOf(pc).marks.str(url))) {
 			return nil
 		}
 		typ = ast.AutoLinkURL
@@ -361,10 +567,9 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 	side := sideOf(pc)
 	para := side.paraOf(parent, block.Source())
 	if line[0] == ']' {
-		if len(line) > 1 && line[1] == '(' {
-			if off := para.offset(block); off >= 0 && !inlineLinkOK(para.content, off+1) {
-				side.escapes = append(side.escapes, seg.Start+1)
-			}
+		off := para.offset(block)
+		if len(line) > 1 && line[1] == '(' && off >= 0 && !inlineLinkOK(para.content, off+1) {
+			side.escapes = append(side.escapes, seg.Start+1)
 		}
 		open := -1
 		if n := len(para.opens); n > 0 {
@@ -373,15 +578,62 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 		}
 		node := p.InlineParser.Parse(parent, block, pc)
 		if img, ok := node.(*ast.Image); ok && open >= 0 && open+2 <= seg.Start {
-			side.imageLabel[img] = string(block.Source()[open+2 : seg.Start])
+			side.imageLabel[img] = side.marks.str(block.Source()[open+2 : seg.Start])
+		}
+		if node != nil && len(line) > 1 && line[1] == '(' && off >= 0 {
+			if dest, title, ok := inlineLink(para.content, off+1, side.marks.strs); ok {
+				side.dests[node], side.titles[node] = dest, title
+			}
+		}
+		if _, ok := node.(*ast.Link); ok && seg.Start > 0 {
+			if c := block.Source()[seg.Start-1]; c == '*' || c == '_' {
+				side.spaces = append(side.spaces, seg.Start)
+			}
 		}
 		return node
+	}
+	if off := para.offset(block); off >= 0 {
+		if line[0] == '!' {
+			off++
+		}
+		if off < len(para.content) && para.content[off] == '[' {
+			end := para.labelScan(off)
+			if end < 0 {
+				return nil
+			}
+			if line[0] == '!' {
+				para.images = append(para.images, &btState{lo: off + 1, hi: end})
+			}
+		}
 	}
 	node := p.InlineParser.Parse(parent, block, pc)
 	if node != nil {
 		para.opens = append(para.opens, seg.Start)
 	}
 	return node
+}
+
+// inlineLink returns the destination and title of the inline link whose
+// "(" is at s[pos], as markdown-it's link rule reads them.
+func inlineLink(s []byte, pos int, restore func(string) string) (dest, title string, ok bool) {
+	pos = skipLinkSpace(s, pos+1)
+	if pos >= len(s) {
+		return "", "", false
+	}
+	if d, end, ok := parseLinkDestination(s, pos); ok {
+		if dest = normalizeLink(restore(d)); validateLink(dest) {
+			pos = end
+		} else {
+			dest = ""
+		}
+		start := pos
+		pos = skipLinkSpace(s, pos)
+		if t, end, ok := parseLinkTitle(s, pos); pos < len(s) && start != pos && ok {
+			title = restore(t)
+			pos = skipLinkSpace(s, end)
+		}
+	}
+	return dest, title, pos < len(s) && s[pos] == ')'
 }
 
 // inlineLinkOK reports whether markdown-it's link rule reads an inline
@@ -532,7 +784,9 @@ func (p paragraphParser) Close(node ast.Node, reader text.Reader, pc parser.Cont
 	for i := range segs {
 		segs[i] = lines.At(i)
 	}
-	sideOf(pc).lines[node] = segs
+	if len(segs) > 0 {
+		sideOf(pc).lines[segs[0].Start] = segs
+	}
 	p.BlockParser.Close(node, reader, pc)
 }
 
@@ -548,4 +802,167 @@ func (p blockquoteParser) Continue(node ast.Node, reader text.Reader, pc parser.
 		reader.Advance(pos)
 	}
 	return p.BlockParser.Continue(node, reader, pc)
+}
+
+// listParser is goldmark's list parser that keeps a line indented to the
+// content of an empty last item (not followed by a blank line) in that
+// item, as markdown-it does, where goldmark ends the item.
+type listParser struct {
+	parser.BlockParser
+	blank  map[ast.Node]ast.Node // list → its empty last item followed by a blank line
+	blanks map[ast.Node]int      // list → blank lines after that item
+}
+
+func (p *listParser) Continue(node ast.Node, reader text.Reader, pc parser.Context) parser.State {
+	line, _ := reader.PeekLine()
+	last := node.LastChild()
+	if util.IsBlank(line) {
+		if last != nil && last.ChildCount() == 0 {
+			if p.blank == nil {
+				p.blank = map[ast.Node]ast.Node{}
+				p.blanks = map[ast.Node]int{}
+			}
+			if p.blank[node] != last {
+				p.blank[node], p.blanks[node] = last, 0
+			}
+			// markdown-it skips one blank line after an empty item;
+			// at a second one the list ends.
+			if p.blanks[node]++; p.blanks[node] == 2 {
+				return parser.Close
+			}
+		}
+		return p.BlockParser.Continue(node, reader, pc)
+	}
+	item, _ := last.(*ast.ListItem)
+	indent, _ := util.IndentWidth(line, reader.LineOffset())
+	if item != nil && item.ChildCount() == 0 && p.blank[node] != last && indent >= item.Offset {
+		return parser.Continue | parser.HasChildren
+	}
+	state := p.BlockParser.Continue(node, reader, pc)
+	// goldmark closes every open list after an empty item and a blank
+	// line in any of them; only that item's list ends there.
+	if state == parser.Close && item != nil && item.ChildCount() > 0 && indent >= item.Offset && p.blank[node] != last {
+		return parser.Continue | parser.HasChildren
+	}
+	return state
+}
+
+// nearestContainer returns the kind of the list item or blockquote that
+// n is in (KindDocument when none).
+func nearestContainer(n ast.Node) ast.NodeKind {
+	for c := n.Parent(); c != nil; c = c.Parent() {
+		if k := c.Kind(); k == ast.KindListItem || k == ast.KindBlockquote {
+			return k
+		}
+	}
+	return ast.KindDocument
+}
+
+// lineContent returns where the content of block n starts on the line
+// that holds offset at: its containers' markers and indentation
+// consumed (a list item's content column, a blockquote's ">" and the
+// space after it), then extra more columns of indentation, as CommonMark
+// and markdown-it count them (a tab to the next multiple of four). pad is
+// the columns of a tab that straddles the end, which markdown-it writes
+// as spaces. It reports false when a container's marker is not on the
+// line (a lazy line): it returns that container.
+func (s *mdSide) lineContent(src []byte, at int, n ast.Node, extra int) (pad, pos int, lazy ast.Node) {
+	var chain []ast.Node
+	for c := n.Parent(); c != nil; c = c.Parent() {
+		switch c.(type) {
+		case *ast.ListItem, *ast.Blockquote:
+			chain = append(chain, c)
+		}
+	}
+	pos = bytes.LastIndexByte(src[:at], '\n') + 1
+	lineStart, col := pos, 0
+	// consume takes up to w columns of spaces and tabs.
+	consume := func(w int) int {
+		for w > 0 && pos < len(src) {
+			switch src[pos] {
+			case ' ':
+				col++
+				w--
+				pos++
+			case '\t':
+				tw := 4 - col%4
+				if tw > w {
+					pad = tw - w
+					col += tw
+					pos++
+					return 0
+				}
+				col += tw
+				w -= tw
+				pos++
+			default:
+				return w
+			}
+		}
+		return w
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		pad = 0
+		switch c := chain[i].(type) {
+		case *ast.ListItem:
+			if s.itemLine[c] == lineStart {
+				// The marker's line: the content is Offset columns on
+				// from the marker (or the end of the line).
+				for target := col + c.Offset; col < target && pos < len(src) && src[pos] != '\n'; pos++ {
+					if src[pos] != '\t' {
+						col++
+						continue
+					}
+					tw := 4 - col%4
+					if col+tw > target {
+						pad = col + tw - target
+					}
+					col += tw
+				}
+				continue
+			}
+			if at := pos; consume(c.Offset) > 0 {
+				return 0, at, c
+			}
+		case *ast.Blockquote:
+			at := pos
+			consume(3)
+			if pos >= len(src) || src[pos] != '>' {
+				return 0, at, c
+			}
+			pos++
+			col++
+			if pos < len(src) && (src[pos] == ' ' || src[pos] == '\t') {
+				consume(1)
+			}
+		}
+	}
+	if pad > 0 {
+		// A tab a container took one column of: its rest is indentation.
+		if extra >= pad {
+			extra -= pad
+			pad = 0
+		} else {
+			pad -= extra
+			extra = 0
+		}
+	}
+	if extra > 0 && consume(extra) > 0 && pos < len(src) && src[pos] != '\n' {
+		return 0, pos, n
+	}
+	return pad, pos, nil
+}
+
+// listItemParser is goldmark's list item parser recording where each
+// item's marker line starts.
+type listItemParser struct{ parser.BlockParser }
+
+func (p listItemParser) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	_, seg := reader.PeekLine()
+	node, state := p.BlockParser.Open(parent, reader, pc)
+	if node != nil {
+		src := reader.Source()
+		sideOf(pc).itemLine[node] = bytes.LastIndexByte(src[:min(seg.Start, len(src))], '\n') + 1
+	}
+	return node, state
 }
