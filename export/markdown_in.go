@@ -433,12 +433,34 @@ func (s *mdParse) codeText(n ast.Node, indent int) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// mergeTexts joins the text children of n that are contiguous in the
+// source (goldmark sometimes splits a text at a backslash), so that
+// escapes and entities are decoded whole.
+func mergeTexts(n ast.Node) {
+	for c := n.FirstChild(); c != nil; {
+		t, ok := c.(*ast.Text)
+		next, ok2 := c.NextSibling().(*ast.Text)
+		if ok && ok2 && !t.SoftLineBreak() && !t.HardLineBreak() && !t.IsRaw() && !next.IsRaw() && t.Segment.Stop == next.Segment.Start && next.Segment.Padding == 0 {
+			t.Segment = t.Segment.WithStop(next.Segment.Stop)
+			t.SetSoftLineBreak(next.SoftLineBreak())
+			t.SetHardLineBreak(next.HardLineBreak())
+			n.RemoveChild(n, next)
+			continue
+		}
+		c = c.NextSibling()
+	}
+}
+
 // inline adds the inline content of block n.
 func (s *mdParse) inline(n ast.Node) error {
 	// Walk the tree without recursion: emphasis may nest as deep as the
 	// input is long.
+	mergeTexts(n)
 	c := n.FirstChild()
 	for c != nil {
+		if c.FirstChild() != nil {
+			mergeTexts(c)
+		}
 		descend, err := s.enterInline(c)
 		if err != nil {
 			return err

@@ -93,8 +93,15 @@ func (s *mdSide) paraOf(node ast.Node, src []byte) *mdPara {
 				case lazy == nil && pos <= seg.Start:
 					p.content = append(p.content, strings.Repeat(" ", pad)...)
 					p.content = append(p.content, src[pos:seg.Start]...)
-				case lazy != nil && nearestContainer(node) == ast.KindBlockquote && pos <= seg.Start:
-					p.content = append(p.content, src[pos:seg.Start]...)
+				case lazy != nil:
+					// markdown-it reads a lazy line from its start, less
+					// the list items' indentation inside the innermost
+					// blockquote.
+					pad, pos := lazyContent(src, pos, seg.Start, node)
+					if pos <= seg.Start {
+						p.content = append(p.content, strings.Repeat(" ", pad)...)
+						p.content = append(p.content, src[pos:seg.Start]...)
+					}
 				}
 			}
 			p.starts = append(p.starts, len(p.content))
@@ -174,6 +181,10 @@ func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
 		doc := p.Parse(text.NewReader(src), parser.WithContext(pc))
 		for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
 			refusedDefinitions(c, src, side)
+		}
+		if len(side.escapes) > 0 {
+			// Definitions may change with the marks: breaks wait.
+			side.breaks = nil
 		}
 		if len(side.escapes) == 0 && len(side.spaces) == 0 && len(side.breaks) == 0 {
 			return doc, src, side, nil
@@ -276,7 +287,7 @@ func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if d, ok := n.(*ast.LinkReferenceDefinition); ok {
-			if !validateLink(normalizeLink(unescapeAll(side.marks.str(d.Destination)))) && d.Lines().Len() > 0 {
+			if d.Lines().Len() > 0 && (!validateLink(normalizeLink(unescapeAll(side.marks.str(d.Destination)))) || !definitionDestOK(src, d.Lines().At(0).Start)) {
 				// A backslash before the ":" after the label: the line
 				// is then text, and the label still a shortcut link.
 				if i := labelColon(src, d.Lines().At(0).Start); i >= 0 {
@@ -292,6 +303,27 @@ func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
 			}
 		}
 	}
+}
+
+// definitionDestOK reports whether markdown-it's parseLinkDestination
+// reads a destination after the label of the definition at start.
+func definitionDestOK(src []byte, start int) bool {
+	i := labelColon(src, start)
+	if i < 0 {
+		return true
+	}
+	pos := i + 1
+	for pos < len(src) && (src[pos] == ' ' || src[pos] == '\t') {
+		pos++
+	}
+	if pos < len(src) && src[pos] == '\n' {
+		pos++
+		for pos < len(src) && (src[pos] == ' ' || src[pos] == '\t') {
+			pos++
+		}
+	}
+	_, _, ok := parseLinkDestination(src, pos)
+	return ok
 }
 
 // labelColon returns the offset of the ":" after the label of the
@@ -847,15 +879,37 @@ func (p *listParser) Continue(node ast.Node, reader text.Reader, pc parser.Conte
 	return state
 }
 
-// nearestContainer returns the kind of the list item or blockquote that
-// n is in (KindDocument when none).
-func nearestContainer(n ast.Node) ast.NodeKind {
+// lazyContent returns where a lazy line of block n starts for
+// markdown-it: the columns of the list items inside n's innermost
+// blockquote (all of them when there is none) consumed from base (after
+// the blockquote markers the line has), with pad the columns of a tab
+// that straddles the end.
+func lazyContent(src []byte, base, at int, n ast.Node) (pad, pos int) {
+	w := 0
 	for c := n.Parent(); c != nil; c = c.Parent() {
-		if k := c.Kind(); k == ast.KindListItem || k == ast.KindBlockquote {
-			return k
+		if c.Kind() == ast.KindBlockquote {
+			break
+		}
+		if li, ok := c.(*ast.ListItem); ok {
+			w += li.Offset
 		}
 	}
-	return ast.KindDocument
+	pos = base
+	for col := 0; col < w && pos < at; pos++ {
+		switch src[pos] {
+		case ' ':
+			col++
+		case '\t':
+			tw := 4 - col%4
+			if col+tw > w {
+				pad = col + tw - w
+			}
+			col += tw
+		default:
+			return pad, pos
+		}
+	}
+	return pad, pos
 }
 
 // lineContent returns where the content of block n starts on the line
@@ -865,7 +919,8 @@ func nearestContainer(n ast.Node) ast.NodeKind {
 // and markdown-it count them (a tab to the next multiple of four). pad is
 // the columns of a tab that straddles the end, which markdown-it writes
 // as spaces. It reports false when a container's marker is not on the
-// line (a lazy line): it returns that container.
+// line (a lazy line): it returns that container, and in pos where the
+// line goes on after the blockquote markers it has.
 func (s *mdSide) lineContent(src []byte, at int, n ast.Node, extra int) (pad, pos int, lazy ast.Node) {
 	var chain []ast.Node
 	for c := n.Parent(); c != nil; c = c.Parent() {
@@ -876,6 +931,7 @@ func (s *mdSide) lineContent(src []byte, at int, n ast.Node, extra int) (pad, po
 	}
 	pos = bytes.LastIndexByte(src[:at], '\n') + 1
 	lineStart, col := pos, 0
+	base := pos // after the last blockquote marker matched
 	// consume takes up to w columns of spaces and tabs.
 	consume := func(w int) int {
 		for w > 0 && pos < len(src) {
@@ -921,20 +977,20 @@ func (s *mdSide) lineContent(src []byte, at int, n ast.Node, extra int) (pad, po
 				}
 				continue
 			}
-			if at := pos; consume(c.Offset) > 0 {
-				return 0, at, c
+			if consume(c.Offset) > 0 {
+				return 0, base, c
 			}
 		case *ast.Blockquote:
-			at := pos
 			consume(3)
 			if pos >= len(src) || src[pos] != '>' {
-				return 0, at, c
+				return 0, base, c
 			}
 			pos++
 			col++
 			if pos < len(src) && (src[pos] == ' ' || src[pos] == '\t') {
 				consume(1)
 			}
+			base = pos
 		}
 	}
 	if pad > 0 {
