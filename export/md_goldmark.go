@@ -60,8 +60,9 @@ type mdPara struct {
 	starts  []int // where each line's text, as goldmark trimmed it, starts
 	begins  []int // where each line starts
 	main    btState
-	images  []*btState // image descriptions, which markdown-it parses afresh
-	opens   []int      // source offsets of "[" or "![" openers
+	images  []*btState  // image descriptions, which markdown-it parses afresh
+	skip    map[int]int // skipToken's cache
+	opens   []int       // source offsets of "[" or "![" openers
 }
 
 var sideKey = parser.NewContextKey()
@@ -458,48 +459,113 @@ func (p *mdPara) backticks(off, n int) int {
 	return -1
 }
 
-// labelScan is the backticks side of markdown-it's parseLinkLabel for the
-// "[" at off: the code spans it passes, up to the "]" that closes the
-// label, change what the backticks rule remembers. It returns the offset
-// of that "]", or -1 when there is none (the "[" opens no link).
-func (p *mdPara) labelScan(off int) int {
+// label is markdown-it's parseLinkLabel for the "[" at start, over
+// skipToken (which changes what the backticks rule remembers): the offset
+// of the "]" that closes the label, or -1. With disableNested a link in
+// the label makes it none.
+func (p *mdPara) label(start int, disableNested bool, depth int, refs func(string) bool) int {
 	level := 1
-	for pos := off + 1; pos < len(p.content); {
-		switch c := p.content[pos]; c {
-		case ']':
+	for pos := start + 1; pos < len(p.content); {
+		c := p.content[pos]
+		if c == ']' {
 			if level--; level == 0 {
 				return pos
 			}
-			pos++
-		case '[':
-			level++
-			pos++
-		case '\\':
-			pos += 2
-		case '`':
+		}
+		prev := pos
+		pos = p.skipToken(pos, depth, refs)
+		if c == '[' {
+			if prev == pos-1 {
+				level++
+			} else if disableNested {
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+// isTerminator is markdown-it's isTerminatorChar of the text rule.
+func isTerminator(c byte) bool { return strings.IndexByte("\n!#$%&*+-:<=>@[\\]^_`{}~", c) >= 0 }
+
+// skipToken is markdown-it's ParserInline.skipToken in the commonmark
+// preset with html off: where the token at pos ends, cached.
+func (p *mdPara) skipToken(pos, depth int, refs func(string) bool) int {
+	if end, ok := p.skip[pos]; ok {
+		return end
+	}
+	end := pos + 1
+	if depth >= maxNesting {
+		end = len(p.content)
+	} else {
+		switch c := p.content[pos]; {
+		case c == '[':
+			if e, ok := p.linkEnd(pos, pos, true, depth+1, refs); ok {
+				end = e
+			}
+		case c == '!' && pos+1 < len(p.content) && p.content[pos+1] == '[':
+			if e, ok := p.linkEnd(pos, pos+1, false, depth+1, refs); ok {
+				end = e
+			}
+		case c == '`':
 			n := 0
 			for pos+n < len(p.content) && p.content[pos+n] == '`' {
 				n++
 			}
 			if closer := p.backticks(pos, n); closer >= 0 {
-				pos = closer + n
+				end = closer + n
 			} else {
-				pos += n
+				end = pos + n
 			}
-		case '<':
-			end := bytes.IndexByte(p.content[pos:], '>')
-			if end > 0 {
-				if u := p.content[pos+1 : pos+end]; isAutolinkURL(u) || isAutolinkEmail(u) {
-					pos += end + 1
-					continue
+		case c == '\\':
+			if pos+1 < len(p.content) {
+				end = pos + 2
+			}
+		case c == '<':
+			if e := bytes.IndexByte(p.content[pos:], '>'); e > 0 {
+				if u := p.content[pos+1 : pos+e]; bytes.IndexByte(u, '<') < 0 && (isAutolinkURL(u) || isAutolinkEmail(u)) {
+					end = pos + e + 1
 				}
 			}
-			pos++
-		default:
-			pos++
+		case c == '&':
+			if _, n := inlineSpecial(string(p.content[pos:min(len(p.content), pos+40)])); n > 0 {
+				end = pos + n
+			}
+		case !isTerminator(c):
+			for end < len(p.content) && !isTerminator(p.content[end]) {
+				end++
+			}
 		}
 	}
-	return -1
+	if p.skip == nil {
+		p.skip = map[int]int{}
+	}
+	p.skip[pos] = end
+	return end
+}
+
+// linkEnd is markdown-it's link (or image) rule in silent mode for the
+// one at pos whose label opens at open: where it ends, if it is one.
+func (p *mdPara) linkEnd(pos, open int, disableNested bool, depth int, refs func(string) bool) (int, bool) {
+	e := p.label(open, disableNested, depth, refs)
+	if e < 0 {
+		return 0, false
+	}
+	if e+1 < len(p.content) && p.content[e+1] == '(' {
+		if _, _, end, ok := inlineLink(p.content, e+1, func(s string) string { return s }); ok {
+			return end, true
+		}
+	}
+	label, end := string(p.content[open+1:e]), e+1
+	if e+1 < len(p.content) && p.content[e+1] == '[' {
+		if e2 := p.label(e+1, false, depth, refs); e2 >= 0 {
+			if l := string(p.content[e+2 : e2]); l != "" {
+				label = l
+			}
+			end = e2 + 1
+		}
+	}
+	return end, refs(label)
 }
 
 // autoLinkParser is markdown-it's autolink rule: a URL or an e-mail
@@ -613,7 +679,7 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 			side.imageLabel[img] = side.marks.str(block.Source()[open+2 : seg.Start])
 		}
 		if node != nil && len(line) > 1 && line[1] == '(' && off >= 0 {
-			if dest, title, ok := inlineLink(para.content, off+1, side.marks.strs); ok {
+			if dest, title, _, ok := inlineLink(para.content, off+1, side.marks.strs); ok {
 				side.dests[node], side.titles[node] = dest, title
 			}
 		}
@@ -629,7 +695,11 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 			off++
 		}
 		if off < len(para.content) && para.content[off] == '[' {
-			end := para.labelScan(off)
+			refs := func(label string) bool {
+				_, ok := pc.Reference(util.ToLinkReference([]byte(label)))
+				return ok
+			}
+			end := para.label(off, line[0] != '!', 1, refs)
 			if end < 0 {
 				return nil
 			}
@@ -647,10 +717,10 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 
 // inlineLink returns the destination and title of the inline link whose
 // "(" is at s[pos], as markdown-it's link rule reads them.
-func inlineLink(s []byte, pos int, restore func(string) string) (dest, title string, ok bool) {
+func inlineLink(s []byte, pos int, restore func(string) string) (dest, title string, end int, ok bool) {
 	pos = skipLinkSpace(s, pos+1)
 	if pos >= len(s) {
-		return "", "", false
+		return "", "", 0, false
 	}
 	if d, end, ok := parseLinkDestination(s, pos); ok {
 		if dest = normalizeLink(restore(d)); validateLink(dest) {
@@ -665,7 +735,7 @@ func inlineLink(s []byte, pos int, restore func(string) string) (dest, title str
 			pos = skipLinkSpace(s, end)
 		}
 	}
-	return dest, title, pos < len(s) && s[pos] == ')'
+	return dest, title, pos + 1, pos < len(s) && s[pos] == ')'
 }
 
 // inlineLinkOK reports whether markdown-it's link rule reads an inline
