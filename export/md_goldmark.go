@@ -666,7 +666,8 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 	para := side.paraOf(parent, block.Source())
 	if line[0] == ']' {
 		off := para.offset(block)
-		if len(line) > 1 && line[1] == '(' && off >= 0 && !inlineLinkOK(para.content, off+1) {
+		refused := len(line) > 1 && line[1] == '(' && off >= 0 && !inlineLinkOK(para.content, off+1)
+		if refused {
 			side.escapes = append(side.escapes, seg.Start+1)
 		}
 		open := -1
@@ -683,7 +684,7 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 				side.dests[node], side.titles[node] = dest, title
 			}
 		}
-		if _, ok := node.(*ast.Link); ok && seg.Start > 0 {
+		if _, ok := node.(*ast.Link); ok && !refused && seg.Start > 0 {
 			if c := block.Source()[seg.Start-1]; c == '*' || c == '_' {
 				side.spaces = append(side.spaces, seg.Start)
 			}
