@@ -183,6 +183,7 @@ func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
 		for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
 			refusedDefinitions(c, src, side)
 		}
+		lazyInterrupts(doc, src, side)
 		if len(side.escapes) > 0 {
 			// Definitions may change with the marks: breaks wait.
 			side.breaks = nil
@@ -325,6 +326,92 @@ func definitionDestOK(src []byte, start int) bool {
 	}
 	_, _, ok := parseLinkDestination(src, pos)
 	return ok
+}
+
+// lazyInterrupts records a blank line before a lazy line of a paragraph
+// in list items (and no blockquote) that goldmark continues the paragraph
+// with because it is indented four columns or more, where markdown-it,
+// which measures its indentation from the list items' content, reads the
+// start of a block that ends the paragraph there (a list item only when
+// the line is indented less than four columns more than its list: the
+// special case of markdown-it's list rule).
+func lazyInterrupts(doc ast.Node, src []byte, side *mdSide) {
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering || n.Type() == ast.TypeInline {
+			return ast.WalkSkipChildren, nil
+		}
+		if n.Kind() != ast.KindParagraph && n.Kind() != ast.KindTextBlock {
+			return ast.WalkContinue, nil
+		}
+		w, inner := 0, -1
+		for c := n.Parent(); c != nil; c = c.Parent() {
+			if c.Kind() == ast.KindBlockquote {
+				return ast.WalkSkipChildren, nil
+			}
+			if li, ok := c.(*ast.ListItem); ok {
+				w += li.Offset
+				if inner < 0 {
+					inner = li.Offset
+				}
+			}
+		}
+		lines := n.Lines()
+		for i := 1; i < lines.Len(); i++ {
+			start := bytes.LastIndexByte(src[:lines.At(i).Start], '\n') + 1
+			cols, pos := util.IndentWidth(src[start:], 0)
+			if cols >= 4 && cols < w && interruptsParagraph(src[start+pos:], cols-(w-inner) < 4) {
+				side.breaks = append(side.breaks, start)
+				break
+			}
+		}
+		return ast.WalkSkipChildren, nil
+	})
+}
+
+// interruptsParagraph reports whether line starts a block that ends a
+// paragraph in markdown-it when it is not indented more than the
+// paragraph's container: an ATX heading, a fence, a blockquote, a
+// thematic break or, with lists, a list item (of any kind there).
+func interruptsParagraph(line []byte, lists bool) bool {
+	if len(line) == 0 {
+		return false
+	}
+	first := bytes.SplitN(line, []byte("\n"), 2)[0]
+	end := func(i int) bool { return i >= len(line) || line[i] == ' ' || line[i] == '\t' || line[i] == '\n' }
+	switch c := line[0]; {
+	case c == '#':
+		i := 0
+		for i < len(line) && line[i] == '#' {
+			i++
+		}
+		return i <= 6 && end(i)
+	case c == '>':
+		return true
+	case c == '`' || c == '~':
+		return bytes.HasPrefix(line, []byte{c, c, c}) && (c == '~' || bytes.IndexByte(first[3:], '`') < 0)
+	case c == '-' || c == '+' || c == '*' || c == '_':
+		n := 0
+		for _, d := range first {
+			switch d {
+			case c:
+				n++
+			case ' ', '\t':
+			default:
+				n = -1000
+			}
+		}
+		if c != '+' && n >= 3 {
+			return true
+		}
+		return lists && c != '_' && end(1)
+	case c >= '0' && c <= '9':
+		i := 0
+		for i < len(line) && i < 9 && line[i] >= '0' && line[i] <= '9' {
+			i++
+		}
+		return lists && i < len(line) && (line[i] == '.' || line[i] == ')') && end(i+1)
+	}
+	return false
 }
 
 // labelColon returns the offset of the ":" after the label of the
