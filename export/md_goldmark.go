@@ -165,6 +165,9 @@ func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
 	p := newGoldmark()
 	marks := newMarks(src)
 	src = marks.hide(src)
+	if deep := deepParenLinks(src); len(deep) > 0 {
+		src = marks.insert(src, deep, nil, nil)
+	}
 	for pass := 0; ; pass++ {
 		side := &mdSide{
 			fenceInfo:   map[*ast.FencedCodeBlock]string{},
@@ -261,6 +264,41 @@ func (m *mdMarks) insert(src []byte, marks, spaces, breaks []int) []byte {
 		last = i.off
 	}
 	return append(out, src[last:]...)
+}
+
+// deepParenLinks returns the offsets of the "(" after a "]" that opens a
+// destination with more than 32 nested parentheses, which markdown-it's
+// parseLinkDestination refuses. They are marked before the first parse:
+// goldmark reads such a destination to the end of its line, and many of
+// them in a line take it quadratic time.
+func deepParenLinks(src []byte) []int {
+	var out []int
+	for i := 0; i+1 < len(src); i++ {
+		if src[i] != ']' || src[i+1] != '(' {
+			continue
+		}
+		level := 0
+	scan:
+		for k := i + 2; k < len(src) && k-i < 4096; k++ {
+			switch c := src[k]; {
+			case c == ' ' || c < 0x20 || c == 0x7f:
+				break scan
+			case c == '\\':
+				k++
+			case c == '(':
+				if level++; level > 32 {
+					out = append(out, i+1)
+					break scan
+				}
+			case c == ')':
+				if level == 0 {
+					break scan
+				}
+				level--
+			}
+		}
+	}
+	return out
 }
 
 // refusedDefinitions records the reference definitions in n whose
