@@ -152,7 +152,7 @@ func newGoldmark() parser.Parser {
 			util.Prioritized(autoLinkParser{}, 300),
 			util.Prioritized(parser.NewEmphasisParser(), 500),
 		),
-		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+		parser.WithParagraphTransformers(util.Prioritized(definitionsTransformer{}, 100)),
 	)
 }
 
@@ -1217,4 +1217,72 @@ func (p listItemParser) Open(parent ast.Node, reader text.Reader, pc parser.Cont
 		sideOf(pc).itemLine[node] = bytes.LastIndexByte(src[:min(seg.Start, len(src))], '\n') + 1
 	}
 	return node, state
+}
+
+// definitionsTransformer is goldmark's link reference transformer, given
+// a long paragraph in chunks: it takes time in proportion to the
+// definitions times the paragraph's lines. A chunk ends before a line
+// that starts with "[" after a line that cannot go on into it (no ":" at
+// its end, no quote or parenthesis that might open a title), and the
+// chunks are given in order until one keeps lines that are not
+// definitions.
+type definitionsTransformer struct{}
+
+// definitionsChunk is how many lines a chunk has at least.
+const definitionsChunk = 64
+
+func (definitionsTransformer) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
+	lines := node.Lines()
+	if lines.Len() <= 2*definitionsChunk {
+		parser.LinkReferenceParagraphTransformer.Transform(node, reader, pc)
+		return
+	}
+	src := reader.Source()
+	all := make([]text.Segment, lines.Len())
+	for i := range all {
+		all[i] = lines.At(i)
+	}
+	parent := node.Parent()
+	for start := 0; start < len(all); {
+		end := len(all)
+		for i := start + definitionsChunk; i < len(all); i++ {
+			if chunkBoundary(all[i-1].Value(src), all[i].Value(src)) {
+				end = i
+				break
+			}
+		}
+		chunk := ast.NewParagraph()
+		chunk.SetBlankPreviousLines(start == 0 && node.HasBlankPreviousLines())
+		segs := text.NewSegments()
+		for _, seg := range all[start:end] {
+			segs.Append(seg)
+		}
+		chunk.SetLines(segs)
+		parent.InsertBefore(parent, node, chunk)
+		parser.LinkReferenceParagraphTransformer.Transform(chunk, reader, pc)
+		if chunk.Parent() != nil {
+			// Not all definitions: the rest of the chunk and of the
+			// paragraph are the paragraph.
+			rest := chunk.Lines()
+			for _, seg := range all[end:] {
+				rest.Append(seg)
+			}
+			parent.RemoveChild(parent, chunk)
+			node.SetLines(rest)
+			return
+		}
+		start = end
+	}
+	parent.RemoveChild(parent, node)
+}
+
+// chunkBoundary reports whether a definition on line prev cannot go on
+// into line next, which starts with "[" (after up to three spaces).
+func chunkBoundary(prev, next []byte) bool {
+	next = bytes.TrimLeft(next, " ")
+	if len(next) == 0 || next[0] != '[' {
+		return false
+	}
+	prev = bytes.TrimRight(prev, " \t\n")
+	return len(prev) > 0 && prev[len(prev)-1] != ':' && !bytes.ContainsAny(prev, "\"'(")
 }
