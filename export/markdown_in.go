@@ -224,6 +224,25 @@ type mdFrame struct {
 	attrs   model.Attrs
 	content []*model.Node
 	marks   []*model.Mark
+	// text is the text after content, with textMarks, not yet a node:
+	// addText joins texts with the same marks, and joining them one by
+	// one would take time in proportion to the square of their number.
+	text      strings.Builder
+	textMarks []*model.Mark
+}
+
+// flush makes f's pending text a node.
+func (f *mdFrame) flush(s *model.Schema) error {
+	if f.text.Len() == 0 {
+		return nil
+	}
+	node, err := s.Text(f.text.String(), f.textMarks)
+	f.text.Reset()
+	if err != nil {
+		return err
+	}
+	f.content = append(f.content, node)
+	return nil
 }
 
 // mdParse is MarkdownParseState.
@@ -244,18 +263,15 @@ func (s *mdParse) addText(text string) error {
 		return nil
 	}
 	top := s.top()
-	node, err := s.schema.Text(text, top.marks)
-	if err != nil {
-		return err
-	}
-	if n := len(top.content); n > 0 {
-		last := top.content[n-1]
-		if last.IsText() && model.SameMarkSet(last.Marks, node.Marks) {
-			top.content[n-1] = last.WithText(last.Text + text)
-			return nil
+	if top.text.Len() > 0 && !model.SameMarkSet(top.textMarks, top.marks) {
+		if err := top.flush(s.schema); err != nil {
+			return err
 		}
 	}
-	top.content = append(top.content, node)
+	if top.text.Len() == 0 {
+		top.textMarks = top.marks
+	}
+	top.text.WriteString(text)
 	return nil
 }
 
@@ -300,6 +316,9 @@ func (s *mdParse) addNode(t *model.NodeType, attrs model.Attrs, content []*model
 	}
 	if len(s.stack) > 0 {
 		top := s.top()
+		if err := top.flush(s.schema); err != nil {
+			return nil, err
+		}
 		top.content = append(top.content, node)
 	}
 	return node, nil
@@ -311,6 +330,9 @@ func (s *mdParse) openNode(name string, attrs model.Attrs) {
 
 func (s *mdParse) closeNode() (*model.Node, error) {
 	f := s.stack[len(s.stack)-1]
+	if err := f.flush(s.schema); err != nil {
+		return nil, err
+	}
 	s.stack = s.stack[:len(s.stack)-1]
 	return s.addNode(f.typ, f.attrs, f.content)
 }
@@ -433,12 +455,34 @@ func (s *mdParse) codeText(n ast.Node, indent int) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// mergeTexts joins the text children of n that are contiguous in the
+// source (goldmark sometimes splits a text at a backslash), so that
+// escapes and entities are decoded whole.
+func mergeTexts(n ast.Node) {
+	for c := n.FirstChild(); c != nil; {
+		t, ok := c.(*ast.Text)
+		next, ok2 := c.NextSibling().(*ast.Text)
+		if ok && ok2 && !t.SoftLineBreak() && !t.HardLineBreak() && !t.IsRaw() && !next.IsRaw() && t.Segment.Stop == next.Segment.Start && next.Segment.Padding == 0 {
+			t.Segment = t.Segment.WithStop(next.Segment.Stop)
+			t.SetSoftLineBreak(next.SoftLineBreak())
+			t.SetHardLineBreak(next.HardLineBreak())
+			n.RemoveChild(n, next)
+			continue
+		}
+		c = c.NextSibling()
+	}
+}
+
 // inline adds the inline content of block n.
 func (s *mdParse) inline(n ast.Node) error {
 	// Walk the tree without recursion: emphasis may nest as deep as the
 	// input is long.
+	mergeTexts(n)
 	c := n.FirstChild()
 	for c != nil {
+		if c.FirstChild() != nil {
+			mergeTexts(c)
+		}
 		descend, err := s.enterInline(c)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package export
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,47 @@ func TestParseMarkdownDeep(t *testing.T) {
 	stars := strings.Repeat("*", 200_000) + "a" + strings.Repeat("*", 200_000)
 	if _, err := ParseMarkdown(s, []byte(stars)); err != nil {
 		t.Error(err)
+	}
+}
+
+// Runs of definitions longer than a chunk of the definitions transformer,
+// with titles on the next line, destinations on the next line and titles
+// over two lines; the answers are prosemirror-markdown's.
+func TestParseMarkdownDefinitionRuns(t *testing.T) {
+	s := basic(t)
+	var b strings.Builder
+	for i := range 300 {
+		if i%3 == 0 {
+			fmt.Fprintf(&b, "[d%d]: /u%d\n\"title %d\"\n", i, i, i)
+		} else {
+			fmt.Fprintf(&b, "[d%d]: /u%d\n", i, i)
+		}
+	}
+	b.WriteString("see [d5] and [d299]\n")
+	titles := b.String()
+	b.Reset()
+	for i := range 200 {
+		fmt.Fprintf(&b, "[x%d]:\n/next%d\n", i, i)
+	}
+	b.WriteString("[x150] [x199]\n")
+	nextLine := b.String()
+	b.Reset()
+	for i := range 150 {
+		fmt.Fprintf(&b, "[y%d]: /p \"multi\n[line] title\"\n", i)
+	}
+	b.WriteString("[y149]\n")
+	for _, tc := range []struct{ in, want string }{
+		{titles, `{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"see "},{"type":"text","marks":[{"type":"link","attrs":{"href":"/u5","title":null}}],"text":"d5"},{"type":"text","text":" and "},{"type":"text","marks":[{"type":"link","attrs":{"href":"/u299","title":null}}],"text":"d299"}]}]}`},
+		{nextLine, `{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","marks":[{"type":"link","attrs":{"href":"/next150","title":null}}],"text":"x150"},{"type":"text","text":" "},{"type":"text","marks":[{"type":"link","attrs":{"href":"/next199","title":null}}],"text":"x199"}]}]}`},
+		{b.String(), `{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","marks":[{"type":"link","attrs":{"href":"/p","title":"multi\n[line] title"}}],"text":"y149"}]}]}`},
+	} {
+		doc, err := ParseMarkdown(s, []byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(doc.AppendJSON(nil)); got != tc.want {
+			t.Errorf("%.40q…:\n got %s\nwant %s", tc.in, got, tc.want)
+		}
 	}
 }
 

@@ -60,8 +60,9 @@ type mdPara struct {
 	starts  []int // where each line's text, as goldmark trimmed it, starts
 	begins  []int // where each line starts
 	main    btState
-	images  []*btState // image descriptions, which markdown-it parses afresh
-	opens   []int      // source offsets of "[" or "![" openers
+	images  []*btState  // image descriptions, which markdown-it parses afresh
+	skip    map[int]int // skipToken's cache
+	opens   []int       // source offsets of "[" or "![" openers
 }
 
 var sideKey = parser.NewContextKey()
@@ -93,8 +94,15 @@ func (s *mdSide) paraOf(node ast.Node, src []byte) *mdPara {
 				case lazy == nil && pos <= seg.Start:
 					p.content = append(p.content, strings.Repeat(" ", pad)...)
 					p.content = append(p.content, src[pos:seg.Start]...)
-				case lazy != nil && nearestContainer(node) == ast.KindBlockquote && pos <= seg.Start:
-					p.content = append(p.content, src[pos:seg.Start]...)
+				case lazy != nil:
+					// markdown-it reads a lazy line from its start, less
+					// the list items' indentation inside the innermost
+					// blockquote.
+					pad, pos := lazyContent(src, pos, seg.Start, node)
+					if pos <= seg.Start {
+						p.content = append(p.content, strings.Repeat(" ", pad)...)
+						p.content = append(p.content, src[pos:seg.Start]...)
+					}
 				}
 			}
 			p.starts = append(p.starts, len(p.content))
@@ -144,7 +152,7 @@ func newGoldmark() parser.Parser {
 			util.Prioritized(autoLinkParser{}, 300),
 			util.Prioritized(parser.NewEmphasisParser(), 500),
 		),
-		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+		parser.WithParagraphTransformers(util.Prioritized(definitionsTransformer{}, 100)),
 	)
 }
 
@@ -157,6 +165,9 @@ func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
 	p := newGoldmark()
 	marks := newMarks(src)
 	src = marks.hide(src)
+	if deep := deepParenLinks(src); len(deep) > 0 {
+		src = marks.insert(src, deep, nil, nil)
+	}
 	for pass := 0; ; pass++ {
 		side := &mdSide{
 			fenceInfo:   map[*ast.FencedCodeBlock]string{},
@@ -174,6 +185,11 @@ func parseGoldmark(src []byte) (ast.Node, []byte, *mdSide, error) {
 		doc := p.Parse(text.NewReader(src), parser.WithContext(pc))
 		for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
 			refusedDefinitions(c, src, side)
+		}
+		lazyInterrupts(doc, src, side)
+		if len(side.escapes) > 0 {
+			// Definitions may change with the marks: breaks wait.
+			side.breaks = nil
 		}
 		if len(side.escapes) == 0 && len(side.spaces) == 0 && len(side.breaks) == 0 {
 			return doc, src, side, nil
@@ -250,6 +266,41 @@ func (m *mdMarks) insert(src []byte, marks, spaces, breaks []int) []byte {
 	return append(out, src[last:]...)
 }
 
+// deepParenLinks returns the offsets of the "(" after a "]" that opens a
+// destination with more than 32 nested parentheses, which markdown-it's
+// parseLinkDestination refuses. They are marked before the first parse:
+// goldmark reads such a destination to the end of its line, and many of
+// them in a line take it quadratic time.
+func deepParenLinks(src []byte) []int {
+	var out []int
+	for i := 0; i+1 < len(src); i++ {
+		if src[i] != ']' || src[i+1] != '(' {
+			continue
+		}
+		level := 0
+	scan:
+		for k := i + 2; k < len(src) && k-i < 4096; k++ {
+			switch c := src[k]; {
+			case c == ' ' || c < 0x20 || c == 0x7f:
+				break scan
+			case c == '\\':
+				k++
+			case c == '(':
+				if level++; level > 32 {
+					out = append(out, i+1)
+					break scan
+				}
+			case c == ')':
+				if level == 0 {
+					break scan
+				}
+				level--
+			}
+		}
+	}
+	return out
+}
+
 // refusedDefinitions records the reference definitions in n whose
 // destination markdown-it refuses (it reads them as paragraphs).
 func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
@@ -276,7 +327,7 @@ func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if d, ok := n.(*ast.LinkReferenceDefinition); ok {
-			if !validateLink(normalizeLink(unescapeAll(side.marks.str(d.Destination)))) && d.Lines().Len() > 0 {
+			if d.Lines().Len() > 0 && (!validateLink(normalizeLink(unescapeAll(side.marks.str(d.Destination)))) || !definitionDestOK(src, d.Lines().At(0).Start)) {
 				// A backslash before the ":" after the label: the line
 				// is then text, and the label still a shortcut link.
 				if i := labelColon(src, d.Lines().At(0).Start); i >= 0 {
@@ -292,6 +343,113 @@ func refusedDefinitions(n ast.Node, src []byte, side *mdSide) {
 			}
 		}
 	}
+}
+
+// definitionDestOK reports whether markdown-it's parseLinkDestination
+// reads a destination after the label of the definition at start.
+func definitionDestOK(src []byte, start int) bool {
+	i := labelColon(src, start)
+	if i < 0 {
+		return true
+	}
+	pos := i + 1
+	for pos < len(src) && (src[pos] == ' ' || src[pos] == '\t') {
+		pos++
+	}
+	if pos < len(src) && src[pos] == '\n' {
+		pos++
+		for pos < len(src) && (src[pos] == ' ' || src[pos] == '\t') {
+			pos++
+		}
+	}
+	_, _, ok := parseLinkDestination(src, pos)
+	return ok
+}
+
+// lazyInterrupts records a blank line before a lazy line of a paragraph
+// in list items (and no blockquote) that goldmark continues the paragraph
+// with because it is indented four columns or more, where markdown-it,
+// which measures its indentation from the list items' content, reads the
+// start of a block that ends the paragraph there (a list item only when
+// the line is indented less than four columns more than its list: the
+// special case of markdown-it's list rule).
+func lazyInterrupts(doc ast.Node, src []byte, side *mdSide) {
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering || n.Type() == ast.TypeInline {
+			return ast.WalkSkipChildren, nil
+		}
+		if n.Kind() != ast.KindParagraph && n.Kind() != ast.KindTextBlock {
+			return ast.WalkContinue, nil
+		}
+		w, inner := 0, -1
+		for c := n.Parent(); c != nil; c = c.Parent() {
+			if c.Kind() == ast.KindBlockquote {
+				return ast.WalkSkipChildren, nil
+			}
+			if li, ok := c.(*ast.ListItem); ok {
+				w += li.Offset
+				if inner < 0 {
+					inner = li.Offset
+				}
+			}
+		}
+		lines := n.Lines()
+		for i := 1; i < lines.Len(); i++ {
+			start := bytes.LastIndexByte(src[:lines.At(i).Start], '\n') + 1
+			cols, pos := util.IndentWidth(src[start:], 0)
+			if cols >= 4 && cols < w && interruptsParagraph(src[start+pos:], cols-(w-inner) < 4) {
+				side.breaks = append(side.breaks, start)
+				break
+			}
+		}
+		return ast.WalkSkipChildren, nil
+	})
+}
+
+// interruptsParagraph reports whether line starts a block that ends a
+// paragraph in markdown-it when it is not indented more than the
+// paragraph's container: an ATX heading, a fence, a blockquote, a
+// thematic break or, with lists, a list item (of any kind there).
+func interruptsParagraph(line []byte, lists bool) bool {
+	if len(line) == 0 {
+		return false
+	}
+	first := bytes.SplitN(line, []byte("\n"), 2)[0]
+	end := func(i int) bool { return i >= len(line) || line[i] == ' ' || line[i] == '\t' || line[i] == '\n' }
+	switch c := line[0]; {
+	case c == '#':
+		i := 0
+		for i < len(line) && line[i] == '#' {
+			i++
+		}
+		return i <= 6 && end(i)
+	case c == '>':
+		return true
+	case c == '`' || c == '~':
+		return bytes.HasPrefix(line, []byte{c, c, c}) && (c == '~' || bytes.IndexByte(first[3:], '`') < 0)
+	case c == '-' || c == '+' || c == '*' || c == '_':
+		n := 0
+		for _, d := range first {
+			switch d {
+			case c:
+				n++
+			case ' ', '\t':
+			default:
+				n = -1000
+			}
+		}
+		if c != '+' && n >= 3 {
+			return true
+		}
+		return lists && c != '_' && end(1)
+	case c >= '0' && c <= '9':
+		i := 0
+		for i < len(line) && i < 9 && line[i] >= '0' && line[i] <= '9' {
+			i++
+		}
+		return lists && i < len(line) && (line[i] == '.' || line[i] == ')') && end(i+1)
+	}
+	return false
 }
 
 // labelColon returns the offset of the ":" after the label of the
@@ -426,48 +584,113 @@ func (p *mdPara) backticks(off, n int) int {
 	return -1
 }
 
-// labelScan is the backticks side of markdown-it's parseLinkLabel for the
-// "[" at off: the code spans it passes, up to the "]" that closes the
-// label, change what the backticks rule remembers. It returns the offset
-// of that "]", or -1 when there is none (the "[" opens no link).
-func (p *mdPara) labelScan(off int) int {
+// label is markdown-it's parseLinkLabel for the "[" at start, over
+// skipToken (which changes what the backticks rule remembers): the offset
+// of the "]" that closes the label, or -1. With disableNested a link in
+// the label makes it none.
+func (p *mdPara) label(start int, disableNested bool, depth int, refs func(string) bool) int {
 	level := 1
-	for pos := off + 1; pos < len(p.content); {
-		switch c := p.content[pos]; c {
-		case ']':
+	for pos := start + 1; pos < len(p.content); {
+		c := p.content[pos]
+		if c == ']' {
 			if level--; level == 0 {
 				return pos
 			}
-			pos++
-		case '[':
-			level++
-			pos++
-		case '\\':
-			pos += 2
-		case '`':
+		}
+		prev := pos
+		pos = p.skipToken(pos, depth, refs)
+		if c == '[' {
+			if prev == pos-1 {
+				level++
+			} else if disableNested {
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+// isTerminator is markdown-it's isTerminatorChar of the text rule.
+func isTerminator(c byte) bool { return strings.IndexByte("\n!#$%&*+-:<=>@[\\]^_`{}~", c) >= 0 }
+
+// skipToken is markdown-it's ParserInline.skipToken in the commonmark
+// preset with html off: where the token at pos ends, cached.
+func (p *mdPara) skipToken(pos, depth int, refs func(string) bool) int {
+	if end, ok := p.skip[pos]; ok {
+		return end
+	}
+	end := pos + 1
+	if depth >= maxNesting {
+		end = len(p.content)
+	} else {
+		switch c := p.content[pos]; {
+		case c == '[':
+			if e, ok := p.linkEnd(pos, pos, true, depth+1, refs); ok {
+				end = e
+			}
+		case c == '!' && pos+1 < len(p.content) && p.content[pos+1] == '[':
+			if e, ok := p.linkEnd(pos, pos+1, false, depth+1, refs); ok {
+				end = e
+			}
+		case c == '`':
 			n := 0
 			for pos+n < len(p.content) && p.content[pos+n] == '`' {
 				n++
 			}
 			if closer := p.backticks(pos, n); closer >= 0 {
-				pos = closer + n
+				end = closer + n
 			} else {
-				pos += n
+				end = pos + n
 			}
-		case '<':
-			end := bytes.IndexByte(p.content[pos:], '>')
-			if end > 0 {
-				if u := p.content[pos+1 : pos+end]; isAutolinkURL(u) || isAutolinkEmail(u) {
-					pos += end + 1
-					continue
+		case c == '\\':
+			if pos+1 < len(p.content) {
+				end = pos + 2
+			}
+		case c == '<':
+			if e := bytes.IndexByte(p.content[pos:], '>'); e > 0 {
+				if u := p.content[pos+1 : pos+e]; bytes.IndexByte(u, '<') < 0 && (isAutolinkURL(u) || isAutolinkEmail(u)) {
+					end = pos + e + 1
 				}
 			}
-			pos++
-		default:
-			pos++
+		case c == '&':
+			if _, n := inlineSpecial(string(p.content[pos:min(len(p.content), pos+40)])); n > 0 {
+				end = pos + n
+			}
+		case !isTerminator(c):
+			for end < len(p.content) && !isTerminator(p.content[end]) {
+				end++
+			}
 		}
 	}
-	return -1
+	if p.skip == nil {
+		p.skip = map[int]int{}
+	}
+	p.skip[pos] = end
+	return end
+}
+
+// linkEnd is markdown-it's link (or image) rule in silent mode for the
+// one at pos whose label opens at open: where it ends, if it is one.
+func (p *mdPara) linkEnd(pos, open int, disableNested bool, depth int, refs func(string) bool) (int, bool) {
+	e := p.label(open, disableNested, depth, refs)
+	if e < 0 {
+		return 0, false
+	}
+	if e+1 < len(p.content) && p.content[e+1] == '(' {
+		if _, _, end, ok := inlineLink(p.content, e+1, func(s string) string { return s }); ok {
+			return end, true
+		}
+	}
+	label, end := string(p.content[open+1:e]), e+1
+	if e+1 < len(p.content) && p.content[e+1] == '[' {
+		if e2 := p.label(e+1, false, depth, refs); e2 >= 0 {
+			if l := string(p.content[e+2 : e2]); l != "" {
+				label = l
+			}
+			end = e2 + 1
+		}
+	}
+	return end, refs(label)
 }
 
 // autoLinkParser is markdown-it's autolink rule: a URL or an e-mail
@@ -568,7 +791,8 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 	para := side.paraOf(parent, block.Source())
 	if line[0] == ']' {
 		off := para.offset(block)
-		if len(line) > 1 && line[1] == '(' && off >= 0 && !inlineLinkOK(para.content, off+1) {
+		refused := len(line) > 1 && line[1] == '(' && off >= 0 && !inlineLinkOK(para.content, off+1)
+		if refused {
 			side.escapes = append(side.escapes, seg.Start+1)
 		}
 		open := -1
@@ -581,11 +805,11 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 			side.imageLabel[img] = side.marks.str(block.Source()[open+2 : seg.Start])
 		}
 		if node != nil && len(line) > 1 && line[1] == '(' && off >= 0 {
-			if dest, title, ok := inlineLink(para.content, off+1, side.marks.strs); ok {
+			if dest, title, _, ok := inlineLink(para.content, off+1, side.marks.strs); ok {
 				side.dests[node], side.titles[node] = dest, title
 			}
 		}
-		if _, ok := node.(*ast.Link); ok && seg.Start > 0 {
+		if _, ok := node.(*ast.Link); ok && !refused && seg.Start > 0 {
 			if c := block.Source()[seg.Start-1]; c == '*' || c == '_' {
 				side.spaces = append(side.spaces, seg.Start)
 			}
@@ -597,7 +821,11 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 			off++
 		}
 		if off < len(para.content) && para.content[off] == '[' {
-			end := para.labelScan(off)
+			refs := func(label string) bool {
+				_, ok := pc.Reference(util.ToLinkReference([]byte(label)))
+				return ok
+			}
+			end := para.label(off, line[0] != '!', 1, refs)
 			if end < 0 {
 				return nil
 			}
@@ -615,10 +843,10 @@ func (p linkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context)
 
 // inlineLink returns the destination and title of the inline link whose
 // "(" is at s[pos], as markdown-it's link rule reads them.
-func inlineLink(s []byte, pos int, restore func(string) string) (dest, title string, ok bool) {
+func inlineLink(s []byte, pos int, restore func(string) string) (dest, title string, end int, ok bool) {
 	pos = skipLinkSpace(s, pos+1)
 	if pos >= len(s) {
-		return "", "", false
+		return "", "", 0, false
 	}
 	if d, end, ok := parseLinkDestination(s, pos); ok {
 		if dest = normalizeLink(restore(d)); validateLink(dest) {
@@ -633,7 +861,7 @@ func inlineLink(s []byte, pos int, restore func(string) string) (dest, title str
 			pos = skipLinkSpace(s, end)
 		}
 	}
-	return dest, title, pos < len(s) && s[pos] == ')'
+	return dest, title, pos + 1, pos < len(s) && s[pos] == ')'
 }
 
 // inlineLinkOK reports whether markdown-it's link rule reads an inline
@@ -847,15 +1075,37 @@ func (p *listParser) Continue(node ast.Node, reader text.Reader, pc parser.Conte
 	return state
 }
 
-// nearestContainer returns the kind of the list item or blockquote that
-// n is in (KindDocument when none).
-func nearestContainer(n ast.Node) ast.NodeKind {
+// lazyContent returns where a lazy line of block n starts for
+// markdown-it: the columns of the list items inside n's innermost
+// blockquote (all of them when there is none) consumed from base (after
+// the blockquote markers the line has), with pad the columns of a tab
+// that straddles the end.
+func lazyContent(src []byte, base, at int, n ast.Node) (pad, pos int) {
+	w := 0
 	for c := n.Parent(); c != nil; c = c.Parent() {
-		if k := c.Kind(); k == ast.KindListItem || k == ast.KindBlockquote {
-			return k
+		if c.Kind() == ast.KindBlockquote {
+			break
+		}
+		if li, ok := c.(*ast.ListItem); ok {
+			w += li.Offset
 		}
 	}
-	return ast.KindDocument
+	pos = base
+	for col := 0; col < w && pos < at; pos++ {
+		switch src[pos] {
+		case ' ':
+			col++
+		case '\t':
+			tw := 4 - col%4
+			if col+tw > w {
+				pad = col + tw - w
+			}
+			col += tw
+		default:
+			return pad, pos
+		}
+	}
+	return pad, pos
 }
 
 // lineContent returns where the content of block n starts on the line
@@ -865,7 +1115,8 @@ func nearestContainer(n ast.Node) ast.NodeKind {
 // and markdown-it count them (a tab to the next multiple of four). pad is
 // the columns of a tab that straddles the end, which markdown-it writes
 // as spaces. It reports false when a container's marker is not on the
-// line (a lazy line): it returns that container.
+// line (a lazy line): it returns that container, and in pos where the
+// line goes on after the blockquote markers it has.
 func (s *mdSide) lineContent(src []byte, at int, n ast.Node, extra int) (pad, pos int, lazy ast.Node) {
 	var chain []ast.Node
 	for c := n.Parent(); c != nil; c = c.Parent() {
@@ -876,6 +1127,7 @@ func (s *mdSide) lineContent(src []byte, at int, n ast.Node, extra int) (pad, po
 	}
 	pos = bytes.LastIndexByte(src[:at], '\n') + 1
 	lineStart, col := pos, 0
+	base := pos // after the last blockquote marker matched
 	// consume takes up to w columns of spaces and tabs.
 	consume := func(w int) int {
 		for w > 0 && pos < len(src) {
@@ -921,20 +1173,20 @@ func (s *mdSide) lineContent(src []byte, at int, n ast.Node, extra int) (pad, po
 				}
 				continue
 			}
-			if at := pos; consume(c.Offset) > 0 {
-				return 0, at, c
+			if consume(c.Offset) > 0 {
+				return 0, base, c
 			}
 		case *ast.Blockquote:
-			at := pos
 			consume(3)
 			if pos >= len(src) || src[pos] != '>' {
-				return 0, at, c
+				return 0, base, c
 			}
 			pos++
 			col++
 			if pos < len(src) && (src[pos] == ' ' || src[pos] == '\t') {
 				consume(1)
 			}
+			base = pos
 		}
 	}
 	if pad > 0 {
@@ -965,4 +1217,72 @@ func (p listItemParser) Open(parent ast.Node, reader text.Reader, pc parser.Cont
 		sideOf(pc).itemLine[node] = bytes.LastIndexByte(src[:min(seg.Start, len(src))], '\n') + 1
 	}
 	return node, state
+}
+
+// definitionsTransformer is goldmark's link reference transformer, given
+// a long paragraph in chunks: it takes time in proportion to the
+// definitions times the paragraph's lines. A chunk ends before a line
+// that starts with "[" after a line that cannot go on into it (no ":" at
+// its end, no quote or parenthesis that might open a title), and the
+// chunks are given in order until one keeps lines that are not
+// definitions.
+type definitionsTransformer struct{}
+
+// definitionsChunk is how many lines a chunk has at least.
+const definitionsChunk = 64
+
+func (definitionsTransformer) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
+	lines := node.Lines()
+	if lines.Len() <= 2*definitionsChunk {
+		parser.LinkReferenceParagraphTransformer.Transform(node, reader, pc)
+		return
+	}
+	src := reader.Source()
+	all := make([]text.Segment, lines.Len())
+	for i := range all {
+		all[i] = lines.At(i)
+	}
+	parent := node.Parent()
+	for start := 0; start < len(all); {
+		end := len(all)
+		for i := start + definitionsChunk; i < len(all); i++ {
+			if chunkBoundary(all[i-1].Value(src), all[i].Value(src)) {
+				end = i
+				break
+			}
+		}
+		chunk := ast.NewParagraph()
+		chunk.SetBlankPreviousLines(start == 0 && node.HasBlankPreviousLines())
+		segs := text.NewSegments()
+		for _, seg := range all[start:end] {
+			segs.Append(seg)
+		}
+		chunk.SetLines(segs)
+		parent.InsertBefore(parent, node, chunk)
+		parser.LinkReferenceParagraphTransformer.Transform(chunk, reader, pc)
+		if chunk.Parent() != nil {
+			// Not all definitions: the rest of the chunk and of the
+			// paragraph are the paragraph.
+			rest := chunk.Lines()
+			for _, seg := range all[end:] {
+				rest.Append(seg)
+			}
+			parent.RemoveChild(parent, chunk)
+			node.SetLines(rest)
+			return
+		}
+		start = end
+	}
+	parent.RemoveChild(parent, node)
+}
+
+// chunkBoundary reports whether a definition on line prev cannot go on
+// into line next, which starts with "[" (after up to three spaces).
+func chunkBoundary(prev, next []byte) bool {
+	next = bytes.TrimLeft(next, " ")
+	if len(next) == 0 || next[0] != '[' {
+		return false
+	}
+	prev = bytes.TrimRight(prev, " \t\n")
+	return len(prev) > 0 && prev[len(prev)-1] != ':' && !bytes.ContainsAny(prev, "\"'(")
 }
