@@ -563,6 +563,9 @@ func punyDecode(s string) (string, bool) {
 	return string(out), true
 }
 
+// labelSeparators maps punycode.js's other label separators to ".".
+var labelSeparators = strings.NewReplacer("\u3002", ".", "\uff0e", ".", "\uff61", ".")
+
 // punyMapDomain is punycode.js's mapDomain: the part after an "@" (if
 // any) split into labels at the separators ".", "。", "．" and "｡".
 func punyMapDomain(domain string, label func(string) (string, bool)) (string, bool) {
@@ -571,7 +574,7 @@ func punyMapDomain(domain string, label func(string) (string, bool)) (string, bo
 		prefix = parts[0] + "@"
 		domain = parts[1]
 	}
-	domain = strings.NewReplacer("\u3002", ".", "\uff0e", ".", "\uff61", ".").Replace(domain)
+	domain = labelSeparators.Replace(domain)
 	labels := strings.Split(domain, ".")
 	for i, l := range labels {
 		m, ok := label(l)
