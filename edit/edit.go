@@ -115,7 +115,6 @@ type Plan struct {
 // content, a mark, a node type.
 type built struct {
 	content  model.Fragment
-	inline   bool // content is the inline content of one textblock
 	mark     *model.Mark
 	markType *model.MarkType
 	typ      *model.NodeType
