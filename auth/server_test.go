@@ -202,6 +202,8 @@ func matrixRoutes() []matrixRoute {
 		{"GET", "/docs/d/checkpoints", "", RoleRead, false, 0},
 		{"POST", "/docs/d/checkpoints", `{"name":"c"}`, RoleEdit, false, http.StatusCreated},
 		{"POST", "/docs/d/restore", `{"version":0}`, RoleEdit, false, 0},
+		{"POST", "/docs/d/transform", `{"version":1,"ops":[{"op":"insert","args":[1,{"type":"text","text":"x"}]}]}`, RoleEdit, false, 0},
+		{"POST", "/docs/d/edits", `{"base":1,"edits":[{"op":"insert","target":{"block":{"path":[0]}},"at":"start","content":{"type":"text","text":"x"}}]}`, RoleEdit, false, 0},
 		{"GET", "/docs/d/authors", "", RoleRead, false, 0},
 	}
 }

@@ -5,7 +5,10 @@
 # in node (js/export.mjs: prosemirror-markdown 1.13.9's
 # defaultMarkdownSerializer, DOMSerializer.serializeFragment in jsdom
 # 29.1.1 with outerHTML, textBetween). Issue #15's target: at least 3×
-# node by CPU time for Markdown and HTML.
+# node by CPU time for Markdown and HTML. Also Markdown in: that Markdown
+# parsed back (BenchmarkMarkdownParse in markdown_test.go, export.
+# ParseMarkdown, against prosemirror-markdown's MarkdownParser with
+# markdown-it's commonmark preset; issue #24's target: 3× too).
 #
 #   bash bench/export.sh [ROUNDS]     default 5 rounds (about 1 minute)
 #
@@ -49,11 +52,19 @@ for f in text markdown html; do
     exit 1
   fi
 done
+# Markdown in: the Markdown parsed back, compared as document JSON.
+go_sum=$("$out/pmauthority" export --format markdown "$doc" | "$out/pmauthority" import \
+  | node -e 'let s = require("fs").readFileSync(0, "utf8"); process.stdout.write(JSON.stringify(JSON.parse(s).doc))' | sha256sum | cut -d' ' -f1)
+node_sum=$(node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.log(r.parse_sha256)' "$out/check.json")
+if [ "$go_sum" != "$node_sum" ]; then
+  echo "parse: pmauthority import's document (sha256 $go_sum) differs from node's ($node_sum)" >&2
+  exit 1
+fi
 
 for r in $(seq "$rounds"); do
   say "round $r of $rounds"
-  "$out/bench.test" -test.run '^$' -test.bench '^BenchmarkExport$' -test.benchtime 1s -test.count 1 \
-    | grep '^BenchmarkExport' >>"$out/go.txt"
+  "$out/bench.test" -test.run '^$' -test.bench '^(BenchmarkExport|BenchmarkMarkdownParse)$' -test.benchtime 1s -test.count 1 \
+    | grep -E '^Benchmark(Export|MarkdownParse)' >>"$out/go.txt"
   node js/export.mjs --doc "$doc" --runs 5 >>"$out/node.json"
 done
 

@@ -64,6 +64,10 @@ type Config struct {
 	// however fast its clients move, a document's presence goes out at
 	// most that often (presence.go).
 	PresenceEvery time.Duration
+	// EditPresence is how long the editors see the server's client in
+	// a document's presence after ShowEdit (default DefaultEditPresence,
+	// 5 seconds).
+	EditPresence time.Duration
 	// Limits bound the documents and their clients (limits.go); zero
 	// fields take the defaults. Embedded: a.cfg.MaxSteps is
 	// a.cfg.Limits.MaxSteps.
@@ -192,6 +196,7 @@ type Authority struct {
 func (cfg Config) withDefaults() Config {
 	defaults.Fill(&cfg, Config{History: DefaultHistory, SnapshotEvery: DefaultSnapshotEvery,
 		UsersWindow: DefaultUsersWindow, PeerRefresh: DefaultPeerRefresh, PresenceEvery: DefaultPresenceEvery,
+		EditPresence:     DefaultEditPresence,
 		AfterCommitQueue: DefaultAfterCommitQueue})
 	if cfg.KeepSteps == 0 {
 		cfg.KeepSteps = int64(cfg.History)

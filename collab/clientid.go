@@ -119,8 +119,9 @@ func (u clientUse) inUse() bool { return u.steps+u.holds > 0 }
 
 // ClientIDError refuses a submission, or a connection's hello
 // (HoldClientID), under a client id that belongs to another principal (or
-// anonymous user) on the document, or under RestoreClientID, the
-// server's. It matches ErrForbidden (HTTP 403). Nothing changed.
+// anonymous user) on the document, or under RestoreClientID or
+// EditClientID, the server's. It matches ErrForbidden (HTTP 403).
+// Nothing changed.
 type ClientIDError struct {
 	ClientID ClientID
 }
@@ -128,6 +129,9 @@ type ClientIDError struct {
 func (e *ClientIDError) Error() string {
 	if bytes.Equal(e.ClientID, RestoreClientID) {
 		return "client id " + string(e.ClientID) + " is the server's (restores): choose another"
+	}
+	if bytes.Equal(e.ClientID, EditClientID) {
+		return "client id " + string(e.ClientID) + " is the server's (server edits): choose another"
 	}
 	return "client id " + string(e.ClientID) + " is in use on this document by another principal: choose another"
 }

@@ -261,7 +261,7 @@ func (dec decision) commit(now time.Time) Commit {
 // checkClient checks that o may use the client id cid, whose use on the
 // document is u, or returns a *ClientIDError.
 func checkClient(cid ClientID, u clientUse, o owner) error {
-	if bytes.Equal(cid, RestoreClientID) {
+	if bytes.Equal(cid, RestoreClientID) || bytes.Equal(cid, EditClientID) {
 		return &ClientIDError{ClientID: cid}
 	}
 	if u.inUse() && !u.owner.admits(o) {

@@ -243,6 +243,7 @@ type caseCheck struct {
 	kind   string
 	fields int
 	diffs  []fieldDiff
+	known  bool // differs only in a documented way (import corpus)
 }
 
 // fieldDiff is one recorded field that Go answered differently.

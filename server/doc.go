@@ -33,6 +33,8 @@
 //	GET       /docs/{id}/checkpoints  read     {checkpoints: […]}
 //	POST      /docs/{id}/checkpoints  edit     {name} → 201
 //	POST      /docs/{id}/restore      edit     {version} or {checkpoint}: one new step
+//	POST      /docs/{id}/edits        edit     {base, edits, name?}: edits found at base
+//	POST      /docs/{id}/transform    edit     {version, ops, name?}: Transform API calls
 //	GET       /docs/{id}/authors      read     who inserted each range
 //
 // With Config.Web, the demo pages:
@@ -152,7 +154,8 @@
 // the bounds of internal/connlimit), bodymem.go and answers.go (request bodies and
 // answers in the memory budget), apply.go (the apply endpoint),
 // collab_http.go and collab_decode.go (the collab API), docs_api.go (the
-// documents API), export.go (GET /docs/{id}/export), ws.go (upgrade and
+// documents API), edits.go (the edit API and POST /docs/{id}/transform), export.go (GET
+// /docs/{id}/export), ws.go (upgrade and
 // message dispatch), ws_conn.go (a connection: its send queue and
 // writer, with ws_nowait_unix.go and ws_nowait_other.go for reads and
 // writes that do not wait), ws_hub.go (wsHubs, and one hub per document, relaying its

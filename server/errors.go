@@ -8,6 +8,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/collab"
+	"github.com/pmauthority/pmauthority/edit"
 	"github.com/pmauthority/pmauthority/transform"
 )
 
@@ -63,18 +64,20 @@ type errAnswer struct {
 // place where errors become statuses:
 //
 //	400  *httpError (decoding), collab.ErrInvalidVersion ("Invalid version N"),
-//	     collab.ErrInvalidRequest, apply's malformed requests
+//	     collab.ErrInvalidRequest, apply's malformed requests, edit.ErrInvalid,
+//	     a *transform.OpError of a *transform.ArgError
 //	401  ErrUnauthenticated (with WWW-Authenticate)
 //	403  ErrForbidden (the policy), a *collab.RefusedError matching it
 //	404  collab.ErrNotFound, a path without a route
 //	405  a method the path does not take (with Allow)
 //	409  collab.ErrConflict ("Version not current"), collab.ErrExists,
-//	     collab.ErrCheckpointExists
+//	     collab.ErrCheckpointExists, *edit.StaleError
 //	410  collab.ErrHistoryGone ("History no longer available")
 //	413  *collab.LimitError, apply's limits, the body limit
 //	415  a Content-Type that is not JSON
 //	422  *transform.StepError, collab.ErrRefReused, apply's failed steps and invalid
-//	     documents, other *collab.RefusedError
+//	     documents, other *collab.RefusedError, *edit.TargetError, other
+//	     *transform.OpError
 //	429  *collab.RateError (with Retry-After): a connection or rate limit
 //	503  collab.ErrUnavailable, collab.ErrOverloaded (the memory budget),
 //	     collab.ErrContended (a commit that lost to other nodes each time)
@@ -96,6 +99,10 @@ func answerOf(err error) errAnswer {
 		stepErr *transform.StepError
 		limit   *collab.LimitError
 		rate    *collab.RateError
+		stale   *edit.StaleError
+		target  *edit.TargetError
+		opErr   *transform.OpError
+		argErr  *transform.ArgError
 	)
 	switch {
 	case errors.As(err, &he):
@@ -117,6 +124,17 @@ func answerOf(err error) errAnswer {
 		return errAnswer{status: http.StatusForbidden, step: -1, msg: err.Error()}
 	case errors.Is(err, collab.ErrExists) || errors.Is(err, collab.ErrCheckpointExists):
 		return errAnswer{status: http.StatusConflict, step: -1, msg: err.Error()}
+	case errors.As(err, &stale):
+		return errAnswer{status: http.StatusConflict, step: -1, msg: stale.Error()}
+	case errors.As(err, &target):
+		return errAnswer{status: http.StatusUnprocessableEntity, step: -1, msg: target.Error()}
+	case errors.As(err, &opErr):
+		if errors.As(err, &argErr) {
+			return errAnswer{status: http.StatusBadRequest, step: -1, msg: opErr.Error()}
+		}
+		return errAnswer{status: http.StatusUnprocessableEntity, step: -1, msg: opErr.Error()}
+	case errors.Is(err, edit.ErrInvalid):
+		return errAnswer{status: http.StatusBadRequest, step: -1, msg: err.Error()}
 	case errors.Is(err, collab.ErrConflict):
 		return errAnswer{status: http.StatusConflict, step: -1, msg: collab.ErrConflict.Error()}
 	case errors.Is(err, collab.ErrInvalidVersion):

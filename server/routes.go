@@ -76,6 +76,9 @@ func routeTable(s *api, serveWS handlerFunc) []route {
 			route{Route: Route{"GET", "/docs/{id}/checkpoints", ActionRead}, handle: s.listCheckpoints, slash: true},
 			route{Route: Route{"POST", "/docs/{id}/checkpoints", ActionEdit}, handle: s.addCheckpoint, slash: true, changes: true},
 			route{Route: Route{"POST", "/docs/{id}/restore", ActionEdit}, handle: s.restoreDoc, slash: true, changes: true},
+			// Server-side edits (edits.go).
+			route{Route: Route{"POST", "/docs/{id}/edits", ActionEdit}, handle: s.editDoc, slash: true, changes: true},
+			route{Route: Route{"POST", "/docs/{id}/transform", ActionEdit}, handle: s.transformDoc, slash: true, changes: true},
 			route{Route: Route{"GET", "/docs/{id}/authors", ActionRead}, handle: s.getAuthors, slash: true},
 		)
 	}

@@ -57,6 +57,8 @@ func TestRouteTable(t *testing.T) {
 		{"GET", "/docs/{id}/checkpoints", ActionRead}:  200,
 		{"POST", "/docs/{id}/checkpoints", ActionEdit}: 415,
 		{"POST", "/docs/{id}/restore", ActionEdit}:     415,
+		{"POST", "/docs/{id}/edits", ActionEdit}:       415,
+		{"POST", "/docs/{id}/transform", ActionEdit}:   415,
 		{"GET", "/docs/{id}/authors", ActionRead}:      200,
 		{"GET", "/{$}", ActionPage}:                    http.StatusTeapot,
 		{"HEAD", "/{$}", ActionPage}:                   http.StatusTeapot,
@@ -77,7 +79,8 @@ func TestRouteTable(t *testing.T) {
 		methods[rt.Pattern] = append(methods[rt.Pattern], rt.Method)
 	}
 	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/commits": true, "/docs/{id}/ws": true, "/docs/{id}/export": true,
-		"/docs/{id}/steps": true, "/docs/{id}/checkpoints": true, "/docs/{id}/restore": true, "/docs/{id}/authors": true}
+		"/docs/{id}/steps": true, "/docs/{id}/checkpoints": true, "/docs/{id}/restore": true, "/docs/{id}/authors": true,
+		"/docs/{id}/edits": true, "/docs/{id}/transform": true}
 	for pattern, ms := range methods {
 		paths := []string{concretePath(pattern)}
 		if slash[pattern] {

@@ -963,7 +963,11 @@ func TestWSConcurrent(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for len(polled) < total {
-			w := e.serve(defaultIP, "GET", "/docs/d/events?commentVersion=0&version="+strconv.Itoa(len(polled)), "", nil)
+			// Bounded: when a client fails, the steps it did not send
+			// never come, and the test must end with its error.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			w := e.serve(defaultIP, "GET", "/docs/d/events?commentVersion=0&version="+strconv.Itoa(len(polled)), "", ctx)
+			cancel()
 			var ev struct{ Steps []json.RawMessage }
 			if err := json.Unmarshal(w.Body.Bytes(), &ev); w.Code != 200 || err != nil {
 				t.Errorf("GET events: %d %s", w.Code, w.Body)

@@ -179,3 +179,14 @@ func TestTiptapExample(t *testing.T) {
 	defer ts.Close()
 	runBrowser(t, node, "test/browser-tiptap.mjs", ts.URL, "tiptap")
 }
+
+// TestBrowserEdits runs test/browser-edits.mjs (two people typing in the
+// demo page while a backend sends edits through POST /docs/{id}/edits;
+// see the script) against a pmauthority started here. Skipped as
+// TestBrowser is.
+func TestBrowserEdits(t *testing.T) {
+	node := needBrowser(t)
+	ts := httptest.NewServer(newServer(t))
+	defer ts.Close()
+	runBrowser(t, node, "test/browser-edits.mjs", ts.URL, "edits")
+}

@@ -4,6 +4,8 @@
 //	pmauthority apply [--schema NAME|FILE] [--jsonl]   apply steps read from stdin
 //	pmauthority transform [--schema NAME|FILE] [--jsonl] run Transform ops read from stdin
 //	pmauthority export [--format F] …                  write a document as text, Markdown or HTML
+//	pmauthority edit [--schema NAME|FILE]              make edit API edits on a document read from stdin
+//	pmauthority import [--schema NAME|FILE]            read Markdown on stdin, write {"doc": …}
 //	pmauthority serve [flags]                          run the HTTP server
 //	pmauthority token --secret-file F --sub ID [flags] mint an HS256 token
 //	pmauthority backup --data DIR --to FILE            copy a SQLite store while it serves
@@ -25,6 +27,8 @@ commands:
   apply   apply {"doc": …, "steps": […]} read on stdin, write {"doc": …}
   transform  run {"doc": …, "ops": […]} (Transform methods) read on stdin, write {"doc": …, "steps": […]}
   export  write a document (a JSON file, or one of a --data store) as text, Markdown or HTML
+  edit    make the edits of {"doc": …, "edits": […]} read on stdin (docs/edits.md), write {"doc": …, "steps": […]}
+  import  read Markdown on stdin, write {"doc": …} as prosemirror-markdown parses it
   serve   run the HTTP server (stateless apply endpoint)
   token   mint an HS256 token for serve --jwt-secret-file (development)
   backup  copy the SQLite store of --data to a file, while a server runs on it
@@ -52,6 +56,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runTransform(args[1:], stdin, stdout, stderr)
 	case "export":
 		return runExport(args[1:], stdout, stderr)
+	case "edit":
+		return runEdit(args[1:], stdin, stdout, stderr)
+	case "import":
+		return runImport(args[1:], stdin, stdout, stderr)
 	case "serve":
 		return runServe(args[1:], stderr)
 	case "token":

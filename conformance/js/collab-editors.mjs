@@ -36,7 +36,8 @@
 //        [--history 0] [--lag 0] [--lag-every 15] [--breaks 0] [--burst 0] [--burst-every 60]
 //        [--token JWT]   (every editor presents it: Authorization header, hello token)
 //        [--faults 0]    (1: servers may be killed and restarted during the run)
-//        [--others 0]    (1: writers besides the editors add steps, e.g. restores)
+//        [--others 0]    (1: writers besides the editors add steps, e.g. restores
+//                         and server-side edits, whose client is present)
 //        [--forwarded 0] (1: each editor sends X-Forwarded-For: an address of its own, so
 //                         that a server with --trust-proxy counts it as a user of its own)
 //        [--commit 0]    (N: the last N long-poll editors are in commit mode, see CommitEditor)
@@ -1637,16 +1638,22 @@ class WSEditor extends Editor {
 
   // checkPresence checks other clients' selections at version: from
   // editors of this run with the name and colour they gave (with a
-  // token, its name), in the document.
+  // token, its name), or, with --others 1, from the server's client of
+  // server-side edits (client id "server", data {"server": true}), in
+  // the document.
   checkPresence(version, clients, left, bad) {
     let size = this.sizes.get(version)
     for (let c of clients) {
       wsStats.presenceEntries++
-      let from = this.h.byClientID.get(c.clientID)
-      if (c.clientID === this.clientID || !(from instanceof WSEditor) || from.group !== this.group) bad(`presence of client ${c.clientID}`)
-      // With a token, an editor is shown by its principal's name.
-      let name = authToken ? tokenName(authToken) : from.name
-      if (c.name !== name || c.color !== from.color) bad(`presence of ${c.clientID} not named ${name}, ${from.color}`)
+      if (c.clientID === "server" && this.h.flags.others) {
+        if (c.color !== null || !c.data || c.data.server !== true) bad(`the server client's presence ${JSON.stringify(c)}`)
+      } else {
+        let from = this.h.byClientID.get(c.clientID)
+        if (c.clientID === this.clientID || !(from instanceof WSEditor) || from.group !== this.group) bad(`presence of client ${c.clientID}`)
+        // With a token, an editor is shown by its principal's name.
+        let name = authToken ? tokenName(authToken) : from.name
+        if (c.name !== name || c.color !== from.color) bad(`presence of ${c.clientID} not named ${name}, ${from.color}`)
+      }
       if ((c.anchor === null) != (c.head === null)) bad("presence with one of anchor and head null")
       if (c.anchor === null) continue
       if (size == null) {
@@ -1658,6 +1665,7 @@ class WSEditor extends Editor {
       this.presenceFrom.add(c.clientID)
     }
     for (let id of left) {
+      if (id === "server" && this.h.flags.others) continue
       let from = this.h.byClientID.get(id)
       if (!(from instanceof WSEditor) || from.group !== this.group) bad(`client ${id} leaving`)
     }

@@ -167,7 +167,7 @@ function withContent(node, content) {
   return node
 }
 
-function randomBlocks(rng, depth, min, max, md) {
+export function randomBlocks(rng, depth, min, max, md) {
   let out = [], n = rng.range(min, max)
   for (let i = 0; i < n; i++) out.push(randomBlock(rng, depth, md))
   return out
