@@ -34,6 +34,7 @@ type api struct {
 	pollTimeout    time.Duration
 	writeTimeout   time.Duration // Timeouts.Write, which a long poll adds to its wait
 	stepsPage      int           // Limits.MaxStepsPage
+	editMarkdown   int           // Limits.MaxEditMarkdown
 	stepsPageBytes int64         // Limits.MaxStepsPageBytes
 	// polls is done when the server shuts down: waiting polls answer at
 	// once, and WebSockets close.

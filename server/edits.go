@@ -34,6 +34,12 @@ func (s *api) editDoc(x *exchange, r *http.Request, id string) {
 		s.fail(x, &collab.LimitError{What: "edits", Limit: limit, Value: len(req.Edits)})
 		return
 	}
+	for _, e := range req.Edits {
+		if e.Markdown != nil && len(*e.Markdown) > s.editMarkdown {
+			s.fail(x, &collab.LimitError{What: "bytes of an edit's Markdown (Limits.MaxEditMarkdown)", Limit: s.editMarkdown, Value: len(*e.Markdown)})
+			return
+		}
+	}
 	if model.UTF16Len(req.Name) > maxNameLength {
 		s.fail(x, &httpError{http.StatusBadRequest, `invalid request: "name" is longer than 64 characters`})
 		return
@@ -68,15 +74,7 @@ func (s *api) editDoc(x *exchange, r *http.Request, id string) {
 		}
 		return nil
 	})
-	if err != nil {
-		s.fail(x, err)
-		return
-	}
-	if steps > 0 && req.Name != "" {
-		s.collab.ShowEdit(id, editInfo(req.Name), res.Version, at)
-	}
-	x.out = appendEditResult(x.out[:0], res.Version, steps)
-	s.write(x, http.StatusOK, x.out)
+	s.answerEdit(x, id, req.Name, res, err, steps, at)
 }
 
 // editInfo returns the presence info of the server's client editing as
@@ -144,12 +142,19 @@ func (s *api) transformDoc(x *exchange, r *http.Request, id string) {
 		}
 		return nil
 	})
+	s.answerEdit(x, id, req.Name, res, err, steps, at)
+}
+
+// answerEdit answers an edit (or transform) request that ended with res
+// and err: {"version", "steps"}, after showing the server's client as
+// name, with its cursor at at, when the request made steps.
+func (s *api) answerEdit(x *exchange, id, name string, res collab.Result, err error, steps, at int) {
 	if err != nil {
 		s.fail(x, err)
 		return
 	}
-	if steps > 0 && req.Name != "" {
-		s.collab.ShowEdit(id, editInfo(req.Name), res.Version, at)
+	if steps > 0 && name != "" {
+		s.collab.ShowEdit(id, editInfo(name), res.Version, at)
 	}
 	x.out = appendEditResult(x.out[:0], res.Version, steps)
 	s.write(x, http.StatusOK, x.out)

@@ -76,6 +76,11 @@ func TestEdits(t *testing.T) {
 	if doc := e.mustGet(t, "/docs/d"); !strings.Contains(doc, `{"type":"heading","attrs":{"level":1},"content":[{"type":"text","text":"Title"}]},{"type":"paragraph","content":[{"type":"text","text":"Some "},{"type":"text","marks":[{"type":"strong"}],"text":"bold"},{"type":"text","text":" text"}]}`) {
 		t.Fatalf("after the Markdown insert: %s", doc)
 	}
+	// Markdown over Limits.MaxEditMarkdown.
+	big := strings.Repeat("a", DefaultMaxEditMarkdown+1)
+	if code, body := post(`{"base":6,"edits":[{"op":"insert","target":{"text":{"find":"new"}},"at":"after","markdown":"` + big + `"}]}`); code != 413 || !strings.Contains(body, "Markdown (Limits.MaxEditMarkdown) over the limit") {
+		t.Fatalf("too much Markdown: %d %.200s", code, body)
+	}
 	// Unchanged targets still apply after the change.
 	if code, body := post(`{"base":4,"edits":[{"op":"deleteBlock","target":{"text":{"find":"new"}}}]}`); code != 200 || body != `{"version":7,"steps":1}` {
 		t.Fatalf("an untouched target after a change: %d %s", code, body)

@@ -91,6 +91,10 @@ type Limits struct {
 	// before the step that would take it over, and its "next" continues,
 	// but it always has its first step.
 	MaxStepsPageBytes int64
+	// MaxEditMarkdown bounds the Markdown of one edit of POST
+	// /docs/{id}/edits, in bytes: parsing costs more than the body's
+	// size says for some hostile Markdown (docs/export.md).
+	MaxEditMarkdown int
 	// MaxClientAnswers is the most answers of LargeAnswer bytes or more
 	// that the server builds or writes for one client at once; one more
 	// waits up to 2 seconds for one of them to be written, then is
@@ -119,6 +123,8 @@ const (
 	DefaultMaxStepsPage = 1000
 	// DefaultMaxStepsPageBytes is Limits.MaxStepsPageBytes's default.
 	DefaultMaxStepsPageBytes = 4 << 20
+	// DefaultMaxEditMarkdown is Limits.MaxEditMarkdown's default.
+	DefaultMaxEditMarkdown = 256 << 10
 	// DefaultMaxClientAnswers is Limits.MaxClientAnswers's default.
 	DefaultMaxClientAnswers = 4
 )
@@ -148,6 +154,7 @@ func DefaultLimits() Limits {
 		MaxSubmissions:    DefaultMaxSubmissions,
 		MaxStepsPage:      DefaultMaxStepsPage,
 		MaxStepsPageBytes: DefaultMaxStepsPageBytes,
+		MaxEditMarkdown:   DefaultMaxEditMarkdown,
 		MaxClientAnswers:  DefaultMaxClientAnswers,
 	}
 }

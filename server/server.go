@@ -302,6 +302,7 @@ func New(cfg Config) (*Server, error) {
 		pollTimeout:    cfg.PollTimeout,
 		writeTimeout:   cfg.Timeouts.Write,
 		stepsPage:      cfg.Limits.MaxStepsPage,
+		editMarkdown:   cfg.Limits.MaxEditMarkdown,
 		stepsPageBytes: cfg.Limits.MaxStepsPageBytes,
 		web:            cfg.Web,
 		origins:        c.origins,

@@ -258,6 +258,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&doc.MaxCheckpoints, "max-checkpoints", doc.MaxCheckpoints, "most checkpoints of one document (each at a new version keeps a copy of the document); 413 above")
 	fs.Var((*sizeFlag)(&doc.MaxDocStorage), "max-doc-storage", "most bytes (a `size`) one document holds in the store: its steps, snapshots, checkpoints (one copy per version) and comments; a change or checkpoint beyond it: 507 (delete the document to free them)")
 	fs.Var((*sizeFlag)(&doc.MaxClientStorage), "max-client-storage", "most bytes (a `size`) one client (its principal, else its address) adds to the store per day (as many at once), with steps, comments and checkpoints; beyond it: 507 with Retry-After")
+	fs.Var((*intSizeFlag)(&lim.MaxEditMarkdown), "max-edit-markdown", "most bytes (a `size`) of the Markdown of one edit of POST /docs/{id}/edits; over it: 413")
 	fs.IntVar(&lim.MaxStepsPage, "max-steps-page", lim.MaxStepsPage, "most steps of one page of GET /docs/{id}/steps (a larger ?limit is taken as it)")
 	fs.Var((*sizeFlag)(&lim.MaxStepsPageBytes), "max-steps-page-bytes", "most bytes of steps (a `size`) in one page of GET /docs/{id}/steps: a page stops before the step that would take it over (its \"next\" continues), but always has its first step")
 	fs.IntVar(&lim.MaxClientAnswers, "max-client-answers", lim.MaxClientAnswers, "most answers of 1 MiB or more being built or written for one client (its principal, else its address) at once; 429 above. Every answer is reserved in the memory budget of the documents until written (503 when it does not fit)")
@@ -346,7 +347,7 @@ func (f *serveFlags) check() error {
 		"max-conns": int64(lim.MaxConns), "max-client-conns": int64(lim.MaxClientConns), "max-ws-messages": int64(lim.MaxWSMessages),
 		"max-presence": int64(lim.MaxPresence), "max-presence-data": int64(lim.MaxPresenceData), "max-submissions": int64(lim.MaxSubmissions),
 		"max-documents": int64(doc.MaxDocuments), "max-creates": int64(doc.MaxCreatesPerHour),
-		"max-checkpoints": int64(doc.MaxCheckpoints), "max-steps-page": int64(lim.MaxStepsPage),
+		"max-checkpoints": int64(doc.MaxCheckpoints), "max-steps-page": int64(lim.MaxStepsPage), "max-edit-markdown": int64(lim.MaxEditMarkdown),
 		"max-doc-storage": doc.MaxDocStorage, "max-client-storage": doc.MaxClientStorage} {
 		if v <= 0 {
 			return fmt.Errorf("--%s must be positive", name)
