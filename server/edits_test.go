@@ -170,7 +170,7 @@ func TestTransformRoute(t *testing.T) {
 		{`{"version":9,"ops":[{"op":"delete","args":[1,2]}]}`, `Invalid version 9`, 400},
 		{`{"version":4,"ops":[{"op":"delete","args":[1,2]},{"op":"split","args":[99]}]}`, `op 1 (split)`, 422},
 		{`{"version":4,"ops":[{"op":"delete","args":["one",2]}]}`, `op 0 (delete): delete argument 0`, 400},
-		{`{"version":4,"ops":[{"op":"explode","args":[]}]}`, `op 0 (explode): unknown op`, 422},
+		{`{"version":4,"ops":[{"op":"explode","args":[]}]}`, `op 0 (explode): unknown op`, 400},
 		{`{"version":4,"ops":[]}`, `\"ops\" is missing`, 400},
 		{`{"ops":[{"op":"delete","args":[1,2]}]}`, `\"version\"`, 400},
 		{`{"version":4,"ops":[` + strings.Repeat(`{"op":"delete","args":[1,2]},`, 1000) + `{"op":"delete","args":[1,2]}]}`, `ops over the limit`, 413},

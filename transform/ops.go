@@ -62,11 +62,12 @@ func (e *OpError) Error() string { return fmt.Sprintf("op %d (%s): %v", e.Index,
 func (e *OpError) Unwrap() error { return e.Err }
 
 // ArgError is a bad argument of an op: missing, of the wrong JSON type,
-// or naming a type the schema does not have.
+// or naming a type the schema does not have; or an op that is malformed
+// as a whole (an unknown name, a wrong number of arguments).
 type ArgError struct {
 	// Op is the op's method name.
 	Op string
-	// Arg is the index of the argument.
+	// Arg is the index of the argument, -1 for the op as a whole.
 	Arg int
 	// Msg says what is wrong.
 	Msg string
@@ -76,8 +77,14 @@ type ArgError struct {
 	Err error
 }
 
-// Error returns "NAME argument i: " followed by Msg.
-func (e *ArgError) Error() string { return fmt.Sprintf("%s argument %d: %s", e.Op, e.Arg, e.Msg) }
+// Error returns "NAME argument i: " followed by Msg, or Msg alone for
+// the op as a whole.
+func (e *ArgError) Error() string {
+	if e.Arg < 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("%s argument %d: %s", e.Op, e.Arg, e.Msg)
+}
 
 // Unwrap returns Err.
 func (e *ArgError) Unwrap() error { return e.Err }
@@ -227,14 +234,14 @@ var opSpecs = map[string]opSpec{
 func (tr *Transform) Apply(op Op) error {
 	spec, ok := opSpecs[op.Op]
 	if !ok {
-		return fmt.Errorf("unknown op %q", op.Op)
+		return &ArgError{Op: op.Op, Arg: -1, Msg: fmt.Sprintf("unknown op %q", op.Op)}
 	}
 	if len(op.Args) < spec.min || len(op.Args) > spec.max {
 		want := fmt.Sprintf("%d", spec.min)
 		if spec.max != spec.min {
 			want = fmt.Sprintf("%d to %d", spec.min, spec.max)
 		}
-		return fmt.Errorf("%s takes %s arguments, got %d", op.Op, want, len(op.Args))
+		return &ArgError{Op: op.Op, Arg: -1, Msg: fmt.Sprintf("%s takes %s arguments, got %d", op.Op, want, len(op.Args))}
 	}
 	return spec.run(tr, &opArgs{op: op.Op, args: op.Args, schema: tr.Doc.Type.Schema, doc: tr.Doc})
 }
