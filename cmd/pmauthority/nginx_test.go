@@ -98,112 +98,11 @@ func TestNginx(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json",
+	backend := startBinary(t, exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json",
 		"--drain-delay", "0", "--poll-timeout", "1s",
-		"--allowed-host", "docs.example.com", "--trusted-proxies", "127.0.0.1/32")
-	log := &serveLog{addr: make(chan string, 1)}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	var backend string
-	select {
-	case backend = <-log.addr:
-	case <-exited:
-		t.Fatalf("serve exited: %s", log)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not start: %s", log)
-	}
-
-	// The file, with the test's addresses.
-	port := freePort(t)
-	front := "127.0.0.1:" + port
-	for old, repl := range map[string]string{
-		"server 127.0.0.1:8080;": "server " + backend + ";",
-		"listen 80;":             "listen " + front + ";",
-	} {
-		if !strings.Contains(string(conf), old) {
-			t.Fatalf("%s has no %q (the test puts its own address there)", nginxConf, old)
-		}
-		conf = []byte(strings.Replace(string(conf), old, repl, 1))
-	}
-	prefix := t.TempDir()
-	// Workers that are not root (nginx started as root) read the prefix.
-	if err := os.Chmod(prefix, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	site := filepath.Join(prefix, "pmauthority.conf")
-	if err := os.WriteFile(site, conf, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	main := filepath.Join(prefix, "nginx.conf")
-	var temps strings.Builder
-	for _, kind := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
-		fmt.Fprintf(&temps, "    %s_temp_path %s;\n", kind, filepath.Join(prefix, kind))
-	}
-	err = os.WriteFile(main, []byte(fmt.Sprintf(`daemon off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log info;
-events { worker_connections 64; }
-http {
-    access_log %[1]s/access.log;
-%[2]s    include %[3]s;
-}
-`, prefix, temps.String(), site)), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(nginx, "-t", "-p", prefix, "-c", main).CombinedOutput(); err != nil {
-		t.Fatalf("nginx -t: %v\n%s", err, out)
-	}
-	ngx := exec.Command(nginx, "-p", prefix, "-c", main)
-	ngxOut := &strings.Builder{}
-	ngx.Stdout, ngx.Stderr = ngxOut, ngxOut
-	if err := ngx.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ngxDone := make(chan struct{})
-	go func() { ngx.Wait(); close(ngxDone) }()
-	t.Cleanup(func() {
-		ngx.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-ngxDone:
-		case <-time.After(10 * time.Second):
-			ngx.Process.Kill()
-			<-ngxDone
-		}
-		if t.Failed() {
-			errs, _ := os.ReadFile(filepath.Join(prefix, "error.log"))
-			t.Logf("nginx: %s\nerror.log:\n%s\npmauthority:\n%s", ngxOut, errs, log)
-		}
-	})
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", front)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-ngxDone:
-			t.Fatalf("nginx exited: %s", ngxOut)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if i == 200 {
-			t.Fatalf("nginx does not listen on %s: %v", front, err)
-		}
-	}
+		"--allowed-host", "docs.example.com", "--trusted-proxies", "127.0.0.1/32"))
+	front := startNginx(t, nginx, conf, backend)
+	_, port, _ := net.SplitHostPort(front)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -358,4 +257,126 @@ func freePort(t *testing.T) string {
 	defer ln.Close()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	return port
+}
+
+// startBinary starts cmd (a serve with --addr 127.0.0.1:0 and --log-format
+// json), returns the address it serves on, and stops it (SIGTERM) when
+// the test ends.
+func startBinary(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	log := &serveLog{addr: make(chan string, 1)}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("pmauthority:\n%s", log)
+		}
+	})
+	select {
+	case addr := <-log.addr:
+		return addr
+	case <-exited:
+		t.Fatalf("serve exited: %s", log)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start: %s", log)
+	}
+	return ""
+}
+
+// startNginx runs nginx in the foreground with the site configuration
+// conf (the repository's file), its upstream changed to backend and its
+// listen address to a free port of 127.0.0.1, nothing else, in a
+// temporary prefix (its own pid, logs and temp paths); it returns the
+// address nginx listens on once nginx -t has accepted the file, and stops
+// nginx when the test ends.
+func startNginx(t *testing.T, nginx string, conf []byte, backend string) string {
+	t.Helper()
+	port := freePort(t)
+	front := "127.0.0.1:" + port
+	for old, repl := range map[string]string{
+		"server 127.0.0.1:8080;": "server " + backend + ";",
+		"listen 80;":             "listen " + front + ";",
+	} {
+		if !strings.Contains(string(conf), old) {
+			t.Fatalf("%s has no %q (the test puts its own address there)", nginxConf, old)
+		}
+		conf = []byte(strings.Replace(string(conf), old, repl, 1))
+	}
+	prefix := t.TempDir()
+	// Workers that are not root (nginx started as root) read the prefix.
+	if err := os.Chmod(prefix, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	site := filepath.Join(prefix, "pmauthority.conf")
+	if err := os.WriteFile(site, conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(prefix, "nginx.conf")
+	var temps strings.Builder
+	for _, kind := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
+		fmt.Fprintf(&temps, "    %s_temp_path %s;\n", kind, filepath.Join(prefix, kind))
+	}
+	err := os.WriteFile(main, []byte(fmt.Sprintf(`daemon off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log info;
+events { worker_connections 64; }
+http {
+    access_log %[1]s/access.log;
+%[2]s    include %[3]s;
+}
+`, prefix, temps.String(), site)), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(nginx, "-t", "-p", prefix, "-c", main).CombinedOutput(); err != nil {
+		t.Fatalf("nginx -t: %v\n%s", err, out)
+	}
+	ngx := exec.Command(nginx, "-p", prefix, "-c", main)
+	ngxOut := &strings.Builder{}
+	ngx.Stdout, ngx.Stderr = ngxOut, ngxOut
+	if err := ngx.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ngxDone := make(chan struct{})
+	go func() { ngx.Wait(); close(ngxDone) }()
+	t.Cleanup(func() {
+		ngx.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-ngxDone:
+		case <-time.After(10 * time.Second):
+			ngx.Process.Kill()
+			<-ngxDone
+		}
+		if t.Failed() {
+			errs, _ := os.ReadFile(filepath.Join(prefix, "error.log"))
+			t.Logf("nginx: %s\nerror.log:\n%s", ngxOut, errs)
+		}
+	})
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", front)
+		if err == nil {
+			c.Close()
+			return front
+		}
+		select {
+		case <-ngxDone:
+			t.Fatalf("nginx exited: %s", ngxOut)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if i == 200 {
+			t.Fatalf("nginx does not listen on %s: %v", front, err)
+		}
+	}
 }

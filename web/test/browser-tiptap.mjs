@@ -3,7 +3,9 @@
 // against a running pmauthority whose default schema is the example's
 // schema.json and that serves the built example (client/example-tiptap/
 // build.mjs --outdir) at URL/tiptap-example/, on its origin
-// (TestTiptapExample sets that up).
+// (TestTiptapExample sets that up), or with --app APP at APP, an origin
+// of its own that the server allows (--allow-origin; the walkthrough of
+// cmd/pmauthority, TestWalkthrough, serves it so).
 //
 // Tia and Tom edit one document in two Tiptap editors: the text and the
 // marks converge with the server's document; Tiptap's update event fires
@@ -15,7 +17,7 @@
 // server, and the page shows the server's message (not just "offline");
 // and a document Tiptap cannot read says so.
 //
-// Usage: node test/browser-tiptap.mjs --url http://127.0.0.1:8080 [--out DIR]
+// Usage: node test/browser-tiptap.mjs --url http://127.0.0.1:8080 [--app URL] [--out DIR]
 
 import { chromium } from "playwright-core"
 import fs from "node:fs"
@@ -23,12 +25,13 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs, log, check, newID, newUser, serverDoc, timeout } from "./lib.mjs"
 
-const args = parseArgs(process.argv.slice(2), "usage: node test/browser-tiptap.mjs --url http://HOST:PORT [--out DIR] [--chromium PATH] [--headed]")
+const args = parseArgs(process.argv.slice(2), "usage: node test/browser-tiptap.mjs --url http://HOST:PORT [--app URL] [--out DIR] [--chromium PATH] [--headed]")
 const here = path.dirname(fileURLToPath(import.meta.url))
 const schemaFile = path.join(here, "..", "client", "example-tiptap", "schema.json")
 
 function pageURL(id, name) {
-  return `${args.url}/tiptap-example/index.html?doc=${encodeURIComponent(id)}&server=${encodeURIComponent(args.url + "/")}&name=${name}`
+  let app = args.app ? args.app.replace(/\/+$/, "") : `${args.url}/tiptap-example`
+  return `${app}/index.html?doc=${encodeURIComponent(id)}&server=${encodeURIComponent(args.url + "/")}&name=${name}`
 }
 
 // open loads the example on id and waits for the document.

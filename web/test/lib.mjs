@@ -13,11 +13,11 @@ export const timeout = 20000
 // parseArgs reads --url, --out, --chromium, --headed and --only (a
 // comma-separated list of scenario names).
 export function parseArgs(argv, usage) {
-  let args = { url: process.env.PMA_URL || "", out: path.join(here, "out"), chromium: "/usr/bin/chromium", headed: false, only: "" }
+  let args = { url: process.env.PMA_URL || "", out: path.join(here, "out"), chromium: "/usr/bin/chromium", headed: false, only: "", app: "" }
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i]
     if (a == "--headed") args.headed = true
-    else if (["--url", "--out", "--chromium", "--only"].includes(a) && i + 1 < argv.length) args[a.slice(2)] = argv[++i]
+    else if (["--url", "--out", "--chromium", "--only", "--app"].includes(a) && i + 1 < argv.length) args[a.slice(2)] = argv[++i]
     else throw new Error(`unknown argument ${a} (${usage})`)
   }
   if (!args.url) throw new Error(usage)
