@@ -34,7 +34,7 @@ import (
 //     (web/test/browser-tiptap.mjs --app).
 //
 // The README's other examples are run by their own tests (TestDocExamples,
-// TestREADMEExamples, TestEditsDoc …). Skipped with -short; without nginx,
+// TestREADMECurl, TestEditsDoc …). Skipped with -short; without nginx,
 // chromium or the npm packages it skips, unless PMA_REQUIRE_NGINX=1 or
 // PMA_REQUIRE_BROWSER=1 (scripts/test sets both), which make that a failure.
 func TestWalkthrough(t *testing.T) {
