@@ -56,3 +56,86 @@ func TestREADMECurl(t *testing.T) {
 		t.Fatalf("ran %d curl examples of README.md, want 4 or more", ran)
 	}
 }
+
+// TestREADMEProduction starts serve with the README's production example
+// (its continuation line joined), the test's own paths and free ports in
+// place of /var/lib/pmauthority, /etc/pmauthority/jwt.key, 8080 and 9090
+// and no drain delay, nothing else changed: the server starts; by the
+// allowed host a request without a token is 401 and one with a token of
+// `pmauthority token` (signed with that secret) reads the document; by IP
+// a document is 421 and the probe 200; the metrics answer on their
+// address.
+func TestREADMEProduction(t *testing.T) {
+	text, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(text), "\n")
+	var line string
+	for i, l := range lines {
+		if strings.HasPrefix(l, "    pmauthority serve --addr") {
+			line = strings.TrimSpace(l)
+			for strings.HasSuffix(line, `\`) && i+1 < len(lines) {
+				i++
+				line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(lines[i])
+			}
+			break
+		}
+	}
+	if line == "" {
+		t.Fatal("README.md: no production example (a line starting with \"    pmauthority serve --addr\")")
+	}
+	dir := t.TempDir()
+	secret := dir + "/jwt.key"
+	if err := os.WriteFile(secret, []byte("a secret of the README's production example\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	metrics := "127.0.0.1:" + freePort(t)
+	for old, repl := range map[string]string{
+		"--addr 127.0.0.1:8080":                      "--addr 127.0.0.1:0",
+		"--data /var/lib/pmauthority":                "--data " + dir,
+		"--jwt-secret-file /etc/pmauthority/jwt.key": "--jwt-secret-file " + secret,
+		"--metrics-addr 127.0.0.1:9090":              "--metrics-addr " + metrics,
+		"--drain-delay 10s":                          "--drain-delay 0",
+	} {
+		if !strings.Contains(line, old) {
+			t.Fatalf("README.md's production example has no %q (the test puts its own value there): %s", old, line)
+		}
+		line = strings.Replace(line, old, repl, 1)
+	}
+	addr, _, _ := startServe(t, strings.Fields(strings.TrimPrefix(line, "pmauthority serve "))...)
+
+	var tok strings.Builder
+	if code := runToken([]string{"--secret-file", secret, "--sub", "ops", "--doc", "*=edit"}, &tok, io.Discard); code != 0 {
+		t.Fatalf("pmauthority token: exit %d", code)
+	}
+	get := func(url, host, token string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Host = host
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		url, host, token string
+		want             int
+	}{
+		{"http://" + addr + "/docs/prod", "docs.example.com", "", http.StatusUnauthorized},
+		{"http://" + addr + "/docs/prod", "docs.example.com", strings.TrimSpace(tok.String()), http.StatusOK},
+		{"http://" + addr + "/docs/prod", addr, strings.TrimSpace(tok.String()), http.StatusMisdirectedRequest},
+		{"http://" + addr + "/readyz", addr, "", http.StatusOK},
+		{"http://" + metrics + "/metrics", metrics, "", http.StatusOK},
+	} {
+		if got := get(c.url, c.host, c.token); got != c.want {
+			t.Errorf("GET %s (Host %s, token %v): %d, want %d", c.url, c.host, c.token != "", got, c.want)
+		}
+	}
+}
