@@ -3,10 +3,13 @@
 // tests, build errors), plus one line per skipped top-level test, and
 // appends the run's counts of passed, failed and skipped tests (subtests
 // included) to a file. With -total it prints the sum of the counts in
-// that file instead, as "N passed, N failed, N skipped". scripts/test
-// uses it for the summary that ends the test command.
+// that file instead, as "N passed, N failed, N skipped". With -keep, the
+// lines that tests wrote (passed ones too) matching a regular expression
+// are also written to -keep-file, in the order they came. scripts/test
+// uses it for the summary that ends the test command, and for the counts
+// of the differential tests.
 //
-//	go test -json ./... | testsum -counts FILE -label "go test ./..."
+//	go test -json ./... | testsum -counts FILE -label "go test ./..." [-keep RE -keep-file FILE]
 //	testsum -total FILE
 package main
 
@@ -17,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -37,7 +41,18 @@ func main() {
 	countsFile := flag.String("counts", "", "append the run's counts to `file`")
 	label := flag.String("label", "go test", "what the run was, for the counts file")
 	total := flag.String("total", "", "print the sum of the counts in `file` and exit")
+	keep := flag.String("keep", "", "write the tests' output lines matching `regexp` to -keep-file")
+	keepFile := flag.String("keep-file", "", "the `file` for -keep")
 	flag.Parse()
+	var keepRE *regexp.Regexp
+	if *keep != "" {
+		re, err := regexp.Compile(*keep)
+		if err != nil || *keepFile == "" {
+			fmt.Fprintln(os.Stderr, "testsum: -keep needs a valid regexp and -keep-file:", err)
+			os.Exit(2)
+		}
+		keepRE = re
+	}
 	if *total != "" {
 		if err := printTotal(os.Stdout, *total); err != nil {
 			fmt.Fprintln(os.Stderr, "testsum:", err)
@@ -45,7 +60,13 @@ func main() {
 		}
 		return
 	}
-	c, err := summarize(os.Stdin, os.Stdout)
+	c, kept, err := summarize(os.Stdin, os.Stdout, keepRE)
+	if keepRE != nil {
+		if werr := os.WriteFile(*keepFile, []byte(strings.Join(kept, "")), 0o644); werr != nil {
+			fmt.Fprintln(os.Stderr, "testsum:", werr)
+			os.Exit(2)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testsum:", err)
 	}
@@ -69,9 +90,11 @@ func main() {
 
 // summarize reads the events of in and writes the summary to out. Lines
 // that are not JSON (such as what go vet prints before the tests) are
-// written as they are.
-func summarize(in io.Reader, out io.Writer) (counts, error) {
+// written as they are. It returns the tests' output lines that keep
+// matches (none when keep is nil).
+func summarize(in io.Reader, out io.Writer, keep *regexp.Regexp) (counts, []string, error) {
 	var c counts
+	var kept []string
 	held := map[string][]string{} // output of running tests, by package and test
 	failedIn := map[string]int{}  // failed tests, by package
 	sc := bufio.NewScanner(in)
@@ -100,6 +123,9 @@ func summarize(in io.Reader, out io.Writer) (counts, error) {
 			}
 		case e.Action == "output":
 			held[key] = append(held[key], e.Output)
+			if keep != nil && keep.MatchString(e.Output) {
+				kept = append(kept, e.Output)
+			}
 		case e.Action == "pass":
 			c.pass++
 			delete(held, key)
@@ -116,7 +142,7 @@ func summarize(in io.Reader, out io.Writer) (counts, error) {
 			delete(held, key)
 		}
 	}
-	return c, sc.Err()
+	return c, kept, sc.Err()
 }
 
 // skipReason returns ": " and the last line that a skipped test logged
