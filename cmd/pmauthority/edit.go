@@ -2,11 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/pmauthority/pmauthority/apply"
 	"github.com/pmauthority/pmauthority/edit"
@@ -19,16 +25,35 @@ func runEdit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("edit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	schema := fs.String("schema", "basic", "schema: a built-in name (basic, text) or the path of a JSON spec file")
+	url := fs.String("url", "", "send the edits to the document at `URL` (http://HOST:PORT/docs/ID) instead")
+	tokenFile := fs.String("token-file", "", "with --url: send the bearer token in `FILE` (else $PMA_TOKEN, if set)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: pmauthority edit [--schema NAME|FILE]
+       pmauthority edit --url http://HOST:PORT/docs/ID [--token-file FILE]
 
 Reads {"doc": …, "edits": […]} on stdin, makes the edits of the edit API
 (docs/edits.md; their targets found in doc) and writes {"doc": …,
 "steps": […]}; on failure writes {"error": {"edit": i, "message": "…"}}
-and exits 1 (edit -1: the request or its document is invalid).`)
+and exits 1 (edit -1: the request or its document is invalid).
+
+With --url, reads {"base": V, "edits": […], "name"?} on stdin, sends it
+to the server's POST /docs/ID/edits and writes its answer ({"version",
+"steps"}, or the server's error); exits 1 when the server refuses it
+(the status is on stderr).`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "pmauthority edit: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *url != "" {
+		return editRemote(*url, *tokenFile, stdin, stdout, stderr)
+	}
+	if *tokenFile != "" {
+		fmt.Fprintln(stderr, "pmauthority edit: --token-file needs --url")
 		return 2
 	}
 	reg := &apply.Schemas{Default: *schema, Files: true}
@@ -54,6 +79,63 @@ and exits 1 (edit -1: the request or its document is invalid).`)
 	}
 	stdout.Write(out)
 	fmt.Fprintln(stdout)
+	return 0
+}
+
+// editRemote sends the edit request on stdin to the document at url (its
+// POST …/edits) and writes the answer.
+func editRemote(url, tokenFile string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "pmauthority edit: "+format+"\n", args...)
+		return 2
+	}
+	u, err := neturl.Parse(url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.HasPrefix(u.Path, "/") {
+		return fail("--url %q: want http://HOST:PORT/docs/ID", url)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fail("--url %q: want no query or fragment", url)
+	}
+	token := os.Getenv("PMA_TOKEN")
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return fail("--token-file: %v", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	data, err := io.ReadAll(io.LimitReader(stdin, maxLine+1))
+	if err != nil {
+		return fail("reading stdin: %v", err)
+	}
+	if len(data) > maxLine {
+		return fail("request larger than %d bytes", maxLine)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(u.String(), "/")+"/edits", bytes.NewReader(data))
+	if err != nil {
+		return fail("%v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxLine+1))
+	if err != nil {
+		return fail("reading the answer: %v", err)
+	}
+	stdout.Write(bytes.TrimRight(body, "\n"))
+	fmt.Fprintln(stdout)
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "pmauthority edit: %s answered %s\n", req.URL, resp.Status)
+		return 1
+	}
 	return 0
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -64,6 +66,64 @@ func TestDocExamples(t *testing.T) {
 		}
 		if ran == 0 {
 			t.Errorf("docs/%s has no pmauthority %s example", file, command)
+		}
+	}
+}
+
+// TestEditRemote checks `pmauthority edit --url`: the request goes to the
+// server's POST /docs/{id}/edits with the token of --token-file, and the
+// answer comes back, exit 1 with the status when the server refuses it.
+func TestEditRemote(t *testing.T) {
+	dir := t.TempDir()
+	secret := dir + "/jwt.key"
+	if err := os.WriteFile(secret, []byte("the secret of TestEditRemote, 32 bytes or more\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, _, _ := startServe(t, "--data", dir, "--jwt-secret-file", secret)
+	var tok bytes.Buffer
+	if code := runToken([]string{"--secret-file", secret, "--sub", "bot", "--doc", "*=edit"}, &tok, io.Discard); code != 0 {
+		t.Fatalf("pmauthority token: exit %d", code)
+	}
+	tokenFile := dir + "/token"
+	if err := os.WriteFile(tokenFile, tok.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", "http://"+addr+"/docs", strings.NewReader(`{"id":"remote","doc":{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"Ship it on Friday."}]}]}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(tok.String()))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /docs: %s", resp.Status)
+	}
+	doc := "http://" + addr + "/docs/remote"
+	bold := `{"base":0,"name":"Bot","edits":[{"op":"addMark","target":{"text":{"find":"Friday"}},"mark":{"type":"strong"}}]}`
+	for _, tc := range []struct {
+		args        []string
+		stdin       string
+		code        int
+		out, stderr string
+	}{
+		{[]string{"--url", doc, "--token-file", tokenFile}, bold, 0, `{"version":1,"steps":1}` + "\n", ""},
+		{[]string{"--url", doc + "/", "--token-file", tokenFile}, `{"base":0,"edits":[{"op":"replaceText","target":{"text":{"find":"Monday"}},"text":"x"}]}`, 1,
+			`{"error":{"message":"edit 0 (replaceText): text \"Monday\" not found"}}` + "\n", "422 Unprocessable Entity"},
+		{[]string{"--url", doc}, bold, 1, "", "401 Unauthorized"},
+		{[]string{"--url", "ftp://" + addr + "/docs/remote"}, bold, 2, "", "want http://HOST:PORT/docs/ID"},
+		{[]string{"--url", doc + "?x=1"}, bold, 2, "", "no query"},
+		{[]string{"--token-file", tokenFile}, bold, 2, "", "--token-file needs --url"},
+		{[]string{"--url", doc, "extra"}, bold, 2, "", `unexpected argument "extra"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"edit"}, tc.args...), strings.NewReader(tc.stdin), &stdout, &stderr)
+		out := stdout.String()
+		if tc.code == 1 && tc.out == "" {
+			out = "" // the server's 401 body is not this test's business
+		}
+		if code != tc.code || out != tc.out || !strings.Contains(stderr.String(), tc.stderr) {
+			t.Errorf("edit %q:\nexit %d, want %d\nstdout %s\nwant   %s\nstderr %s (want %q)", tc.args, code, tc.code, &stdout, tc.out, &stderr, tc.stderr)
 		}
 	}
 }

@@ -18,17 +18,33 @@ var curlExample = regexp.MustCompile(`^curl -s -H 'Content-Type: application/jso
 // against `serve` on its embedded default (here on a free port and a
 // temporary --data), and compares each answer with the line after the
 // command. A curl line of another form fails the test, so that no example
-// goes unchecked.
+// goes unchecked. docs/edits.md's curl examples, and its `pmauthority
+// edit --url` one after them, run the same way on a server of their own.
 func TestREADMECurl(t *testing.T) {
-	text, err := os.ReadFile("../../README.md")
+	for file, least := range map[string]int{"../../README.md": 4, "../../docs/edits.md": 8} {
+		addr, _, _ := startServe(t, "--data", t.TempDir())
+		if ran := runExamples(t, file, addr); ran < least {
+			t.Errorf("ran %d examples of %s, want %d or more", ran, file, least)
+		}
+	}
+}
+
+// runExamples runs the curl and `pmauthority edit --url` examples of the
+// Markdown file in order against the server at addr, in place of
+// 127.0.0.1:8080, compares each answer with the line after the command,
+// and returns how many ran.
+func runExamples(t *testing.T, file, addr string) int {
+	t.Helper()
+	text, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, _, _ := startServe(t, "--data", t.TempDir())
 	lines := strings.Split(string(text), "\n")
 	ran := 0
 	for i := 0; i < len(lines); i++ {
-		if !strings.HasPrefix(lines[i], "    curl ") {
+		curl := strings.HasPrefix(lines[i], "    curl ")
+		echo := strings.HasPrefix(lines[i], "    echo '") && i+1 < len(lines) && strings.Contains(lines[i+1], "| pmauthority edit --url ")
+		if !curl && !echo {
 			continue
 		}
 		start := i
@@ -37,25 +53,43 @@ func TestREADMECurl(t *testing.T) {
 			i++
 			cmd = strings.TrimSuffix(cmd, `\`) + " " + strings.TrimSpace(lines[i])
 		}
-		m := curlExample.FindStringSubmatch(cmd)
-		if m == nil || i+1 == len(lines) || !strings.HasPrefix(lines[i+1], "    {") {
-			t.Fatalf("README.md line %d: not a curl example of the form this test runs, followed by its answer: %s", start+1, cmd)
+		if i+1 == len(lines) || !strings.HasPrefix(lines[i+1], "    {") {
+			t.Fatalf("%s line %d: no answer on the line after the example: %s", file, start+1, cmd)
 		}
-		resp, err := http.Post("http://"+addr+m[2], "application/json", strings.NewReader(m[1]))
-		if err != nil {
-			t.Fatal(err)
+		want := strings.TrimSpace(lines[i+1])
+		var got string
+		if curl {
+			m := curlExample.FindStringSubmatch(cmd)
+			if m == nil {
+				t.Fatalf("%s line %d: not a curl example of the form this test runs: %s", file, start+1, cmd)
+			}
+			resp, err := http.Post("http://"+addr+m[2], "application/json", strings.NewReader(m[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got = strings.TrimSpace(string(body))
+		} else {
+			m := editExample.FindStringSubmatch(cmd)
+			if m == nil {
+				t.Fatalf("%s line %d: not a pmauthority edit --url example of the form this test runs: %s", file, start+1, cmd)
+			}
+			var stdout, stderr strings.Builder
+			run([]string{"edit", "--url", "http://" + addr + m[2]}, strings.NewReader(m[1]), &stdout, &stderr)
+			got = strings.TrimSpace(stdout.String())
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if got, want := strings.TrimSpace(string(body)), strings.TrimSpace(lines[i+1]); got != want {
-			t.Errorf("README.md line %d: POST %s answers %d\n%s\nwant\n%s", start+1, m[2], resp.StatusCode, got, want)
+		if got != want {
+			t.Errorf("%s line %d: answers\n%s\nwant\n%s", file, start+1, got, want)
 		}
 		ran++
 	}
-	if ran < 4 {
-		t.Fatalf("ran %d curl examples of README.md, want 4 or more", ran)
-	}
+	return ran
 }
+
+// editExample is `echo 'BODY' | pmauthority edit --url
+// http://127.0.0.1:8080PATH` once the continuation line is joined.
+var editExample = regexp.MustCompile(`^echo '([^']*)' +\| pmauthority edit --url http://127\.0\.0\.1:8080(/\S*)$`)
 
 // TestREADMEProduction starts serve with the README's production example
 // (its continuation line joined), the test's own paths and free ports in
