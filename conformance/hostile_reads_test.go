@@ -153,6 +153,18 @@ func TestHostileStepLogCgroup(t *testing.T) {
 	start = time.Now()
 	check("reading the step log, 16 at once", p.stepLogReads("bomb", version))
 
+	// Edits at old bases read the document at each base (3 M characters);
+	// their target was touched since, so each is 409, or 410 for a base
+	// older than the steps kept in memory, unless the budget refuses it
+	// first.
+	start = time.Now()
+	edits := p.editsAtBases("bomb", version)
+	p.survived(mc, finish)
+	t.Logf("edits at 16 old bases, 16 at once: %s (%v)", edits, time.Since(start).Round(time.Millisecond))
+	if !edits.only("409", "410", "503", "429") {
+		t.Errorf("edits at old bases: want 409, 410, 503 or 429, got %s", edits)
+	}
+
 	// One page of /steps?limit=1000 stops at its byte limit.
 	var page struct {
 		Steps []struct{ Version int64 }
@@ -190,6 +202,21 @@ func TestHostileStepLogCgroup(t *testing.T) {
 	if s, _, _, err := p.do("GET", "/healthz", "", nil, nil); err != nil || s != 200 {
 		t.Errorf("/healthz after the reads: %d %v", s, err)
 	}
+}
+
+// editsAtBases sends 16 edits at once to id through POST
+// /docs/{id}/edits, at the 16 bases below version (the newest first,
+// from 1 again when there are fewer), each deleting the first block, and
+// returns the answers by status.
+func (p *hostileProc) editsAtBases(id string, version int64) *statusCounts {
+	answers := &statusCounts{}
+	parallel(16, 16, func(i int) {
+		base := version - 1 - int64(i)%(version-1)
+		body := fmt.Appendf(nil, `{"base":%d,"edits":[{"op":"deleteBlock","target":{"block":{"path":[0]}}}]}`, base)
+		status, resp, _, err := p.do("POST", "/docs/"+id+"/edits", "application/json", body, nil)
+		answers.add(status, resp, err)
+	})
+	return answers
 }
 
 // slowGet is a GET of a client that reads slowly: a small receive buffer,
