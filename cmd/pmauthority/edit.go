@@ -18,7 +18,7 @@ import (
 func runEdit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("edit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	schema := fs.String("schema", "basic", "schema: a built-in name (basic, text) or the path of a JSON spec file")
+	schema := fs.String("schema", "basic", "schema: a built-in name (basic, suggest, text) or the path of a JSON spec file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: pmauthority edit [--schema NAME|FILE]
 
