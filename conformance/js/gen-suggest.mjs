@@ -159,7 +159,7 @@ function packageFlawless(doc, id, revert, firstPassSteps) {
 // genSuggestDoc makes a document: a random one, its suggestion marks
 // mostly dropped (gen-steps.mjs draws their attributes at random), then
 // edited in suggest mode and marked at random.
-function genSuggestDoc(r, S) {
+function genSuggestDoc(r, S, edits) {
   let schema = S.schema
   let doc = genDoc(r, S)
   if (r.chance(0.8)) doc = Node.fromJSON(schema, dropSuggestionMarks(doc.toJSON()))
@@ -175,6 +175,7 @@ function genSuggestDoc(r, S) {
       // in the document: keep only documents that survive their JSON.
       Node.fromJSON(schema, JSON.parse(JSON.stringify(suggested.doc.toJSON()))).check()
       state = state.apply(suggested)
+      edits.suggested++
     } catch (e) { /* an edit the package cannot suggest: skip it */ }
   }
   doc = state.doc
@@ -368,7 +369,9 @@ export function generate({ seed, count }, write) {
   let stats = new Map(), bump = k => stats.set(k, (stats.get(k) || 0) + 1)
   for (let id = 0; id < count; id++) {
     let r = new Rand(seed ^ caseSalt, id)
-    let doc = genSuggestDoc(r, S)
+    let edits = { suggested: 0 }
+    let doc = genSuggestDoc(r, S, edits)
+    bump(edits.suggested ? "with suggested edits" : "without suggested edits")
     let c = { id, doc: doc.toJSON() }
     for (let [name, command] of [["revert", revertSuggestions], ["apply", applySuggestions]]) {
       let raw = runCommand(command, doc, false), fixed = runCommand(command, doc, true)
