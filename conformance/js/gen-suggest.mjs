@@ -141,8 +141,8 @@ function undoModification(schema, tr, pos, mod) {
   }
 }
 
-// packageAgrees tells whether the package's by-id command is free of its
-// two flaws on doc: every modification mark of doc has id, and for
+// packageFlawless tells whether the package's by-id command is free of
+// its two flaws on doc: every modification mark of doc has id, and for
 // revert, the insertions and deletions of id make a step (or there is no
 // modification at all).
 function packageFlawless(doc, id, revert, firstPassSteps) {
@@ -391,8 +391,8 @@ export function generate({ seed, count }, write) {
         let pkg = runCommand(revert ? revertSuggestion(sid) : applySuggestion(sid), doc, true)
         let firstPass = runCommand(revert ? revertSuggestion(sid) : applySuggestion(sid), Node.fromJSON(hiddenSchema(),
           renameMarks(c.doc, "modification", "hiddenModification")), true)
-        if (ref.error === undefined && pkg.error === undefined && packageFlawless(doc, sid, revert, firstPass.steps ? firstPass.steps.length : 0)) {
-          if (JSON.stringify(pkg.doc) != JSON.stringify(ref.doc))
+        if (firstPass.error === undefined && packageFlawless(doc, sid, revert, firstPass.steps.length)) {
+          if (JSON.stringify(pkg) != JSON.stringify(pkg.error === undefined ? { doc: ref.doc, steps: pkg.steps } : ref))
             throw new Error(`case ${id}: the reference for id ${JSON.stringify(sid)} differs from the package where it has no flaw`)
           bump("by id: reference = package")
         } else {
