@@ -12,10 +12,13 @@
 // against the JavaScript on random suggestion-laden documents). Reverting
 // drops inserted content, keeps deleted content without its mark and
 // restores modified attributes; applying drops deleted content and keeps
-// the rest without the marks. One JavaScript crash is not reproduced:
-// reverting an insertion that ends the document makes the JavaScript read
-// a character past the end and throw a TypeError; here there is no such
-// character.
+// the rest without the marks. Modifications are undone as the JavaScript
+// undoes them, quirks included: a previous node mark is added to the node
+// at position 0, and a mark modification without a previous mark is an
+// error. One JavaScript crash is not reproduced: reverting an insertion
+// (or applying a deletion) that ends the document makes the JavaScript
+// read a character past the end and throw a TypeError; here there is no
+// such character.
 //
 // [RevertID] and [ApplyID] do the same for the suggestion of one id: its
 // insertions, deletions and modifications, and nothing else. They differ
