@@ -92,7 +92,7 @@ func TestApply(t *testing.T) {
 		{"null doc", textDefault, `{"doc":null}`, `"doc" must be an object, not null`, ErrInvalidRequest, -1},
 		{"steps not an array", textDefault, `{"doc":{"type":"doc"},"steps":{}}`, `"steps" must be an array, not an object`, ErrInvalidRequest, -1},
 		{"schema not a string", textDefault, `{"doc":{"type":"doc"},"schema":1}`, `"schema" must be a string, not a number`, ErrInvalidRequest, -1},
-		{"unknown schema", textDefault, `{"doc":{"type":"doc"},"schema":"nope"}`, `unknown schema "nope" (have basic, text)`, ErrUnknownSchema, -1},
+		{"unknown schema", textDefault, `{"doc":{"type":"doc"},"schema":"nope"}`, `unknown schema "nope" (have basic, suggest, text)`, ErrUnknownSchema, -1},
 		{"no schema files from requests", textDefault, `{"doc":{"type":"doc"},"schema":` + jsonString(specFile) + `}`, `unknown schema`, ErrUnknownSchema, -1},
 		{"schema file on the command line", cli, `{"doc":{"type":"doc","content":[{"type":"line"}]},"schema":` + jsonString(specFile) + `}`, `{"doc":{"type":"doc","content":[{"type":"line"}]}}`, nil, 0},
 		{"invalid doc", textDefault, `{"doc":{"type":"doc","content":[{"type":"text","text":""}]}}`, "invalid doc: Empty text nodes are not allowed", ErrInvalidDoc, -1},

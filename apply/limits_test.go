@@ -47,7 +47,7 @@ func TestApplierRegistry(t *testing.T) {
 		}
 	}
 	_, f := answer(t, a, `{"schema":"nope","doc":`+doc+`}`)
-	if f == nil || f.Err != ErrUnknownSchema || f.Message != `unknown schema "nope" (have basic, lines, text)` {
+	if f == nil || f.Err != ErrUnknownSchema || f.Message != `unknown schema "nope" (have basic, lines, suggest, text)` {
 		t.Errorf("unknown schema: %+v", f)
 	}
 	_, f = answer(t, a, `{"schema":"text","doc":`+doc+`}`)

@@ -28,10 +28,11 @@ import (
 // schemaFiles maps the schema names used by the corpora to their JSON
 // spec files (relative to this package), the same files the JS side loads.
 var schemaFiles = map[string]string{
-	"text":   "../schemas/text.json",
-	"basic":  "../schemas/basic.json",
-	"tables": "schemas/tables.json",
-	"stress": "schemas/stress.json",
+	"text":    "../schemas/text.json",
+	"basic":   "../schemas/basic.json",
+	"suggest": "../schemas/suggest.json",
+	"tables":  "schemas/tables.json",
+	"stress":  "schemas/stress.json",
 	// prosemirror-markdown's schema, toDOM as templates (export_test.go).
 	"markdown": "schemas/markdown.json",
 }

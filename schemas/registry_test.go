@@ -23,7 +23,7 @@ func TestRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := r.Names(), []string{"basic", "notes", "text"}; !slices.Equal(got, want) {
+	if got, want := r.Names(), []string{"basic", "notes", "suggest", "text"}; !slices.Equal(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
 	if r.Default() != "notes" {
@@ -51,11 +51,11 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("LookupBytes allocates %v times", n)
 	}
 	_, err = r.Get("nope")
-	if err == nil || err.Error() != `unknown schema "nope" (have basic, notes, text)` {
+	if err == nil || err.Error() != `unknown schema "nope" (have basic, notes, suggest, text)` {
 		t.Errorf(`Get("nope") = %v`, err)
 	}
 	_, err = r.Get(strings.Repeat("x", 150))
-	if want := `unknown schema "` + strings.Repeat("x", 100) + `…" (have basic, notes, text)`; err == nil || err.Error() != want {
+	if want := `unknown schema "` + strings.Repeat("x", 100) + `…" (have basic, notes, suggest, text)`; err == nil || err.Error() != want {
 		t.Errorf("Get(a long name) = %v, want %s", err, want)
 	}
 	names := r.Names()
@@ -77,10 +77,10 @@ func TestRegistryZero(t *testing.T) {
 		if _, ok := r.LookupBytes([]byte("nope")); ok {
 			t.Errorf("%#v: found nope", r)
 		}
-		if got := r.Names(); !slices.Equal(got, []string{"basic", "text"}) {
+		if got := r.Names(); !slices.Equal(got, []string{"basic", "suggest", "text"}) {
 			t.Errorf("%#v: Names() = %v", r, got)
 		}
-		if _, err := r.Get("nope"); err == nil || err.Error() != `unknown schema "nope" (have basic, text)` {
+		if _, err := r.Get("nope"); err == nil || err.Error() != `unknown schema "nope" (have basic, suggest, text)` {
 			t.Errorf("%#v: Get(nope) = %v", r, err)
 		}
 	}
@@ -109,7 +109,7 @@ func TestNewRegistryRefuses(t *testing.T) {
 		{map[string]*model.Schema{"basic": sc}, "", `schema name "basic" is taken by a built-in schema`},
 		{map[string]*model.Schema{"": sc}, "", `schema "": empty name or nil schema`},
 		{map[string]*model.Schema{"x": nil}, "", `schema "x": empty name or nil schema`},
-		{map[string]*model.Schema{"x": sc}, "y", `default schema "y" is not one of [basic text x]`},
+		{map[string]*model.Schema{"x": sc}, "y", `default schema "y" is not one of [basic suggest text x]`},
 		{map[string]*model.Schema{"loop": loop}, "", `schema "loop": Unsatisfiable schema: no finite document can hold node types doc (content "a"), a (content "a"): the content of each requires a node of one of these types`},
 	} {
 		r, err := NewRegistry(c.named, c.def)

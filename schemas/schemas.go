@@ -1,7 +1,11 @@
 // Package schemas holds pmauthority's built-in schema specs, embedded as
-// JSON: "text" (a doc of plain text, the prosemirror-v8-perf schema) and
+// JSON: "text" (a doc of plain text, the prosemirror-v8-perf schema),
 // "basic" (prosemirror-schema-basic with prosemirror-schema-list's nodes,
-// as the ProseMirror collab demo uses).
+// as the ProseMirror collab demo uses) and "suggest" (basic with the
+// suggestion marks of @handlewithcare/prosemirror-suggest-changes,
+// insertion, deletion and modification, allowed on the inline content and
+// on the doc's blocks, as that package's README builds it; package suggest
+// reverts and applies them).
 package schemas
 
 import (

@@ -7,7 +7,7 @@ import (
 )
 
 func TestBuiltins(t *testing.T) {
-	if got, want := Names(), []string{"basic", "text"}; !slices.Equal(got, want) {
+	if got, want := Names(), []string{"basic", "suggest", "text"}; !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
 	cases := []struct {
@@ -37,7 +37,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("%s: Get built the schema twice", c.name)
 		}
 	}
-	if _, err := Get("nope"); err == nil || !strings.Contains(err.Error(), "basic, text") {
+	if _, err := Get("nope"); err == nil || !strings.Contains(err.Error(), "basic, suggest, text") {
 		t.Errorf("Get(nope) error = %v, want one listing the built-ins", err)
 	}
 }

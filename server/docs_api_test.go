@@ -93,6 +93,33 @@ func TestDocsCreate(t *testing.T) {
 	}
 }
 
+// TestDocsCreateSuggest: POST /docs with the suggest schema keeps the
+// suggestion marks on text and on top-level blocks, and with Strict
+// refuses them where that schema does not allow them (code block text,
+// blocks inside a list); GET /v1/schemas lists it.
+func TestDocsCreateSuggest(t *testing.T) {
+	e := newCollab(t, Config{}, collab.Config{Strict: true})
+	ins := `{"type":"insertion","attrs":{"id":1}}`
+	del := `{"type":"deletion","attrs":{"id":"b"}}`
+	mod := `{"type":"modification","attrs":{"id":2,"type":"attr","attrName":"level","previousValue":1,"newValue":2}}`
+	doc := `{"type":"doc","content":[` +
+		`{"type":"paragraph","content":[{"type":"text","text":"kept "},{"type":"text","marks":[` + del + `],"text":"gone"},{"type":"text","marks":[` + ins + `],"text":"new"}]},` +
+		`{"type":"heading","attrs":{"level":2},"content":[{"type":"text","text":"Title"}],"marks":[` + mod + `]},` +
+		`{"type":"paragraph","marks":[` + ins + `]}]}`
+	expect(t, e, "POST", "/docs", `{"id":"s","schema":"suggest","doc":`+doc+`}`, 201, `{"id":"s","version":0}`)
+	if got := e.mustGet(t, "/docs/s"); !strings.HasPrefix(got, `{"doc":`+doc+`,`) {
+		t.Errorf("GET /docs/s: %s", got)
+	}
+	code := `{"type":"doc","content":[{"type":"code_block","content":[{"type":"text","marks":[` + ins + `],"text":"x"}]}]}`
+	expect(t, e, "POST", "/docs", `{"id":"c","schema":"suggest","doc":`+code+`}`, 400, "Invalid content for node code_block")
+	nested := `{"type":"doc","content":[{"type":"bullet_list","content":[{"type":"list_item","marks":[` + ins + `],"content":[{"type":"paragraph"}]}]}]}`
+	expect(t, e, "POST", "/docs", `{"id":"l","schema":"suggest","doc":`+nested+`}`, 400, "Invalid content for node bullet_list")
+	expect(t, e, "POST", "/docs", `{"id":"b","schema":"basic","doc":`+doc+`}`, 400, "There is no mark type deletion")
+	if got := e.mustGet(t, "/v1/schemas"); !strings.Contains(got, `"suggest"`) {
+		t.Errorf("GET /v1/schemas: %s", got)
+	}
+}
+
 // TestDocsCreateStrict: with Strict, a document that violates its schema
 // is refused.
 func TestDocsCreateStrict(t *testing.T) {

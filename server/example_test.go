@@ -66,7 +66,7 @@ func ExampleServer_Serve() {
 	stop() // as SIGTERM does in `pmauthority serve`
 	fmt.Println(<-done)
 	// Output:
-	// {"default":"basic","schemas":["basic","text"]}
+	// {"default":"basic","schemas":["basic","suggest","text"]}
 	// <nil>
 }
 

@@ -139,7 +139,7 @@ func TestHandler(t *testing.T) {
 			200, `{"doc":{"type":"doc","content":[{"type":"text","text":"<a> & ` + "\u2028" + ` é 😀"}]}}`, -1, ""},
 		{"healthz", "GET", "/healthz", "", "", 200, `{"status":"ok"}`, -1, ""},
 		{"healthz HEAD", "HEAD", "/healthz", "", "", 200, `{"status":"ok"}`, -1, ""},
-		{"schemas", "GET", "/v1/schemas", "", "", 200, `{"default":"text","schemas":["basic","lines","text"]}`, -1, ""},
+		{"schemas", "GET", "/v1/schemas", "", "", 200, `{"default":"text","schemas":["basic","lines","suggest","text"]}`, -1, ""},
 
 		{"malformed", "POST", "/", "", `{"doc":`, 400, "JSON syntax error", -1, ""},
 		{"not JSON at all", "POST", "/", "", `doc=1`, 400, "JSON syntax error", -1, ""},
@@ -149,7 +149,7 @@ func TestHandler(t *testing.T) {
 		{"doc not an object", "POST", "/", "", `{"doc":[]}`, 400, `"doc" must be an object, not an array`, -1, ""},
 		{"steps not an array", "POST", "/", "", `{"doc":{"type":"doc"},"steps":"x"}`, 400, `"steps" must be an array, not a string`, -1, ""},
 		{"schema not a string", "POST", "/", "", `{"doc":{"type":"doc"},"schema":true}`, 400, `"schema" must be a string, not a boolean`, -1, ""},
-		{"unknown schema", "POST", "/", "", `{"doc":{"type":"doc"},"schema":"nope"}`, 400, `unknown schema "nope" (have basic, lines, text)`, -1, ""},
+		{"unknown schema", "POST", "/", "", `{"doc":{"type":"doc"},"schema":"nope"}`, 400, `unknown schema "nope" (have basic, lines, suggest, text)`, -1, ""},
 		{"schema path refused", "POST", "/", "", `{"doc":{"type":"doc"},"schema":"/etc/passwd"}`, 400, `unknown schema`, -1, ""},
 		{"too deep", "POST", "/", "", `{"doc":{"type":"doc"},"steps":[{"x":` + deep(10) + `}]}`, 400, "over the limit of 10 levels", -1, ""},
 		{"too deep in doc", "POST", "/", "", `{"doc":{"type":"doc","attrs":` + deep(9) + `}}`, 400, "over the limit of 10 levels", -1, ""},
@@ -427,7 +427,7 @@ func TestNew(t *testing.T) {
 		want string
 	}{
 		{Config{Schemas: map[string]*model.Schema{"basic": lines}}, `"basic" is taken by a built-in`},
-		{Config{DefaultSchema: "lines"}, `default schema "lines" is not one of [basic text]`},
+		{Config{DefaultSchema: "lines"}, `default schema "lines" is not one of [basic suggest text]`},
 		{Config{Schemas: map[string]*model.Schema{"": lines}}, `empty name`},
 		{Config{Schemas: map[string]*model.Schema{"x": nil}}, `nil schema`},
 	} {

@@ -18,7 +18,7 @@ const maxLine = 64 << 20
 func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	schema := fs.String("schema", "basic", "schema: a built-in name (basic, text) or the path of a JSON spec file")
+	schema := fs.String("schema", "basic", "schema: a built-in name (basic, suggest, text) or the path of a JSON spec file")
 	jsonl := fs.Bool("jsonl", false, "read one request per line and write one answer per line until EOF")
 	strict := fs.Bool("strict", false, "also check the document and the result against the schema as Node.check() does")
 	fs.Usage = func() {

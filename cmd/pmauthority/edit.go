@@ -24,7 +24,7 @@ import (
 func runEdit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("edit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	schema := fs.String("schema", "basic", "schema: a built-in name (basic, text) or the path of a JSON spec file")
+	schema := fs.String("schema", "basic", "schema: a built-in name (basic, suggest, text) or the path of a JSON spec file")
 	url := fs.String("url", "", "send the edits to the document at `URL` (http://HOST:PORT/docs/ID) instead")
 	tokenFile := fs.String("token-file", "", "with --url: send the bearer token in `FILE` (else $PMA_TOKEN, if set)")
 	fs.Usage = func() {

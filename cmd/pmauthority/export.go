@@ -38,7 +38,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	data := fs.String("data", "", "`directory` of a SQLite store (serve --data) to read document --doc from")
 	docID := fs.String("doc", "", "`id` of the document to export from --data")
 	var schemaArgs stringsFlag
-	fs.Var(&schemaArgs, "schema", "the schema of FILE.json: a built-in `name` (basic, text) or a spec file (default basic); with --data, NAME=FILE for a document schema that is not built in (repeatable)")
+	fs.Var(&schemaArgs, "schema", "the schema of FILE.json: a built-in `name` (basic, suggest, text) or a spec file (default basic); with --data, NAME=FILE for a document schema that is not built in (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, exportUsage)
 		fs.PrintDefaults()

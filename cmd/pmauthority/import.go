@@ -22,7 +22,7 @@ node types it needs), 2 for bad arguments.`
 func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	schema := fs.String("schema", "basic", "schema: a built-in `name` (basic, text) or the path of a JSON spec file")
+	schema := fs.String("schema", "basic", "schema: a built-in `name` (basic, suggest, text) or the path of a JSON spec file")
 	maxBytes := fs.Int("max-bytes", export.DefaultMaxMarkdownBytes, "the largest Markdown accepted, in `bytes`")
 	maxDepth := fs.Int("max-depth", export.DefaultMaxMarkdownDepth, "the deepest nesting of blockquotes and lists accepted")
 	fs.Usage = func() {

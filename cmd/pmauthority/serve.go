@@ -238,7 +238,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Var((*stringsFlag)(&sc.AllowedHosts), "allowed-host", "answer only requests whose Host matches `PATTERN` (e.g. pma.example.com, *.example.com; with or without :port), others 421; repeatable. Default: on a loopback --addr, localhost and loopback addresses only (against DNS rebinding); otherwise any host")
 	fs.Var((*stringsFlag)(&sc.AllowOrigins), "allow-origin", "let pages of another origin whose host[:port] matches `PATTERN` (e.g. app.example.com, *.example.com, localhost:*) use the API: WebSockets and CORS; repeatable")
 	fs.Var(&f.named, "schema", "serve the schema spec in `NAME=FILE` (JSON) under NAME; repeatable")
-	fs.StringVar(&cc.DefaultSchema, "default-schema", "basic", "`name` of the schema of requests that name none (a built-in: basic, text; or a --schema NAME)")
+	fs.StringVar(&cc.DefaultSchema, "default-schema", "basic", "`name` of the schema of requests that name none (a built-in: basic, suggest, text; or a --schema NAME)")
 	fs.Var((*sizeFlag)(&lim.MaxBodyBytes), "max-body", "largest request `size` (bytes, or with KiB, MiB, GiB); 413 above")
 	fs.IntVar(&doc.MaxSteps, "max-steps", doc.MaxSteps, "most steps in one request; 413 above")
 	fs.IntVar(&doc.MaxDocSize, "max-doc-size", doc.MaxDocSize, "largest document content size in positions, as given and after every step; 413 above")

@@ -63,7 +63,7 @@ func TestServe(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if string(b) != `{"default":"text","schemas":["basic","lines","text"]}` {
+	if string(b) != `{"default":"text","schemas":["basic","lines","suggest","text"]}` {
 		t.Fatalf("/v1/schemas: %s", b)
 	}
 	cancel()
@@ -76,7 +76,7 @@ func TestServe(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 	logs := stderr.String()
-	for _, want := range []string{`"msg":"pmauthority serving"`, `"max_body_bytes":"1 KiB"`, `"schemas":["basic","lines","text"]`,
+	for _, want := range []string{`"msg":"pmauthority serving"`, `"max_body_bytes":"1 KiB"`, `"schemas":["basic","lines","suggest","text"]`,
 		`"msg":"request","method":"POST","path":"/","status":200,"bytes":65`, `"status":413`, `"msg":"stopped"`,
 		`"msg":"store opened","store":"memory"`} {
 		if !strings.Contains(logs, want) {
@@ -96,7 +96,7 @@ func TestServeFlags(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--default-schema", "nope"}, 2, `default schema "nope" is not one of [basic text]`},
+		{[]string{"--default-schema", "nope"}, 2, `default schema "nope" is not one of [basic suggest text]`},
 		{[]string{"--schema", "x"}, 2, "want NAME=FILE"},
 		{[]string{"--schema", "x=/does/not/exist"}, 2, "no such file"},
 		{[]string{"--schema", "x=" + bad}, 2, "bad.json"},

@@ -25,7 +25,7 @@ func TestServeTiptapSchema(t *testing.T) {
 		t.Helper()
 		return httpDo(t, addr, method, path, body)
 	}
-	if s, got := do("GET", "/v1/schemas", ""); s != 200 || got != `{"default":"tiptap","schemas":["basic","exported","text","tiptap"]}` {
+	if s, got := do("GET", "/v1/schemas", ""); s != 200 || got != `{"default":"tiptap","schemas":["basic","exported","suggest","text","tiptap"]}` {
 		t.Fatalf("/v1/schemas: %d %s", s, got)
 	}
 	bold := `{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"hi","marks":[{"type":"bold"}]}]}}`

@@ -17,7 +17,7 @@ import (
 func runTransform(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("transform", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	schema := fs.String("schema", "basic", "schema: a built-in name (basic, text) or the path of a JSON spec file")
+	schema := fs.String("schema", "basic", "schema: a built-in name (basic, suggest, text) or the path of a JSON spec file")
 	jsonl := fs.Bool("jsonl", false, "read one request per line and write one answer per line until EOF")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: pmauthority transform [--schema NAME|FILE] [--jsonl]

@@ -1,5 +1,5 @@
 // Writes the schema spec JSON files (see schema-specs.mjs):
-//   schemas/text.json, schemas/basic.json            (embedded by the Go schemas package)
+//   schemas/text.json, schemas/basic.json, schemas/suggest.json (embedded by the Go schemas package)
 //   conformance/schemas/tables.json, conformance/schemas/stress.json
 //
 // Usage: node export-schemas.mjs

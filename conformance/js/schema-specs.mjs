@@ -6,7 +6,8 @@
 // how they are made and checked.
 
 import { Schema } from "prosemirror-model"
-import { schema as basicSchema } from "prosemirror-schema-basic"
+import { schema as basicSchema, marks as basicMarks } from "prosemirror-schema-basic"
+import { addSuggestionMarks } from "@handlewithcare/prosemirror-suggest-changes"
 import { addListNodes } from "prosemirror-schema-list"
 import { tableNodes } from "prosemirror-tables"
 import { fileURLToPath } from "node:url"
@@ -20,6 +21,7 @@ export const repoRoot = path.resolve(here, "../..")
 export const schemaPaths = {
   text: "schemas/text.json",
   basic: "schemas/basic.json",
+  suggest: "schemas/suggest.json",
   tables: "conformance/schemas/tables.json",
   stress: "conformance/schemas/stress.json",
 }
@@ -42,12 +44,22 @@ export function originalSpecs() {
   return {
     text: { nodes: { text: {}, doc: { content: "text*" } } },
     basic: { nodes: basicNodes, marks: basicSchema.spec.marks },
+    suggest: suggestSpec(basicNodes),
     tables: {
       nodes: basicNodes.append(tableNodes({ tableGroup: "block", cellContent: "block+", cellAttributes: {} })),
       marks: basicSchema.spec.marks,
     },
     stress: stressSpec(),
   }
+}
+
+// suggestSpec is basic + lists with the suggestion marks of
+// @handlewithcare/prosemirror-suggest-changes, built as its README builds
+// one: the marks added by addSuggestionMarks, and the doc allowing them on
+// its blocks.
+function suggestSpec(basicNodes) {
+  let nodes = basicNodes.update("doc", { ...basicNodes.get("doc"), marks: "insertion modification deletion" })
+  return { nodes, marks: addSuggestionMarks(basicMarks) }
 }
 
 // exportSpec turns a JS SchemaSpec into its JSON form: nodes and marks
