@@ -266,3 +266,16 @@ func traceBack[D comparable](rng Change[D], frontier []int16, history [][]int16,
 	}
 	return out
 }
+
+// DiffMemory returns the most memory, in bytes, that AddSteps holds for
+// one diff while it minimises a change between documents of content
+// sizes sizeA and sizeB: the token lists of both sides and the frontiers
+// the Myers diff keeps (at most about 13 MB, for changes of 2,500 tokens
+// and more). AddSteps runs one diff at a time.
+func DiffMemory(sizeA, sizeB int) int64 {
+	const tokenSize = 16 // a token: a pointer and an int32
+	tokens := int64(min(sizeA, maxTokenSize)+min(sizeB, maxTokenSize)) * tokenSize
+	d := int64(min(maxDiffSize, sizeA+sizeB))
+	frontier := (d + 1) * 2 * 2 // int16s
+	return tokens + (d/2+2)*frontier
+}
