@@ -116,18 +116,29 @@ func spansLen[D comparable](spans []Span[D]) int {
 // and throws a TypeError.
 var ErrInconsistent = errors.New("changeset: inconsistent changes")
 
-// inconsistent is the panic that recoverInconsistent turns into an
-// error wrapping ErrInconsistent.
-type inconsistent string
+// ErrTooMuchWork is the error of AddSteps when its diffs would go over
+// Options.MaxDiffWork.
+var ErrTooMuchWork = errors.New("changeset: the diffs are over their work limit")
 
-// recoverInconsistent turns an inconsistent panic into *err.
-func recoverInconsistent(err *error) {
+// inconsistent is the panic that recoverFailure turns into an error
+// wrapping ErrInconsistent, and tooMuchWork the one it turns into
+// ErrTooMuchWork.
+type (
+	inconsistent string
+	tooMuchWork  struct{ limit int64 }
+)
+
+// recoverFailure turns an inconsistent or tooMuchWork panic into *err.
+func recoverFailure(err *error) {
 	if r := recover(); r != nil {
-		msg, ok := r.(inconsistent)
-		if !ok {
+		switch r := r.(type) {
+		case inconsistent:
+			*err = fmt.Errorf("%w: %s", ErrInconsistent, string(r))
+		case tooMuchWork:
+			*err = fmt.Errorf("%w (%d token comparisons)", ErrTooMuchWork, r.limit)
+		default:
 			panic(r)
 		}
-		*err = fmt.Errorf("%w: %s", ErrInconsistent, string(msg))
 	}
 }
 
@@ -139,7 +150,7 @@ func Merge[D comparable](x, y []Change[D], combine Combine[D]) (merged []Change[
 	if combine == nil {
 		combine = sameData[D]
 	}
-	defer recoverInconsistent(&err)
+	defer recoverFailure(&err)
 	return mergeChanges(x, y, combine), nil
 }
 

@@ -12,6 +12,7 @@ import (
 type ChangeSet[D comparable] struct {
 	doc     *model.Node
 	combine Combine[D]
+	maxWork int64
 	changes []Change[D]
 }
 
@@ -24,6 +25,11 @@ type Options[D comparable] struct {
 	// Changes are the changes the set starts with, for a set stored as
 	// its start document and changes.
 	Changes []Change[D]
+	// MaxDiffWork bounds the work of the diffs of one AddSteps call, in
+	// tokens read and compared (0: no bound; prosemirror-changeset has
+	// none). Over it, AddSteps fails with ErrTooMuchWork rather than
+	// answer otherwise than the JS library.
+	MaxDiffWork int64
 }
 
 // Create returns a change set that tracks changes from doc.
@@ -36,7 +42,7 @@ func Create[D comparable](doc *model.Node, opts Options[D]) *ChangeSet[D] {
 	if combine == nil {
 		combine = sameData[D]
 	}
-	return &ChangeSet[D]{doc: doc, combine: combine, changes: opts.Changes}
+	return &ChangeSet[D]{doc: doc, combine: combine, maxWork: opts.MaxDiffWork, changes: opts.Changes}
 }
 
 // StartDoc returns the document the set tracks changes from.
@@ -58,7 +64,7 @@ func (s *ChangeSet[D]) Changes() []Change[D] { return s.changes }
 // which tokens match, adding steps in several calls may give another
 // result than adding them all at once.
 func (s *ChangeSet[D]) AddSteps(newDoc *model.Node, maps []*transform.StepMap, data []D) (set *ChangeSet[D], err error) {
-	defer recoverInconsistent(&err)
+	defer recoverFailure(&err)
 	// The step maps tell which parts of the document were replaced, and
 	// by how much new content. Each range becomes a Change; these are
 	// merged into the changes of the new steps, which are merged with the
@@ -92,6 +98,7 @@ func (s *ChangeSet[D]) AddSteps(newDoc *model.Node, maps []*transform.StepMap, d
 	changes := mergeChanges(s.changes, newChanges, s.combine)
 	updated := changes
 	copied := false
+	w := &work{limit: s.maxWork, left: s.maxWork}
 
 	// Minimise the changes that touch newly changed ranges.
 	for i := 0; i < len(updated); i++ {
@@ -99,7 +106,7 @@ func (s *ChangeSet[D]) AddSteps(newDoc *model.Node, maps []*transform.StepMap, d
 		if change.FromA == change.ToA || change.FromB == change.ToB || !touches(newChanges, change) {
 			continue
 		}
-		diff := computeDiff(s.doc.Content, newDoc.Content, change)
+		diff := computeDiff(s.doc.Content, newDoc.Content, change, w)
 		// Fast path: when they are completely different, leave the change.
 		// (prosemirror-changeset compares the diff's absolute fromB with 0.)
 		if len(diff) == 1 && diff[0].FromB == 0 && diff[0].ToB == change.ToB-change.FromB {
@@ -116,7 +123,7 @@ func (s *ChangeSet[D]) AddSteps(newDoc *model.Node, maps []*transform.StepMap, d
 		updated = append(updated[:i], append(diff, updated[i+1:]...)...)
 		i += len(diff) - 1
 	}
-	return &ChangeSet[D]{doc: s.doc, combine: s.combine, changes: updated}, nil
+	return &ChangeSet[D]{doc: s.doc, combine: s.combine, maxWork: s.maxWork, changes: updated}, nil
 }
 
 // touches tells whether one of changes overlaps change in the new

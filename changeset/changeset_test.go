@@ -106,3 +106,41 @@ func TestAddStepsKeepsSet(t *testing.T) {
 		t.Errorf("four deletions gave no changes")
 	}
 }
+
+// TestMaxDiffWork checks that Options.MaxDiffWork refuses the diffs it
+// cannot afford and leaves the others' answer as it is.
+func TestMaxDiffWork(t *testing.T) {
+	schema, err := schemas.Get("basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := schema.NodeFromJSON([]byte(`{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"the quick brown fox jumps"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := transform.StepFromJSON(schema, []byte(`{"stepType":"replace","from":5,"to":20,"slice":{"content":[{"type":"text","text":"slow brown dog"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := step.Apply(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps := []*transform.StepMap{step.GetMap()}
+	want, err := Create(doc, Options[string]{}).AddSteps(next, maps, []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Changes()) < 2 {
+		t.Fatalf("the diff found %v: want the common \" brown \" kept", want.Changes())
+	}
+	for _, limit := range []int64{1, 20, 40} {
+		if _, err := Create(doc, Options[string]{MaxDiffWork: limit}).AddSteps(next, maps, []string{"a"}); !errors.Is(err, ErrTooMuchWork) {
+			t.Errorf("MaxDiffWork %d: %v, want ErrTooMuchWork", limit, err)
+		}
+	}
+	got, err := Create(doc, Options[string]{MaxDiffWork: 10_000}).AddSteps(next, maps, []string{"a"})
+	if err != nil || !slices.EqualFunc(got.Changes(), want.Changes(), equalChange) {
+		t.Errorf("MaxDiffWork 10000: %v, %v; want %v", got, err, want.Changes())
+	}
+}

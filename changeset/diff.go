@@ -120,9 +120,26 @@ func minUnchanged(sizeA, sizeB int) int {
 	return min(15, max(2, max(sizeA, sizeB)/10))
 }
 
+// work counts the tokens that the diffs of an AddSteps call read and
+// compare against Options.MaxDiffWork (limit 0: no bound).
+type work struct {
+	limit, left int64
+}
+
+// spend takes n from what is left, and panics with tooMuchWork when that
+// goes below 0.
+func (w *work) spend(n int) {
+	if w.limit == 0 {
+		return
+	}
+	if w.left -= int64(n); w.left < 0 {
+		panic(tooMuchWork{w.limit})
+	}
+}
+
 // computeDiff compares the content of rng in fragA (old document) and
 // fragB (new document) and returns the parts of rng that differ.
-func computeDiff[D comparable](fragA, fragB model.Fragment, rng Change[D]) []Change[D] {
+func computeDiff[D comparable](fragA, fragB model.Fragment, rng Change[D], w *work) []Change[D] {
 	// When one side is longer than the maximum scan distance, the
 	// algorithm will never find a diff.
 	if max(rng.lenA(), rng.lenB()) > maxTokenSize {
@@ -137,14 +154,15 @@ func computeDiff[D comparable](fragA, fragB model.Fragment, rng Change[D]) []Cha
 			return []Change[D]{rng}
 		}
 	}
+	w.spend(max(0, rng.lenA()) + max(0, rng.lenB()))
 	tokA := tokens(fragA, rng.FromA, rng.ToA, nil)
 	tokB := tokens(fragB, rng.FromB, rng.ToB, nil)
-	return diff(tokA, tokB, rng)
+	return diff(tokA, tokB, rng, w)
 }
 
 // diff runs Myers' diff algorithm on the tokens of rng in the old and
 // the new document and returns the changed parts of rng.
-func diff[D comparable](tokA, tokB []token, rng Change[D]) []Change[D] {
+func diff[D comparable](tokA, tokB []token, rng Change[D], w *work) []Change[D] {
 	// Scan from both sides to cheaply eliminate work.
 	start, endA, endB := 0, len(tokA), len(tokB)
 	for start < len(tokA) && start < len(tokB) && tokA[start] == tokB[start] {
@@ -198,16 +216,19 @@ func diff[D comparable](tokA, tokB []token, rng Change[D]) []Change[D] {
 	}
 
 	for size := 0; size <= maxD; size++ {
+		w.spend(size + 1)
 		for diag := -size; diag <= size; diag += 2 {
 			x, fromPrev := moveFrom(frontier, diag)
 			if !fromPrev {
 				x++
 			}
 			y := x + diag
+			x0 := x
 			for x < lenA && y < lenB && same(x, y) {
 				x++
 				y++
 			}
+			w.spend(x - x0)
 			frontier[diag+maxD] = int16(x)
 			if x >= lenA && y >= lenB {
 				return traceBack(rng, frontier, history, size, diag, maxD, start, minUnchanged(endA-start, endB-start), moveFrom)

@@ -19,7 +19,7 @@ const maxSimplifyDistance = 30
 // with ErrInconsistent where a change has no spans at all (where
 // prosemirror-changeset throws).
 func SimplifyChanges[D comparable](changes []Change[D], doc *model.Node) (result []Change[D], err error) {
-	defer recoverInconsistent(&err)
+	defer recoverFailure(&err)
 	for i := 0; i < len(changes); i++ {
 		end, start := changes[i].ToB, i
 		for i < len(changes)-1 && changes[i+1].FromB <= end+maxSimplifyDistance {

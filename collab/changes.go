@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/pmauthority/pmauthority/changeset"
@@ -28,7 +29,9 @@ const (
 // or one ahead of the document's, ErrHistoryGone when the document at
 // from or the steps after it are pruned, and ErrNotFound for an unknown
 // document; with ErrInvalidRequest when from is after to, and a
-// *LimitError when to-from is over Limits.MaxChangesSteps. The memory it
+// *LimitError when to-from is over Limits.MaxChangesSteps or the diffs
+// would take more than Limits.MaxChangesDiff (its Value is then the
+// limit + 1: the work stops there). The memory it
 // holds (the document at from, the steps, the document they make, the
 // diff, the changes) is reserved in r, which the caller releases once
 // done with the changes; an error matching ErrOverloaded when that does
@@ -96,7 +99,11 @@ func (a *Authority) Changes(ctx context.Context, id string, from, to int64, simp
 	if err := r.Resize(held + doc.MemSize() + diffMem); err != nil {
 		return nil, err
 	}
-	set, err := changeset.Create(start, changeset.Options[string]{}).AddSteps(doc, maps, authors)
+	set, err := changeset.Create(start, changeset.Options[string]{MaxDiffWork: a.cfg.MaxChangesDiff}).AddSteps(doc, maps, authors)
+	if errors.Is(err, changeset.ErrTooMuchWork) {
+		return nil, &LimitError{What: "token comparisons of the diffs (Limits.MaxChangesDiff)",
+			Limit: int(a.cfg.MaxChangesDiff), Value: int(a.cfg.MaxChangesDiff) + 1}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("collab: changes of %q from %d to %d: %w", id, from, to, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/pmauthority/pmauthority/changeset"
@@ -231,5 +232,36 @@ func BenchmarkChanges(b *testing.B) {
 			b.Fatal(err)
 		}
 		r.Release()
+	}
+}
+
+// TestChangesDiffLimit checks that Limits.MaxChangesDiff refuses
+// changes whose diffs would take more, with a *LimitError naming it.
+func TestChangesDiffLimit(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	if err := st.Create(ctx, "d", "basic", []byte(paragraph("the quick brown fox jumps")), nil); err != nil {
+		t.Fatal(err)
+	}
+	replace := []byte(`{"stepType":"replace","from":5,"to":20,"slice":{"content":[{"type":"text","text":"slow brown dog"}]}}`)
+	for _, tt := range []struct {
+		limit int64
+		ok    bool
+	}{{20, false}, {0, true}, {10_000, true}} {
+		a := newAuthority(t, st, collab.Config{Limits: collab.Limits{MaxChangesDiff: tt.limit}})
+		if v := mustGet(t, a, "d").Version; v == 0 {
+			mustSubmit(t, a, "d", collab.Submission{Version: 0, Steps: steps(replace)})
+		}
+		r := a.Reserve("test")
+		changes, err := a.Changes(ctx, "d", 0, 1, false, r)
+		r.Release()
+		var limit *collab.LimitError
+		switch {
+		case tt.ok && (err != nil || len(changes) < 2):
+			t.Errorf("MaxChangesDiff %d: %d changes, %v; want the diff's 2 or more", tt.limit, len(changes), err)
+		case !tt.ok && (!errors.As(err, &limit) || limit.Limit != int(tt.limit) || !strings.Contains(err.Error(), "Limits.MaxChangesDiff")):
+			t.Errorf("MaxChangesDiff %d: %v, want a LimitError naming it", tt.limit, err)
+		}
+		a.Close()
 	}
 }

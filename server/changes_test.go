@@ -144,3 +144,13 @@ func TestDocsChangesErrors(t *testing.T) {
 	expect(t, e, "GET", "/docs/d/changes?from=3&to=3", "", 410, "History no longer available")
 	expect(t, e, "GET", "/docs/d/changes?from=4&to=6", "", 200, "")
 }
+
+// TestDocsChangesDiffLimit: changes whose diffs would go over
+// collab.Limits.MaxChangesDiff are a 413 naming it.
+func TestDocsChangesDiffLimit(t *testing.T) {
+	e := newCollab(t, Config{}, collab.Config{Limits: collab.Limits{MaxChangesDiff: 20}})
+	submitHistory(t, e, "d")
+	// Bob's replacement of "world" by "there" is diffed; the typing is not.
+	expect(t, e, "GET", "/docs/d/changes?from=0&to=1", "", 200, "")
+	expect(t, e, "GET", "/docs/d/changes?from=1&to=3", "", 413, "token comparisons of the diffs (Limits.MaxChangesDiff) over the limit")
+}
