@@ -81,24 +81,22 @@ func sliceSpans[D comparable](spans []Span[D], from, to int) []Span[D] {
 	return result
 }
 
-// joinSpans returns a followed by b, the last span of a and the first of
-// b merged into one when combine allows it. It never writes to a or b.
-func joinSpans[D comparable](a, b []Span[D], combine Combine[D]) []Span[D] {
-	if len(a) == 0 {
-		return b
-	}
+// joinInto appends b to acc, the last span of acc and the first of b
+// merged into one when combine allows it: prosemirror-changeset's
+// Span.join for a list being built. It writes into acc's array, which
+// must be the caller's own (nil to start a list), and never into b's.
+func joinInto[D comparable](acc, b []Span[D], combine Combine[D]) []Span[D] {
 	if len(b) == 0 {
-		return a
+		return acc
 	}
-	last := a[len(a)-1]
-	combined, ok := combine(last.Data, b[0].Data)
-	result := make([]Span[D], 0, len(a)+len(b))
-	if !ok {
-		return append(append(result, a...), b...)
+	if len(acc) > 0 {
+		last := &acc[len(acc)-1]
+		if combined, ok := combine(last.Data, b[0].Data); ok {
+			*last = Span[D]{last.Length + b[0].Length, combined}
+			return append(acc, b[1:]...)
+		}
 	}
-	result = append(result, a[:len(a)-1]...)
-	result = append(result, Span[D]{last.Length + b[0].Length, combined})
-	return append(result, b[1:]...)
+	return append(acc, b...)
 }
 
 func spansLen[D comparable](spans []Span[D]) int {
@@ -240,21 +238,21 @@ func mergeChanges[D comparable](x, y []Change[D], combine Combine[D]) []Change[D
 					break
 				}
 				if inX && pos == curX.FromB && !enteredX {
-					deleted = joinSpans(deleted, curX.Deleted, combine)
+					deleted = joinInto(deleted, curX.Deleted, combine)
 					toA += curX.lenA()
 					enteredX = true
 				}
 				if inX && !inY {
-					inserted = joinSpans(inserted, sliceSpans(curX.Inserted, pos-curX.FromB, next-curX.FromB), combine)
+					inserted = joinInto(inserted, sliceSpans(curX.Inserted, pos-curX.FromB, next-curX.FromB), combine)
 					toB += next - pos
 				}
 				if inY && pos == curY.FromA && !enteredY {
-					inserted = joinSpans(inserted, curY.Inserted, combine)
+					inserted = joinInto(inserted, curY.Inserted, combine)
 					toB += curY.lenB()
 					enteredY = true
 				}
 				if inY && !inX {
-					deleted = joinSpans(deleted, sliceSpans(curY.Deleted, pos-curY.FromA, next-curY.FromA), combine)
+					deleted = joinInto(deleted, sliceSpans(curY.Deleted, pos-curY.FromA, next-curY.FromA), combine)
 					toA += next - pos
 				}
 				if inX && next == curX.ToB {

@@ -96,45 +96,73 @@ func (s *ChangeSet[D]) AddSteps(newDoc *model.Node, maps []*transform.StepMap, d
 
 	newChanges := s.mergeAll(stepChanges)
 	changes := mergeChanges(s.changes, newChanges, s.combine)
-	updated := changes
-	copied := false
-	w := &work{limit: s.maxWork, left: s.maxWork}
+	w := &work{limit: s.maxWork, left: s.maxWork, units: units{}}
+	touched := touchesFunc(newChanges, changes)
 
-	// Minimise the changes that touch newly changed ranges.
-	for i := 0; i < len(updated); i++ {
-		change := updated[i]
-		if change.FromA == change.ToA || change.FromB == change.ToB || !touches(newChanges, change) {
+	// Minimise the changes that touch newly changed ranges. (The JS
+	// splices each diff into the list in place; appending to a new list
+	// gives the same list without copying its tail every time.)
+	var updated []Change[D]
+	for i, change := range changes {
+		if change.FromA == change.ToA || change.FromB == change.ToB || !touched(change) {
+			if updated != nil {
+				updated = append(updated, change)
+			}
 			continue
 		}
 		diff := computeDiff(s.doc.Content, newDoc.Content, change, w)
 		// Fast path: when they are completely different, leave the change.
 		// (prosemirror-changeset compares the diff's absolute fromB with 0.)
 		if len(diff) == 1 && diff[0].FromB == 0 && diff[0].ToB == change.ToB-change.FromB {
+			if updated != nil {
+				updated = append(updated, change)
+			}
 			continue
 		}
-		if !copied {
-			updated = append([]Change[D](nil), changes...)
-			copied = true
+		if updated == nil {
+			updated = append(make([]Change[D], 0, len(changes)+len(diff)), changes[:i]...)
 		}
-		if len(diff) == 1 {
-			updated[i] = diff[0]
-			continue
-		}
-		updated = append(updated[:i], append(diff, updated[i+1:]...)...)
-		i += len(diff) - 1
+		updated = append(updated, diff...)
+	}
+	if updated == nil {
+		updated = changes
 	}
 	return &ChangeSet[D]{doc: s.doc, combine: s.combine, maxWork: s.maxWork, changes: updated}, nil
 }
 
-// touches tells whether one of changes overlaps change in the new
-// document.
-func touches[D comparable](changes []Change[D], change Change[D]) bool {
-	for _, r := range changes {
-		if r.ToB > change.FromB && r.FromB < change.ToB {
-			return true
+// touchesFunc returns a function telling whether one of changes
+// overlaps a change in the new document, to be called for the changes of
+// list in order. Where both are in document order, as AddSteps makes
+// them, it walks changes along with list; otherwise it searches all of
+// changes, as prosemirror-changeset always does.
+func touchesFunc[D comparable](changes, list []Change[D]) func(Change[D]) bool {
+	overlaps := func(r, change Change[D]) bool { return r.ToB > change.FromB && r.FromB < change.ToB }
+	ordered := true
+	for i := 0; i < len(changes) && ordered; i++ {
+		ordered = changes[i].FromB <= changes[i].ToB && (i == 0 || changes[i-1].ToB <= changes[i].FromB)
+	}
+	for i := 1; i < len(list) && ordered; i++ {
+		ordered = list[i-1].FromB <= list[i].FromB
+	}
+	if !ordered {
+		return func(change Change[D]) bool {
+			for _, r := range changes {
+				if overlaps(r, change) {
+					return true
+				}
+			}
+			return false
 		}
 	}
-	return false
+	// The changes before j end before the change asked about starts, and
+	// so before every later one.
+	j := 0
+	return func(change Change[D]) bool {
+		for j < len(changes) && changes[j].ToB <= change.FromB {
+			j++
+		}
+		return j < len(changes) && overlaps(changes[j], change)
+	}
 }
 
 // mergeAll merges the changes of consecutive step maps, divide and

@@ -2,6 +2,7 @@ package changeset
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -142,5 +143,38 @@ func TestMaxDiffWork(t *testing.T) {
 	got, err := Create(doc, Options[string]{MaxDiffWork: 10_000}).AddSteps(next, maps, []string{"a"})
 	if err != nil || !slices.EqualFunc(got.Changes(), want.Changes(), equalChange) {
 		t.Errorf("MaxDiffWork 10000: %v, %v; want %v", got, err, want.Changes())
+	}
+}
+
+// TestTouches checks the walk of touchesFunc against a search of every
+// change, on random lists in document order and out of it.
+func TestTouches(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	randomList := func(ordered bool) []Change[string] {
+		var list []Change[string]
+		pos := 0
+		for range rnd.IntN(6) {
+			if ordered {
+				pos += rnd.IntN(4)
+			} else {
+				pos = rnd.IntN(20)
+			}
+			end := pos + rnd.IntN(4)
+			list = append(list, Change[string]{FromB: pos, ToB: end})
+			if ordered && rnd.IntN(2) == 0 {
+				pos = end
+			}
+		}
+		return list
+	}
+	for range 20_000 {
+		changes, list := randomList(rnd.IntN(4) > 0), randomList(rnd.IntN(4) > 0)
+		touched := touchesFunc(changes, list)
+		for _, ch := range list {
+			want := slices.ContainsFunc(changes, func(r Change[string]) bool { return r.ToB > ch.FromB && r.FromB < ch.ToB })
+			if got := touched(ch); got != want {
+				t.Fatalf("changes %v, list %v: touches %v = %v, want %v", changes, list, ch, got, want)
+			}
+		}
 	}
 }

@@ -21,7 +21,7 @@ const (
 )
 
 // tokens appends the tokens of frag from start to end to target.
-func tokens(frag model.Fragment, start, end int, target []token) []token {
+func tokens(frag model.Fragment, start, end int, target []token, units units) []token {
 	off := 0
 	for i := range frag.ChildCount() {
 		child := frag.Child(i)
@@ -30,14 +30,14 @@ func tokens(frag model.Fragment, start, end int, target []token) []token {
 		if from < to {
 			switch {
 			case child.IsText():
-				target = appendCodeUnits(target, child.Text, from-off, to-off)
+				units.each(child, from-off, to-off, func(u uint16) { target = append(target, token{code: int32(u)}) })
 			case child.IsLeaf():
 				target = append(target, token{child.Type, tokStart})
 			default:
 				if from == off {
 					target = append(target, token{child.Type, tokStart})
 				}
-				target = tokens(child.Content, max(off+1, from)-off-1, min(endOff-1, to)-off-1, target)
+				target = tokens(child.Content, max(off+1, from)-off-1, min(endOff-1, to)-off-1, target, units)
 				if to == endOff {
 					target = append(target, token{child.Type, tokEnd})
 				}
@@ -48,19 +48,47 @@ func tokens(frag model.Fragment, start, end int, target []token) []token {
 	return target
 }
 
-// appendCodeUnits appends the UTF-16 code units from to to of the WTF-8
-// text s as character tokens.
-func appendCodeUnits(target []token, s string, from, to int) []token {
-	eachCodeUnit(s, func(i int, u uint16) bool {
-		if i >= to {
-			return false
-		}
-		if i >= from {
-			target = append(target, token{code: int32(u)})
-		}
-		return true
-	})
-	return target
+// units caches the UTF-16 code units of the long text nodes that diffs
+// and simplification read, so that each is decoded once however many
+// changes fall in it (JavaScript indexes its strings at no cost). Short
+// texts are decoded where they are read.
+type units map[*model.Node][]uint16
+
+// cachedText is the length in code units from which a text is cached.
+const cachedText = 256
+
+// each calls f with the code units from to to of the text node n.
+func (c units) each(n *model.Node, from, to int, f func(u uint16)) {
+	if n.NodeSize() < cachedText {
+		eachCodeUnit(n.Text, func(i int, u uint16) bool {
+			if i >= to {
+				return false
+			}
+			if i >= from {
+				f(u)
+			}
+			return true
+		})
+		return
+	}
+	all, ok := c[n]
+	if !ok {
+		all = make([]uint16, 0, n.NodeSize())
+		eachCodeUnit(n.Text, func(_ int, u uint16) bool {
+			all = append(all, u)
+			return true
+		})
+		c[n] = all
+	}
+	for _, u := range all[min(max(from, 0), len(all)):max(min(to, len(all)), 0)] {
+		f(u)
+	}
+}
+
+// append appends the code units from to to of the text node n to out.
+func (c units) append(out []uint16, n *model.Node, from, to int) []uint16 {
+	c.each(n, from, to, func(u uint16) { out = append(out, u) })
+	return out
 }
 
 // eachCodeUnit calls f with the offset and value of each UTF-16 code unit
@@ -124,6 +152,7 @@ func minUnchanged(sizeA, sizeB int) int {
 // compare against Options.MaxDiffWork (limit 0: no bound).
 type work struct {
 	limit, left int64
+	units       units
 }
 
 // spend takes n from what is left, and panics with tooMuchWork when that
@@ -155,8 +184,8 @@ func computeDiff[D comparable](fragA, fragB model.Fragment, rng Change[D], w *wo
 		}
 	}
 	w.spend(max(0, rng.lenA()) + max(0, rng.lenB()))
-	tokA := tokens(fragA, rng.FromA, rng.ToA, nil)
-	tokB := tokens(fragB, rng.FromB, rng.ToB, nil)
+	tokA := tokens(fragA, rng.FromA, rng.ToA, nil, w.units)
+	tokB := tokens(fragB, rng.FromB, rng.ToB, nil, w.units)
 	return diff(tokA, tokB, rng, w)
 }
 
@@ -288,15 +317,17 @@ func traceBack[D comparable](rng Change[D], frontier []int16, history [][]int16,
 	return out
 }
 
-// DiffMemory returns the most memory, in bytes, that AddSteps holds for
-// one diff while it minimises a change between documents of content
-// sizes sizeA and sizeB: the token lists of both sides and the frontiers
-// the Myers diff keeps (at most about 13 MB, for changes of 2,500 tokens
-// and more). AddSteps runs one diff at a time.
+// DiffMemory returns the most memory, in bytes, that AddSteps (or
+// SimplifyChanges) holds for its diffs between documents of content
+// sizes sizeA and sizeB: the code units of their long texts, decoded
+// once, and, for the one diff it runs at a time, the token lists of both
+// sides and the frontiers of the Myers diff (at most about 13 MB, for
+// changes of 2,500 tokens and more).
 func DiffMemory(sizeA, sizeB int) int64 {
-	const tokenSize = 16 // a token: a pointer and an int32
+	const tokenSize = 16            // a token: a pointer and an int32
+	texts := 3 * int64(sizeA+sizeB) // 2 bytes a code unit, and the cache's entries
 	tokens := int64(min(sizeA, maxTokenSize)+min(sizeB, maxTokenSize)) * tokenSize
 	d := int64(min(maxDiffSize, sizeA+sizeB))
 	frontier := (d + 1) * 2 * 2 // int16s
-	return tokens + (d/2+2)*frontier
+	return texts + tokens + (d/2+2)*frontier
 }

@@ -1,6 +1,7 @@
 package changeset
 
 import (
+	"slices"
 	"unicode"
 
 	"github.com/pmauthority/pmauthority/model"
@@ -20,21 +21,34 @@ const maxSimplifyDistance = 30
 // prosemirror-changeset throws).
 func SimplifyChanges[D comparable](changes []Change[D], doc *model.Node) (result []Change[D], err error) {
 	defer recoverFailure(&err)
+	s := &simplifier[D]{doc: doc, units: units{}}
 	for i := 0; i < len(changes); i++ {
 		end, start := changes[i].ToB, i
 		for i < len(changes)-1 && changes[i+1].FromB <= end+maxSimplifyDistance {
 			i++
 			end = changes[i].ToB
 		}
-		result = simplifyAdjacent(changes, start, i+1, doc, result)
+		s.adjacent(changes, start, i+1)
 	}
-	return result, nil
+	return s.target, nil
 }
 
-func simplifyAdjacent[D comparable](changes []Change[D], from, to int, doc *model.Node, target []Change[D]) []Change[D] {
+// simplifier is the state of one SimplifyChanges call.
+type simplifier[D comparable] struct {
+	doc   *model.Node
+	units units
+	// target is the result so far; its last change's span lists are
+	// lastOwned when the simplifier made them (and may append to them).
+	target    []Change[D]
+	lastOwned bool
+}
+
+// adjacent simplifies changes[from:to], which lie close together.
+func (s *simplifier[D]) adjacent(changes []Change[D], from, to int) {
+	doc := s.doc
 	start := max(0, changes[from].FromB-maxSimplifyDistance)
 	end := min(doc.Content.Size(), changes[to-1].ToB+maxSimplifyDistance)
-	text := textOf(doc.Content, start, end)
+	text := textOf(doc.Content, start, end, s.units)
 	// letterAt tells whether the character at pos is a letter; outside
 	// the text it is not (JS's charCodeAt gives NaN).
 	letterAt := func(pos int) bool {
@@ -77,22 +91,24 @@ func simplifyAdjacent[D comparable](changes []Change[D], from, to int, doc *mode
 				}
 			}
 			joined := fillChange(changes[startI:i+1], from, to)
-			if n := len(target); n > 0 && target[n-1].ToA == joined.FromA {
-				last := target[n-1]
-				target[n-1] = Change[D]{last.FromA, joined.ToA, last.FromB, joined.ToB,
-					concatSpans(last.Deleted, joined.Deleted), concatSpans(last.Inserted, joined.Inserted)}
+			if n := len(s.target); n > 0 && s.target[n-1].ToA == joined.FromA {
+				last := &s.target[n-1]
+				if !s.lastOwned {
+					last.Deleted, last.Inserted = slices.Clone(last.Deleted), slices.Clone(last.Inserted)
+				}
+				// The JS concatenates the span lists, merging nothing.
+				last.ToA, last.ToB = joined.ToA, joined.ToB
+				last.Deleted = append(last.Deleted, joined.Deleted...)
+				last.Inserted = append(last.Inserted, joined.Inserted...)
 			} else {
-				target = append(target, joined)
+				s.target = append(s.target, joined)
 			}
+			s.lastOwned = true
 		} else {
-			target = append(target, changes[startI:i+1]...)
+			s.target = append(s.target, changes[startI:i+1]...)
+			s.lastOwned = false
 		}
 	}
-	return target
-}
-
-func concatSpans[D comparable](a, b []Span[D]) []Span[D] {
-	return append(append(make([]Span[D], 0, len(a)+len(b)), a...), b...)
 }
 
 // fillChange joins changes into one change from fromB to toB in the new
@@ -114,16 +130,16 @@ func fillChange[D comparable](changes []Change[D], fromB, toB int) Change[D] {
 			endA, endB = next.FromA, next.FromB
 		}
 		if endA > posA {
-			deleted = joinSpans(deleted, []Span[D]{{endA - posA, delData}}, combine)
+			deleted = joinInto(deleted, []Span[D]{{endA - posA, delData}}, combine)
 		}
 		if endB > posB {
-			inserted = joinSpans(inserted, []Span[D]{{endB - posB, insData}}, combine)
+			inserted = joinInto(inserted, []Span[D]{{endB - posB, insData}}, combine)
 		}
 		if next == nil {
 			break
 		}
-		deleted = joinSpans(deleted, next.Deleted, combine)
-		inserted = joinSpans(inserted, next.Inserted, combine)
+		deleted = joinInto(deleted, next.Deleted, combine)
+		inserted = joinInto(inserted, next.Inserted, combine)
 		if len(deleted) > 0 {
 			delData = deleted[len(deleted)-1].Data
 		}
@@ -151,7 +167,7 @@ func firstData[D comparable](a, b []Span[D]) D {
 // node boundary and leaf node as a space so that it is not taken as part
 // of a word. Like prosemirror-changeset's getText, it passes end-off
 // (not end-off-1) into a node's content.
-func textOf(frag model.Fragment, start, end int) []uint16 {
+func textOf(frag model.Fragment, start, end int, units units) []uint16 {
 	var out []uint16
 	var convert func(frag model.Fragment, start, end int)
 	convert = func(frag model.Fragment, start, end int) {
@@ -163,16 +179,7 @@ func textOf(frag model.Fragment, start, end int) []uint16 {
 			if from < to {
 				switch {
 				case child.IsText():
-					lo, hi := max(0, start-off), min(child.NodeSize(), end-off)
-					eachCodeUnit(child.Text, func(j int, u uint16) bool {
-						if j >= hi {
-							return false
-						}
-						if j >= lo {
-							out = append(out, u)
-						}
-						return true
-					})
+					out = units.append(out, child, max(0, start-off), min(child.NodeSize(), end-off))
 				case child.IsLeaf():
 					out = append(out, ' ')
 				default:
