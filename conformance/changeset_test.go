@@ -11,6 +11,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -106,7 +107,7 @@ func changesetCheckCase(schemas map[string]*model.Schema, line []byte, stats *st
 			return c
 		case threwAt(i):
 			stats.add(&stats.outcomes, "addSteps threw "+tc.Threw.ErrorName)
-			c.fields++
+			c.eq("threw.inconsistent", fmt.Sprintf("addSteps call %d", i), jsonBool(true), jsonBool(errors.Is(err, changeset.ErrInconsistent)))
 			return c
 		case err != nil:
 			c.fail("threw", fmt.Sprintf("addSteps call %d", i), "no error", err.Error())
@@ -121,7 +122,7 @@ func changesetCheckCase(schemas map[string]*model.Schema, line []byte, stats *st
 		c.fail("threw", "simplifyChanges", tc.Threw.ErrorName+": "+tc.Threw.Error, "no error")
 	case threwAt(-1):
 		stats.add(&stats.outcomes, "simplifyChanges threw "+tc.Threw.ErrorName)
-		c.fields++
+		c.eq("threw.inconsistent", "simplifyChanges", jsonBool(true), jsonBool(errors.Is(err, changeset.ErrInconsistent)))
 	case err != nil:
 		c.fail("threw", "simplifyChanges", "no error", err.Error())
 	default:
