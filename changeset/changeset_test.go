@@ -2,10 +2,12 @@ package changeset
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/pmauthority/pmauthority/model"
 	"github.com/pmauthority/pmauthority/schemas"
 	"github.com/pmauthority/pmauthority/transform"
 )
@@ -38,6 +40,21 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// paragraphDoc returns the basic schema and a document of one paragraph
+// of text.
+func paragraphDoc(t *testing.T, text string) (*model.Schema, *model.Node) {
+	t.Helper()
+	schema, err := schemas.Get("basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := schema.NodeFromJSON(fmt.Appendf(nil, `{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":%q}]}]}`, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schema, doc
+}
+
 func equalChange(a, b Change[string]) bool {
 	return a.FromA == b.FromA && a.ToA == b.ToA && a.FromB == b.FromB && a.ToB == b.ToB &&
 		slices.Equal(a.Deleted, b.Deleted) && slices.Equal(a.Inserted, b.Inserted)
@@ -46,14 +63,7 @@ func equalChange(a, b Change[string]) bool {
 // TestInconsistent checks that changes whose spans do not cover them
 // give ErrInconsistent, not a panic, where prosemirror-changeset throws.
 func TestInconsistent(t *testing.T) {
-	schema, err := schemas.Get("basic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := schema.NodeFromJSON([]byte(`{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"abcdef"}]}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, doc := paragraphDoc(t, "abcdef")
 	// An insertion of 3 whose spans cover 1, then a step deleting part of it.
 	short := Change[string]{FromA: 1, ToA: 1, FromB: 1, ToB: 4, Inserted: []Span[string]{{1, "a"}}}
 	set := Create(doc, Options[string]{Changes: []Change[string]{short}})
@@ -73,14 +83,7 @@ func TestInconsistent(t *testing.T) {
 // TestAddStepsKeepsSet checks that AddSteps leaves the set it is called
 // on as it was.
 func TestAddStepsKeepsSet(t *testing.T) {
-	schema, err := schemas.Get("basic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := schema.NodeFromJSON([]byte(`{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"abcdef"}]}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, doc := paragraphDoc(t, "abcdef")
 	set := Create(doc, Options[string]{})
 	var sets []*ChangeSet[string]
 	var before [][]Change[string]
@@ -111,14 +114,7 @@ func TestAddStepsKeepsSet(t *testing.T) {
 // TestMaxDiffWork checks that Options.MaxDiffWork refuses the diffs it
 // cannot afford and leaves the others' answer as it is.
 func TestMaxDiffWork(t *testing.T) {
-	schema, err := schemas.Get("basic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := schema.NodeFromJSON([]byte(`{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"the quick brown fox jumps"}]}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema, doc := paragraphDoc(t, "the quick brown fox jumps")
 	step, err := transform.StepFromJSON(schema, []byte(`{"stepType":"replace","from":5,"to":20,"slice":{"content":[{"type":"text","text":"slow brown dog"}]}}`))
 	if err != nil {
 		t.Fatal(err)
