@@ -94,6 +94,7 @@ func TestSettingNames(t *testing.T) {
 		"Limits.MaxCheckpoints":   "serve --max-checkpoints",    // collab.Limits
 		"Limits.MaxSteps":         "serve --max-steps",          // apply.Limits in collab.Limits
 		"Limits.MaxClientStorage": "serve --max-client-storage", // a sizeFlag
+		"Limits.MaxChangesDiff":   "serve --max-changes-diff",   // an int64
 		"Config.AllowOrigins":     "serve --allow-origin",       // server.Config, a stringsFlag
 		"Config.History":          "serve --history",            // collab.Config
 	} {
