@@ -17,6 +17,7 @@ import { schema } from "./schema.js"
 import { CollabClient } from "../client/src/client.js"
 import { commentIcon } from "../client/src/comments.js"
 import { CommentsPanel } from "./panel.js"
+import { HistoryPanel, changesPlugin } from "./history.js"
 import { safeColor, peerName } from "../client/src/presence.js"
 import { loadIdentity, saveIdentity, isColor, pickColor } from "./identity.js"
 import { validDocID } from "./docid.js"
@@ -160,12 +161,17 @@ function start() {
   let pma = window.pma = { client: null, view: null, prosemirror: { TextSelection } }
   let view = null
   let panel = new CommentsPanel($("comments"), () => identity.name, { readOnly: noComments })
+  let history = new HistoryPanel($("history"), { id, token, canEdit: !readOnly, view: () => view, schema })
+  let historyToggle = $("history-toggle")
+  historyToggle.addEventListener("click", () => history.toggle())
+  history.onToggle = open => historyToggle.setAttribute("aria-expanded", String(open))
   let client = new CollabClient({
     url: socketURL(id),
     schema,
     plugins: [
       keymap({ "Mod-Alt-m": panel.start }),
       ...exampleSetup({ schema, menuContent: menu(panel.start) }),
+      changesPlugin,
     ],
     name: identity.name,
     color: identity.color,
@@ -185,6 +191,7 @@ function start() {
         view.focus()
       }
       panel.update(view)
+      history.update(view)
     },
     onStatus: showStatus,
     onPeers(info) {
