@@ -187,13 +187,14 @@ function start() {
   }
 
   // For the browser test and for poking around in the console.
-  let pma = window.pma = { client: null, view: null, prosemirror: { TextSelection } }
+  let pma = window.pma = { client: null, view: null, history: null, prosemirror: { TextSelection } }
   let view = null
   let panel = new CommentsPanel($("comments"), () => identity.name, { readOnly: noComments })
-  let history = new HistoryPanel($("history"), { id, token, canEdit: !readOnly, view: () => view, schema })
+  let historyPanel = new HistoryPanel($("history"), { id, token, canEdit: !readOnly, view: () => view, schema })
+  pma.history = historyPanel
   let historyToggle = $("history-toggle")
-  historyToggle.addEventListener("click", () => history.toggle())
-  history.onToggle = open => historyToggle.setAttribute("aria-expanded", String(open))
+  historyToggle.addEventListener("click", () => historyPanel.toggle())
+  historyPanel.onToggle = open => historyToggle.setAttribute("aria-expanded", String(open))
   // A view that is not editable runs no keymaps: the comment key of a
   // comment-only page is handled here (keydown of the view's DOM).
   let commentKey = keydownHandler({ "Mod-Alt-m": panel.start })
@@ -232,7 +233,7 @@ function start() {
         view.focus()
       }
       panel.update(view)
-      history.update(view)
+      historyPanel.update(view)
     },
     onStatus: showStatus,
     onPeers(info) {

@@ -146,6 +146,7 @@ export class HistoryPanel {
     this.view = view
     this.schema = schema
     this.colors = new AuthorColors()
+    this.windowSteps = windowSteps // a property, for the browser test
     this.open = false
     this.steps = [] // the steps read, oldest first, versions (loadedFrom, loadedTo]
     this.loadedFrom = -1
@@ -230,9 +231,9 @@ export class HistoryPanel {
   async readSteps(from, to) {
     let steps = [], page
     for (;;) {
-      page = await this.json(`/steps?from=${from}&limit=${windowSteps}`)
+      page = await this.json(`/steps?from=${from}&limit=${this.windowSteps}`)
       for (let st of page.steps) if (to == null || st.version <= to) steps.push(st)
-      if (page.next == null || (to != null && page.next >= to) || steps.length >= 2 * windowSteps) break
+      if (page.next == null || (to != null && page.next >= to) || steps.length >= 2 * this.windowSteps) break
       from = page.next
     }
     return { steps, version: page.version, oldest: page.oldest }
@@ -247,8 +248,8 @@ export class HistoryPanel {
       try {
         let head = await this.json("/steps?limit=1")
         this.oldest = head.oldest
-        if (this.loadedTo < 0 || head.version - this.loadedTo > windowSteps || head.version < this.loadedTo || this.loadedFrom < head.oldest) {
-          let from = Math.max(head.oldest, head.version - windowSteps)
+        if (this.loadedTo < 0 || head.version - this.loadedTo > this.windowSteps || head.version < this.loadedTo || this.loadedFrom < head.oldest) {
+          let from = Math.max(head.oldest, head.version - this.windowSteps)
           let read = await this.readSteps(from, null)
           this.steps = read.steps
           this.loadedFrom = from
@@ -270,8 +271,9 @@ export class HistoryPanel {
 
   // loadOlder reads the window of steps before the ones read.
   async loadOlder() {
+    if (this.loading) await this.loading
     try {
-      let from = Math.max(this.oldest, this.loadedFrom - windowSteps)
+      let from = Math.max(this.oldest, this.loadedFrom - this.windowSteps)
       let read = await this.readSteps(from, this.loadedFrom)
       this.steps = read.steps.concat(this.steps)
       this.loadedFrom = from
@@ -296,7 +298,7 @@ export class HistoryPanel {
     items.sort((a, b) => b.version - a.version || (a.kind == "checkpoint" ? -1 : 1) - (b.kind == "checkpoint" ? -1 : 1))
     let rows = items.map(item => item.kind == "entry" ? this.entryRow(item.entry) : this.checkpointRow(item.checkpoint))
     if (this.loadedFrom > this.oldest) {
-      rows.push(h("li", { class: "history-more" }, this.button("Load older", "Read the steps before these", () => this.loadOlder())))
+      rows.push(h("li", { class: "history-more", "data-from": this.loadedFrom }, this.button("Load older", "Read the steps before these", () => this.loadOlder())))
     } else if (this.loadedFrom >= 0) {
       rows.push(this.row({ version: this.oldest, kind: "start", color: "", title: this.oldest == 0 ? "Empty document" : "Oldest version kept", who: "", when: "" }))
     }

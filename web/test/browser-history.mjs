@@ -9,7 +9,9 @@
 // the checkpoint Bob's deletion struck through in his colour; each
 // download (Markdown, HTML, text; current and an older version) is
 // what GET /export answers; restoring Bob's version makes both pages
-// and the server hold that version's document again.
+// and the server hold that version's document again. Bob's panel,
+// reading 20 steps at a time, lists the same entries once it has loaded
+// the older ones.
 //
 // With --changes absent (a server whose route table has no GET
 // /docs/{id}/changes), the "changes since" checks are skipped, and said
@@ -211,6 +213,23 @@ async function main() {
     rows = await waitRows(a, server.version)
     check(rows[0].kind == "restore" && rows[0].title == "alice restored a version", "the restore's entry: " + JSON.stringify(rows[0]))
     await a.screenshot({ path: path.join(args.out, "restored.png") })
+
+    // Bob's panel reading 20 steps at a time: "Load older" until the
+    // start gives the entries Alice's panel has.
+    await b.evaluate(() => { window.pma.history.windowSteps = 20 })
+    await b.click("#history-toggle")
+    await waitRows(b, server.version)
+    let loads = 0
+    for (; await b.locator(".history-more button").count(); loads++) {
+      check(loads < 10, "Bob's panel loads older steps forever")
+      let from = await b.evaluate(() => window.pma.history.loadedFrom)
+      await b.click(".history-more button")
+      await b.waitForFunction(from => window.pma.history.loadedFrom < from && !document.querySelector(`.history-more[data-from="${from}"]`), from)
+    }
+    let bobRows = await historyRows(b)
+    log(`Bob's panel: the start after ${loads} loads of older steps`)
+    check(loads >= 2 && JSON.stringify(bobRows) == JSON.stringify(rows),
+      `Bob's rows after ${loads} loads:\n${JSON.stringify(bobRows)}\nAlice's:\n${JSON.stringify(rows)}`)
 
     for (let p of [a, b]) {
       // Without the route, its 404s (the answer, and the console's line
