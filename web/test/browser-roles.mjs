@@ -3,7 +3,7 @@
 // secret):
 //   - a read token: the badge, the hint "You can read this document",
 //     every menu item disabled (a click on one changes nothing), typing
-//     does nothing;
+//     does nothing; the history panel downloads, offers no checkpoint;
 //   - a comment token: "You can read and comment", every menu item but
 //     the comment button disabled, typing does nothing, but a word
 //     selected with the mouse is commented with Ctrl-Alt-M, and the
@@ -37,7 +37,7 @@ let id = newID("roles")
 
 // open opens the editor of doc with token; synced waits for the welcome.
 async function open(browser, label, token, doc = id, synced = true) {
-  let context = await browser.newContext({ viewport: { width: 1100, height: 600 } })
+  let context = await browser.newContext({ viewport: { width: 1100, height: 600 }, acceptDownloads: true })
   let page = await openPage(context, label)
   page.sockets = 0
   page.on("websocket", () => page.sockets++)
@@ -87,12 +87,22 @@ async function main() {
     await converge(editor)
 
     // The reader.
-    let reader = await open(browser, "reader", mint("rita", { [id]: "read" }))
+    let readToken = mint("rita", { [id]: "read" })
+    let reader = await open(browser, "reader", readToken)
     check(await reader.textContent("#role") == "read-only", "the reader's badge")
     check((await reader.textContent("#hint")).startsWith("You can read this document"), "the reader's hint: " + await reader.textContent("#hint"))
     let menu = await menuState(reader)
     check(menu.length > 5 && menu.every(m => m.disabled), "the reader's menu: " + JSON.stringify(menu))
     await tryChanges(reader)
+    // The reader's history: the entries and the downloads, no checkpoint
+    // form (restoring and checkpoints need edit).
+    await reader.click("#history-toggle")
+    await reader.locator(".history-list > li.history-entry").first().waitFor()
+    check(await reader.locator(".history-checkpoint-form").isHidden(), "the reader's panel offers a checkpoint")
+    let [file] = await Promise.all([reader.waitForEvent("download"), reader.click(".history-download button[data-format=markdown]")])
+    let markdown = fs.readFileSync(await file.path(), "utf8")
+    let exported = await (await fetch(`${args.url}/docs/${encodeURIComponent(id)}/export?format=markdown`, { headers: { Authorization: "Bearer " + readToken } })).text()
+    check(markdown == exported && markdown.includes("Words to read"), `the reader's download ${JSON.stringify(markdown)}, the export ${JSON.stringify(exported)}`)
     await reader.screenshot({ path: path.join(args.out, "read.png") })
 
     // The commenter: can comment, cannot type.
