@@ -205,6 +205,7 @@ func matrixRoutes() []matrixRoute {
 		{"POST", "/docs/d/transform", `{"version":1,"ops":[{"op":"insert","args":[1,{"type":"text","text":"x"}]}]}`, RoleEdit, false, 0},
 		{"POST", "/docs/d/edits", `{"base":1,"edits":[{"op":"insert","target":{"block":{"path":[0]}},"at":"start","content":{"type":"text","text":"x"}}]}`, RoleEdit, false, 0},
 		{"GET", "/docs/d/authors", "", RoleRead, false, 0},
+		{"GET", "/docs/d/changes?from=0&to=1", "", RoleRead, false, 0},
 	}
 }
 

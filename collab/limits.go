@@ -61,6 +61,10 @@ type Limits struct {
 	// Checkpoint beyond it fails with a *LimitError (HTTP 413).
 	// Concurrent Checkpoint calls may together go a little over it.
 	MaxCheckpoints int
+	// MaxChangesSteps bounds the steps between the two versions of one
+	// Changes call, to-from (default DefaultMaxChangesSteps, 20,000):
+	// Changes over it fails with a *LimitError (HTTP 413).
+	MaxChangesSteps int
 	// MaxDocuments bounds the documents of the store (default 100,000):
 	// creating one more fails with an error matching
 	// ErrTooManyDocuments. The store's documents are counted at the
@@ -107,6 +111,10 @@ const (
 	DefaultMaxDocuments = 100_000
 	// DefaultMaxCheckpoints is Limits.MaxCheckpoints' default.
 	DefaultMaxCheckpoints = 1000
+	// DefaultMaxChangesSteps is Limits.MaxChangesSteps' default: about
+	// a second of work (reading, replaying and condensing the steps) on
+	// a small machine, for a day of one person's typing.
+	DefaultMaxChangesSteps = 20_000
 	// DefaultMaxCreatesPerHour is Limits.MaxCreatesPerHour' default.
 	DefaultMaxCreatesPerHour = 1000
 	// DefaultMaxDocStorage is Limits.MaxDocStorage's default (256 MiB).
@@ -131,6 +139,7 @@ func DefaultLimits() Limits {
 		MaxCommentText:    DefaultMaxCommentText,
 		MaxComments:       DefaultMaxComments,
 		MaxCheckpoints:    DefaultMaxCheckpoints,
+		MaxChangesSteps:   DefaultMaxChangesSteps,
 		MaxDocuments:      DefaultMaxDocuments,
 		MaxDocStorage:     DefaultMaxDocStorage,
 		MaxClientStorage:  DefaultMaxClientStorage,

@@ -36,6 +36,8 @@
 //	POST      /docs/{id}/edits        edit     {base, edits, name?}: edits found at base
 //	POST      /docs/{id}/transform    edit     {version, ops, name?}: Transform API calls
 //	GET       /docs/{id}/authors      read     who inserted each range
+//	GET       /docs/{id}/changes      read     ?from=A&to=B[&simplify=1]: the changes
+//	                                           between two versions, with their authors
 //
 // With Config.Web, the demo pages:
 //
@@ -155,7 +157,7 @@
 // answers in the memory budget), apply.go (the apply endpoint),
 // collab_http.go and collab_decode.go (the collab API), docs_api.go (the
 // documents API), edits.go (the edit API and POST /docs/{id}/transform), export.go (GET
-// /docs/{id}/export), ws.go (upgrade and
+// /docs/{id}/export), changes.go (GET /docs/{id}/changes), ws.go (upgrade and
 // message dispatch), ws_conn.go (a connection: its send queue and
 // writer, with ws_nowait_unix.go and ws_nowait_other.go for reads and
 // writes that do not wait), ws_hub.go (wsHubs, and one hub per document, relaying its

@@ -80,6 +80,8 @@ func routeTable(s *api, serveWS handlerFunc) []route {
 			route{Route: Route{"POST", "/docs/{id}/edits", ActionEdit}, handle: s.editDoc, slash: true, changes: true},
 			route{Route: Route{"POST", "/docs/{id}/transform", ActionEdit}, handle: s.transformDoc, slash: true, changes: true},
 			route{Route: Route{"GET", "/docs/{id}/authors", ActionRead}, handle: s.getAuthors, slash: true},
+			// What changed between two versions (changes.go).
+			route{Route: Route{"GET", "/docs/{id}/changes", ActionRead}, handle: s.getChanges, slash: true},
 		)
 	}
 	if s.web != nil {

@@ -60,6 +60,7 @@ func TestRouteTable(t *testing.T) {
 		{"POST", "/docs/{id}/edits", ActionEdit}:       415,
 		{"POST", "/docs/{id}/transform", ActionEdit}:   415,
 		{"GET", "/docs/{id}/authors", ActionRead}:      200,
+		{"GET", "/docs/{id}/changes", ActionRead}:      400, // no from and to
 		{"GET", "/{$}", ActionPage}:                    http.StatusTeapot,
 		{"HEAD", "/{$}", ActionPage}:                   http.StatusTeapot,
 		{"GET", "/edit/{id}", ActionPage}:              http.StatusTeapot,
@@ -80,7 +81,7 @@ func TestRouteTable(t *testing.T) {
 	}
 	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/commits": true, "/docs/{id}/ws": true, "/docs/{id}/export": true,
 		"/docs/{id}/steps": true, "/docs/{id}/checkpoints": true, "/docs/{id}/restore": true, "/docs/{id}/authors": true,
-		"/docs/{id}/edits": true, "/docs/{id}/transform": true}
+		"/docs/{id}/edits": true, "/docs/{id}/changes": true, "/docs/{id}/transform": true}
 	for pattern, ms := range methods {
 		paths := []string{concretePath(pattern)}
 		if slash[pattern] {

@@ -255,6 +255,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&doc.MaxDocuments, "max-documents", doc.MaxDocuments, "most documents in the store (counted at the first creation, then this server's creations and deletions); creating one more: 507")
 	fs.IntVar(&doc.MaxCreatesPerHour, "max-creates", doc.MaxCreatesPerHour, "most documents one client creates per hour (as many at once), by using them or with POST /docs; 429 above")
 	fs.IntVar(&doc.MaxClientDocuments, "max-client-documents", doc.MaxClientDocuments, "most documents one client (its principal, else its address) has created through this server since it started, less those deleted since; creating one more: 507. Default: a quarter of --max-documents")
+	fs.IntVar(&doc.MaxChangesSteps, "max-changes-steps", doc.MaxChangesSteps, "most steps between the two versions of GET /docs/{id}/changes (to-from); 413 above")
 	fs.IntVar(&doc.MaxCheckpoints, "max-checkpoints", doc.MaxCheckpoints, "most checkpoints of one document (each at a new version keeps a copy of the document); 413 above")
 	fs.Var((*sizeFlag)(&doc.MaxDocStorage), "max-doc-storage", "most bytes (a `size`) one document holds in the store: its steps, snapshots, checkpoints (one copy per version) and comments; a change or checkpoint beyond it: 507 (delete the document to free them)")
 	fs.Var((*sizeFlag)(&doc.MaxClientStorage), "max-client-storage", "most bytes (a `size`) one client (its principal, else its address) adds to the store per day (as many at once), with steps, comments and checkpoints; beyond it: 507 with Retry-After")
@@ -347,7 +348,7 @@ func (f *serveFlags) check() error {
 		"max-conns": int64(lim.MaxConns), "max-client-conns": int64(lim.MaxClientConns), "max-ws-messages": int64(lim.MaxWSMessages),
 		"max-presence": int64(lim.MaxPresence), "max-presence-data": int64(lim.MaxPresenceData), "max-submissions": int64(lim.MaxSubmissions),
 		"max-documents": int64(doc.MaxDocuments), "max-creates": int64(doc.MaxCreatesPerHour),
-		"max-checkpoints": int64(doc.MaxCheckpoints), "max-steps-page": int64(lim.MaxStepsPage), "max-edit-markdown": int64(lim.MaxEditMarkdown),
+		"max-checkpoints": int64(doc.MaxCheckpoints), "max-changes-steps": int64(doc.MaxChangesSteps), "max-steps-page": int64(lim.MaxStepsPage), "max-edit-markdown": int64(lim.MaxEditMarkdown),
 		"max-doc-storage": doc.MaxDocStorage, "max-client-storage": doc.MaxClientStorage} {
 		if v <= 0 {
 			return fmt.Errorf("--%s must be positive", name)
