@@ -144,28 +144,17 @@ func TestBrowserClient(t *testing.T) {
 // history panel: two authors' entries, the changes since a version in
 // their colours, downloads, a restore; see the script) against a
 // pmauthority with an auth.Policy, the script minting its tokens with the
-// secret. Without a GET /docs/{id}/changes route in the server's route
-// table the script skips the changes (and says so). Skipped as
-// TestBrowser is.
+// secret. Skipped as TestBrowser is.
 func TestBrowserHistory(t *testing.T) {
 	node := needBrowser(t)
 	secret := "a secret for the browser test, 32 bytes or more"
 	srv, _ := newAuthServer(t, []byte(secret))
-	changes := "absent"
-	for _, rt := range srv.Routes() {
-		if rt.Method == "GET" && rt.Pattern == "/docs/{id}/changes" {
-			changes = "present"
-		}
-	}
-	if changes == "absent" {
-		t.Log("the server has no GET /docs/{id}/changes: the script skips the changes since a version")
-	}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(run, node, "test/browser-history.mjs", "--url", ts.URL, "--secret", secret,
-		"--changes", changes, "--out", filepath.Join(browserOut(), "history"), "--chromium", chromiumPath)
+		"--out", filepath.Join(browserOut(), "history"), "--chromium", chromiumPath)
 	cmd.WaitDelay = 5 * time.Second
 	output, err := cmd.CombinedOutput()
 	t.Logf("test/browser-history.mjs:\n%s", output)

@@ -13,12 +13,8 @@
 // reading 20 steps at a time, lists the same entries once it has loaded
 // the older ones.
 //
-// With --changes absent (a server whose route table has no GET
-// /docs/{id}/changes), the "changes since" checks are skipped, and said
-// so in the log.
-//
 // Usage: node test/browser-history.mjs --url http://127.0.0.1:8080 --secret HS256-SECRET
-//        [--changes present|absent] [--out DIR] [--chromium PATH]
+//        [--out DIR] [--chromium PATH]
 
 import { chromium } from "playwright-core"
 import crypto from "node:crypto"
@@ -26,11 +22,10 @@ import fs from "node:fs"
 import path from "node:path"
 import { log, check, newID, openPage, waitSynced, converge, timeout } from "./lib.mjs"
 
-let args = { out: "test/out/history", chromium: "/usr/bin/chromium", changes: "present" }
+let args = { out: "test/out/history", chromium: "/usr/bin/chromium" }
 for (let i = 2; i + 1 < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, "")] = process.argv[i + 1]
 for (let k of ["url", "secret"]) if (!args[k]) throw new Error("missing --" + k)
 args.url = args.url.replace(/\/+$/, "")
-const withChanges = args.changes != "absent"
 
 // mint returns an HS256 token of sub (shown as name) with role on the
 // document id.
@@ -147,42 +142,38 @@ async function main() {
     let stepsOf = who => steps.filter(s => s.author == who).length
     check(entries[1].title == `bob · ${stepsOf("bob")} changes`, "Bob's entry: " + entries[1].title)
 
-    if (withChanges) {
-      // Changes since the empty document: every character inserted, in
-      // its author's colour, two distinct ones.
-      await a.click(".history-list > li.history-start")
-      await a.locator(".history-legend", { hasText: "Changes since version 0" }).waitFor()
-      let ins = await decorations(a, ".ProseMirror .pma-inserted", "borderBottomColor")
-      let legend = await a.$$eval(".history-authors li", lis => lis.map(li => ({
-        author: li.dataset.author, color: getComputedStyle(li.querySelector(".swatch")).backgroundColor })))
-      log("inserted:", JSON.stringify(ins), "legend:", JSON.stringify(legend))
-      let colorOf = Object.fromEntries(legend.map(l => [l.author, l.color]))
-      check(colorOf.alice && colorOf.bob && colorOf.alice != colorOf.bob, "the legend: " + JSON.stringify(legend))
-      let by = who => ins.filter(d => d.author == who)
-      check(by("alice").every(d => d.color == colorOf.alice) && by("bob").every(d => d.color == colorOf.bob),
-        "a decoration not in its author's colour: " + JSON.stringify(ins))
-      check(ins.every(d => d.author == "alice" || d.author == "bob"), "a decoration of someone else: " + JSON.stringify(ins))
-      let textOf = who => by(who).map(d => d.text).join("")
-      check(textOf("alice").includes("Alice wrote") && textOf("alice").includes("Alice again.") && textOf("bob").includes("Bob added more."),
-        `the authors' text: alice ${JSON.stringify(textOf("alice"))}, bob ${JSON.stringify(textOf("bob"))}`)
-      check(ins.map(d => d.text).join("") == text.replace("\n", ""), "the insertions are not the whole text: " + JSON.stringify(ins))
-      await a.screenshot({ path: path.join(args.out, "changes-since-0.png") })
+    // Changes since the empty document: every character inserted, in
+    // its author's colour, two distinct ones.
+    await a.click(".history-list > li.history-start")
+    await a.locator(".history-legend", { hasText: "Changes since version 0" }).waitFor()
+    let ins = await decorations(a, ".ProseMirror .pma-inserted", "borderBottomColor")
+    let legend = await a.$$eval(".history-authors li", lis => lis.map(li => ({
+      author: li.dataset.author, color: getComputedStyle(li.querySelector(".swatch")).backgroundColor })))
+    log("inserted:", JSON.stringify(ins), "legend:", JSON.stringify(legend))
+    let colorOf = Object.fromEntries(legend.map(l => [l.author, l.color]))
+    check(colorOf.alice && colorOf.bob && colorOf.alice != colorOf.bob, "the legend: " + JSON.stringify(legend))
+    let by = who => ins.filter(d => d.author == who)
+    check(by("alice").every(d => d.color == colorOf.alice) && by("bob").every(d => d.color == colorOf.bob),
+      "a decoration not in its author's colour: " + JSON.stringify(ins))
+    check(ins.every(d => d.author == "alice" || d.author == "bob"), "a decoration of someone else: " + JSON.stringify(ins))
+    let textOf = who => by(who).map(d => d.text).join("")
+    check(textOf("alice").includes("Alice wrote") && textOf("alice").includes("Alice again.") && textOf("bob").includes("Bob added more."),
+      `the authors' text: alice ${JSON.stringify(textOf("alice"))}, bob ${JSON.stringify(textOf("bob"))}`)
+    check(ins.map(d => d.text).join("") == text.replace("\n", ""), "the insertions are not the whole text: " + JSON.stringify(ins))
+    await a.screenshot({ path: path.join(args.out, "changes-since-0.png") })
 
-      // Since the checkpoint: Bob's deletion, struck through in his colour.
-      await a.click(".history-list > li.history-checkpoint")
-      await a.locator(".history-legend", { hasText: "Changes since checkpoint" }).waitFor()
-      let del = await decorations(a, ".ProseMirror .pma-deleted", "color")
-      log("deleted:", JSON.stringify(del))
-      check(del.some(d => d.author == "bob" && d.text.includes("this") && d.color == colorOf.bob), "Bob's deletion: " + JSON.stringify(del))
-      check(await a.$eval(".ProseMirror .pma-deleted", el => getComputedStyle(el).textDecorationLine) == "line-through", "the deletion is not struck through")
-      let since = await decorations(a, ".ProseMirror .pma-inserted", "borderBottomColor")
-      check(!since.some(d => d.text.includes("Alice wrote")), "text older than the checkpoint is marked: " + JSON.stringify(since))
-      await a.screenshot({ path: path.join(args.out, "changes-since-checkpoint.png") })
-      await a.click(".history-clear")
-      await a.waitForFunction(() => !document.querySelector(".ProseMirror .pma-inserted, .ProseMirror .pma-deleted"))
-    } else {
-      log("SKIPPED the changes since a version: the server has no GET /docs/{id}/changes")
-    }
+    // Since the checkpoint: Bob's deletion, struck through in his colour.
+    await a.click(".history-list > li.history-checkpoint")
+    await a.locator(".history-legend", { hasText: "Changes since checkpoint" }).waitFor()
+    let del = await decorations(a, ".ProseMirror .pma-deleted", "color")
+    log("deleted:", JSON.stringify(del))
+    check(del.some(d => d.author == "bob" && d.text.includes("this") && d.color == colorOf.bob), "Bob's deletion: " + JSON.stringify(del))
+    check(await a.$eval(".ProseMirror .pma-deleted", el => getComputedStyle(el).textDecorationLine) == "line-through", "the deletion is not struck through")
+    let since = await decorations(a, ".ProseMirror .pma-inserted", "borderBottomColor")
+    check(!since.some(d => d.text.includes("Alice wrote")), "text older than the checkpoint is marked: " + JSON.stringify(since))
+    await a.screenshot({ path: path.join(args.out, "changes-since-checkpoint.png") })
+    await a.click(".history-clear")
+    await a.waitForFunction(() => !document.querySelector(".ProseMirror .pma-inserted, .ProseMirror .pma-deleted"))
 
     // Downloads of the current version, each as GET /export writes it.
     for (let format of ["markdown", "html", "text"]) {
@@ -232,10 +223,7 @@ async function main() {
       `Bob's rows after ${loads} loads:\n${JSON.stringify(bobRows)}\nAlice's:\n${JSON.stringify(rows)}`)
 
     for (let p of [a, b]) {
-      // Without the route, its 404s (the answer, and the console's line
-      // about it) are expected.
-      let errors = withChanges ? p.errors : p.errors.filter(e => !e.includes("/changes?") && !e.includes("status of 404"))
-      check(errors.length == 0, "page errors:\n" + errors.join("\n"))
+      check(p.errors.length == 0, "page errors:\n" + p.errors.join("\n"))
     }
     log(`browser-history: ok in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   } finally {
