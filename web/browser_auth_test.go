@@ -139,3 +139,55 @@ func TestBrowserClient(t *testing.T) {
 		t.Fatalf("test/browser-client.mjs: %v", err)
 	}
 }
+
+// TestBrowserHistory runs test/browser-history.mjs (the editor page's
+// history panel: two authors' entries, the changes since a version in
+// their colours, downloads, a restore; see the script) against a
+// pmauthority with an auth.Policy, the script minting its tokens with the
+// secret. Skipped as TestBrowser is.
+func TestBrowserHistory(t *testing.T) {
+	node := needBrowser(t)
+	secret := "a secret for the browser test, 32 bytes or more"
+	srv, _ := newAuthServer(t, []byte(secret))
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(run, node, "test/browser-history.mjs", "--url", ts.URL, "--secret", secret,
+		"--out", filepath.Join(browserOut(), "history"), "--chromium", chromiumPath)
+	cmd.WaitDelay = 5 * time.Second
+	output, err := cmd.CombinedOutput()
+	t.Logf("test/browser-history.mjs:\n%s", output)
+	if errors.Is(run.Err(), context.DeadlineExceeded) {
+		t.Fatal("test/browser-history.mjs timed out")
+	}
+	if err != nil {
+		t.Fatalf("test/browser-history.mjs: %v", err)
+	}
+}
+
+// TestBrowserRoles runs test/browser-roles.mjs (the editor page with a
+// read token, a comment token, a token for another document and a
+// malformed one: the menu disabled, the hint, commenting without typing,
+// the refusal shown without retries; see the script) against a
+// pmauthority with an auth.Policy. Skipped as TestBrowser is.
+func TestBrowserRoles(t *testing.T) {
+	node := needBrowser(t)
+	secret := "a secret for the browser test, 32 bytes or more"
+	srv, _ := newAuthServer(t, []byte(secret))
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(run, node, "test/browser-roles.mjs", "--url", ts.URL, "--secret", secret,
+		"--out", filepath.Join(browserOut(), "roles"), "--chromium", chromiumPath)
+	cmd.WaitDelay = 5 * time.Second
+	output, err := cmd.CombinedOutput()
+	t.Logf("test/browser-roles.mjs:\n%s", output)
+	if errors.Is(run.Err(), context.DeadlineExceeded) {
+		t.Fatal("test/browser-roles.mjs timed out")
+	}
+	if err != nil {
+		t.Fatalf("test/browser-roles.mjs: %v", err)
+	}
+}

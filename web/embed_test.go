@@ -277,12 +277,16 @@ func TestDistUpToDate(t *testing.T) {
 }
 
 // TestClient runs the unit tests of the JavaScript client
-// (test/client.test.mjs: the protocol against a scripted fake server).
+// (test/client.test.mjs: the protocol against a scripted fake server)
+// and of the history panel's grouping and decorations
+// (test/history.test.mjs).
 func TestClient(t *testing.T) {
 	needNode(t)
-	out, err := exec.Command("node", "--test", "test/client.test.mjs").CombinedOutput()
-	if err != nil {
-		t.Fatalf("node --test test/client.test.mjs: %v\n%s", err, out)
+	for _, script := range []string{"test/client.test.mjs", "test/history.test.mjs"} {
+		out, err := exec.Command("node", "--test", script).CombinedOutput()
+		if err != nil {
+			t.Fatalf("node --test %s: %v\n%s", script, err, out)
+		}
 	}
 }
 

@@ -9,14 +9,15 @@ import "./style.css"
 
 import { TextSelection } from "prosemirror-state"
 import { EditorView } from "prosemirror-view"
-import { keymap } from "prosemirror-keymap"
-import { MenuItem } from "prosemirror-menu"
+import { keymap, keydownHandler } from "prosemirror-keymap"
+import { MenuItem, Dropdown, DropdownSubmenu } from "prosemirror-menu"
 import { exampleSetup, buildMenuItems } from "prosemirror-example-setup"
 
 import { schema } from "./schema.js"
 import { CollabClient } from "../client/src/client.js"
 import { commentIcon } from "../client/src/comments.js"
 import { CommentsPanel } from "./panel.js"
+import { HistoryPanel, changesPlugin } from "./history.js"
 import { safeColor, peerName } from "../client/src/presence.js"
 import { loadIdentity, saveIdentity, isColor, pickColor } from "./identity.js"
 import { validDocID } from "./docid.js"
@@ -48,6 +49,15 @@ function notice(text) {
   el.hidden = false
   clearTimeout(noticeTimer)
   noticeTimer = setTimeout(() => { el.hidden = true }, 10000)
+}
+
+// showAuthFailure says why the server refused the page, until reload.
+function showAuthFailure(text) {
+  clearTimeout(noticeTimer)
+  let el = $("notice")
+  el.textContent = text
+  el.dataset.kind = "auth"
+  el.hidden = false
 }
 
 let lastStatus = { status: "connecting", detail: "", retryIn: 0 }, shownUnsaved = -1
@@ -100,15 +110,34 @@ function showPeers({ users, peers }) {
 
 // menu is the example setup's menu plus the comment button, which is
 // always there (greyed out without a selection), so the bar never shifts.
-function menu(comment) {
+// With readOnly every item but the comment button is disabled.
+function menu(comment, readOnly) {
   let items = buildMenuItems(schema)
-  items.fullMenu[0].push(new MenuItem({
+  let full = readOnly ? items.fullMenu.map(group => group.map(disabled)) : items.fullMenu
+  full[0].push(new MenuItem({
     title: "Comment the selection (Ctrl-Alt-M)",
     run: comment,
     enable: state => comment(state),
     icon: commentIcon,
   }))
-  return items.fullMenu
+  return full
+}
+
+// disabled returns the menu element el with its items disabled (shown
+// greyed out, never run). A dropdown's content and options are internal
+// to prosemirror-menu (pinned).
+function disabled(el) {
+  if (el instanceof MenuItem) return new MenuItem({ ...el.spec, enable: () => false })
+  if (el instanceof Dropdown) return new Dropdown(el.content.map(disabled), el.options)
+  if (el instanceof DropdownSubmenu) return new DropdownSubmenu(el.content.map(disabled), el.options)
+  return el
+}
+
+// roleHint is what the page says a token's role allows.
+function roleHint(role) {
+  if (role == "read") return "You can read this document: editing and comments need another token."
+  if (role == "comment") return "You can read and comment: select text, then press the speech bubble or Ctrl-Alt-M. Editing needs another token."
+  return "Your token gives no access to this document."
 }
 
 function start() {
@@ -125,9 +154,9 @@ function start() {
   // With a token, a role below edit makes the page read-only (the
   // server refuses such a connection's steps anyway).
   let token = loadToken()
-  let readOnly = false, noComments = false
+  let readOnly = false, noComments = false, role = ""
   if (token) {
-    let role = roleOf(token, id)
+    role = roleOf(token, id)
     readOnly = !mayEdit(role)
     noComments = !mayComment(role)
     if (readOnly) {
@@ -135,6 +164,7 @@ function start() {
         role == "comment" ? "comment only" : role == "read" ? "read-only" : "no access")
       $("docname").after(badge)
       document.body.classList.add("read-only")
+      $("hint").textContent = roleHint(role)
     }
   }
 
@@ -157,15 +187,24 @@ function start() {
   }
 
   // For the browser test and for poking around in the console.
-  let pma = window.pma = { client: null, view: null, prosemirror: { TextSelection } }
+  let pma = window.pma = { client: null, view: null, history: null, prosemirror: { TextSelection } }
   let view = null
   let panel = new CommentsPanel($("comments"), () => identity.name, { readOnly: noComments })
+  let historyPanel = new HistoryPanel($("history"), { id, token, canEdit: !readOnly, view: () => view, schema })
+  pma.history = historyPanel
+  let historyToggle = $("history-toggle")
+  historyToggle.addEventListener("click", () => historyPanel.toggle())
+  historyPanel.onToggle = open => historyToggle.setAttribute("aria-expanded", String(open))
+  // A view that is not editable runs no keymaps: the comment key of a
+  // comment-only page is handled here (keydown of the view's DOM).
+  let commentKey = keydownHandler({ "Mod-Alt-m": panel.start })
   let client = new CollabClient({
     url: socketURL(id),
     schema,
     plugins: [
       keymap({ "Mod-Alt-m": panel.start }),
-      ...exampleSetup({ schema, menuContent: menu(panel.start) }),
+      ...exampleSetup({ schema, menuContent: menu(panel.start, readOnly) }),
+      changesPlugin,
     ],
     name: identity.name,
     color: identity.color,
@@ -178,6 +217,15 @@ function start() {
         view = new EditorView($("editor"), {
           state,
           editable: () => !readOnly,
+          // Focusable when not editable, so that it gets the comment key.
+          attributes: readOnly ? { tabindex: "0" } : {},
+          handleDOMEvents: {
+            keydown(view, e) {
+              if (view.editable || !commentKey(view, e)) return false
+              e.preventDefault()
+              return true
+            },
+          },
           // The menu's commands too: no local change of a read-only doc.
           dispatchTransaction: tr => { if (!(readOnly && tr.docChanged)) client.dispatch(tr) },
         })
@@ -185,6 +233,7 @@ function start() {
         view.focus()
       }
       panel.update(view)
+      historyPanel.update(view)
     },
     onStatus: showStatus,
     onPeers(info) {
@@ -197,6 +246,12 @@ function start() {
       applyIdentity()
     },
     onNotice: notice,
+    // The token was refused (401, 403): the client stops retrying until
+    // the page gets another token.
+    onAuthenticationFailed({ status, reason }) {
+      let why = status == 401 ? "The server did not accept your token" : "Your token does not allow this document"
+      showAuthFailure(`${why} (${status}: ${reason}). Open the page with a valid token (#token=…).`)
+    },
     // domObserver is internal to prosemirror-view (pinned); without it a
     // remote change may undo a cursor motion the view has not read yet.
     flush: () => view?.domObserver?.flush(),
