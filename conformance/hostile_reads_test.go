@@ -153,6 +153,22 @@ func TestHostileStepLogCgroup(t *testing.T) {
 	start = time.Now()
 	check("reading the step log, 16 at once", p.stepLogReads("bomb", version))
 
+	// The changes between versions read two documents and the steps
+	// between them; the diff of 3 M characters is over its work bound
+	// (413), or one prosemirror-changeset throws on (422), unless the
+	// budget refuses it first.
+	start = time.Now()
+	changes := &statusCounts{}
+	parallel(8, 8, func(i int) {
+		status, resp, _, err := p.do("GET", fmt.Sprintf("/docs/bomb/changes?from=%d&to=%d", 1+i%4, version-int64(i%4)), "", nil, nil)
+		changes.add(status, resp, err)
+	})
+	p.survived(mc, finish)
+	t.Logf("changes between versions, 8 at once: %s (%v)", changes, time.Since(start).Round(time.Millisecond))
+	if !changes.only("200", "413", "422", "503", "429") {
+		t.Errorf("changes between versions: want 200, 413, 422, 503 or 429, got %s", changes)
+	}
+
 	// Edits at old bases read the document at each base (3 M characters);
 	// their target was touched since, so each is 409, or 410 for a base
 	// older than the steps kept in memory, unless the budget refuses it

@@ -7,6 +7,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/apply"
+	"github.com/pmauthority/pmauthority/changeset"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/edit"
 	"github.com/pmauthority/pmauthority/transform"
@@ -75,7 +76,8 @@ type errAnswer struct {
 //	410  collab.ErrHistoryGone ("History no longer available")
 //	413  *collab.LimitError, apply's limits, the body limit
 //	415  a Content-Type that is not JSON
-//	422  *transform.StepError, collab.ErrRefReused, apply's failed steps and invalid
+//	422  *transform.StepError, collab.ErrRefReused, changeset.ErrInconsistent
+//	     (changes the JS library throws on), apply's failed steps and invalid
 //	     documents, other *collab.RefusedError, *edit.TargetError, other
 //	     *transform.OpError
 //	429  *collab.RateError (with Retry-After): a connection or rate limit
@@ -154,6 +156,8 @@ func answerOf(err error) errAnswer {
 		return errAnswer{status: http.StatusServiceUnavailable, step: -1, msg: "storage unavailable: try again later", logCause: true}
 	case errors.Is(err, collab.ErrRefReused):
 		return errAnswer{status: http.StatusUnprocessableEntity, step: -1, msg: "the ref names another commit, with other steps"}
+	case errors.Is(err, changeset.ErrInconsistent):
+		return errAnswer{status: http.StatusUnprocessableEntity, step: -1, msg: "the changes between these versions cannot be computed (prosemirror-changeset fails on this history): " + err.Error()}
 	case errors.As(err, &stepErr):
 		return errAnswer{status: http.StatusUnprocessableEntity, step: stepErr.Index, msg: stepErr.Err.Error()}
 	case errors.As(err, &limit):

@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pmauthority/pmauthority/apply"
+	"github.com/pmauthority/pmauthority/changeset"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/transform"
 )
@@ -47,6 +48,7 @@ func TestAnswerOf(t *testing.T) {
 		{fmt.Errorf("disk full: %w", collab.ErrUnavailable), 503, -1, "storage unavailable: try again later", "Retry-After: 1", websocket.StatusInternalError},
 		{fmt.Errorf("no room: %w", collab.ErrOverloaded), 503, -1, "no room: memory budget exhausted", "Retry-After: 2", websocket.StatusInternalError},
 		{&transform.StepError{Index: 1, Err: errors.New("boom")}, 422, 1, "boom", "", websocket.StatusPolicyViolation},
+		{fmt.Errorf("%w: spans", changeset.ErrInconsistent), 422, -1, "the changes between these versions cannot be computed (prosemirror-changeset fails on this history): changeset: inconsistent changes: spans", "", websocket.StatusPolicyViolation},
 		{&collab.LimitError{What: "steps", Limit: 3, Value: 4}, 413, -1, "steps over the limit: 4 > 3", "", websocket.StatusPolicyViolation},
 		{context.DeadlineExceeded, 503, -1, "request canceled: context deadline exceeded", "", websocket.StatusInternalError},
 		{context.Canceled, 503, -1, "request canceled: context canceled", "", websocket.StatusServiceRestart},
