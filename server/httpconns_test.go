@@ -77,7 +77,11 @@ func (c *rawConn) closedByServer() bool {
 func waitIdle(t *testing.T, s *Server, n int) {
 	t.Helper()
 	waitFor(t, func() bool {
-		open, idle := s.httpConns.Load().Counts()
+		l := s.httpConns.Load() // nil until Serve has started
+		if l == nil {
+			return false
+		}
+		open, idle := l.Counts()
 		return open == n && idle == n
 	})
 }
