@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 )
@@ -112,4 +115,85 @@ func TestSuggestRole(t *testing.T) {
 	expect("a schema without suggestions", code, body, http.StatusUnprocessableEntity, "insertion mark")
 	code, body = post("bob", "/docs/plain/events", `{"version":0,"clientID":2,"steps":[`+insert(1, "!")+`]}`)
 	expect("bob on a schema without suggestions", code, body, http.StatusForbidden, "suggestion marks")
+}
+
+// TestSettleWhileTyping: accepting and rejecting suggestions one by one
+// while an editor types at the start of the document: every request
+// succeeds (Transact starts again on the newer document when the
+// editor's step came first), and the
+// document ends with the typing and the settled suggestions.
+func TestSettleWhileTyping(t *testing.T) {
+	e := newWS(t, Config{}, collab.Config{}, nil)
+	ctx := context.Background()
+	const n = 10
+	var content strings.Builder
+	for i := range n {
+		if i > 0 {
+			content.WriteString(`,{"type":"text","text":" "},`)
+		}
+		fmt.Fprintf(&content, `{"type":"text","text":"s%d","marks":[{"type":"insertion","attrs":{"id":%d}}]}`, i, i+1)
+	}
+	post := func(path, body string) (int, string) {
+		r := httptest.NewRequest("POST", path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		e.s.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	if code, body := post("/docs", `{"id":"d","schema":"suggest","doc":{"type":"doc","content":[{"type":"paragraph","content":[`+content.String()+`]}]}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	done := make(chan struct{})
+	typed := make(chan int)
+	var progress atomic.Int64
+	go func() {
+		count := 0
+		defer func() { typed <- count }()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			st, err := e.auth.Get(ctx, "d", "")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, err = e.auth.Submit(ctx, "d", "", collab.Submission{Version: st.Version, Steps: [][]byte{[]byte(insert(1, "x"))}, ClientID: collab.ClientID("9")})
+			if err == nil {
+				count++
+				progress.Add(1)
+				time.Sleep(time.Millisecond) // a fast typist, not a tight loop (which makes Transact give up: 503)
+			} else if !errors.Is(err, collab.ErrConflict) {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := range n {
+		// The editor typed since the last request.
+		for at := progress.Load(); progress.Load() == at; {
+			time.Sleep(time.Millisecond)
+		}
+		path := fmt.Sprintf("/docs/d/suggestions/%d/accept", i+1)
+		if i%2 == 1 {
+			path = fmt.Sprintf("/docs/d/suggestions/%d/reject", i+1)
+		}
+		if code, body := post(path, `{}`); code != http.StatusOK {
+			t.Errorf("%s: %d %s", path, code, body)
+		}
+	}
+	close(done)
+	count := <-typed
+	st, err := e.auth.Get(ctx, "d", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Accepted: s0 s2 s4 s6 s8; rejected ones go with one of their
+	// spaces, but for the last one, which ends the document.
+	want := strings.Repeat("x", count) + "s0 s2 s4 s6 s8 "
+	if got := st.Doc.TextContent(); got != want || strings.Contains(string(st.Doc.AppendJSON(nil)), "insertion") {
+		t.Errorf("document %s, want the text %q without marks", st.Doc.AppendJSON(nil), want)
+	}
 }
