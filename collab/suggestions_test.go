@@ -9,7 +9,6 @@ import (
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/schemas"
-	"github.com/pmauthority/pmauthority/store"
 	"github.com/pmauthority/pmauthority/store/memstore"
 )
 
@@ -175,5 +174,3 @@ func TestSuggestOnlySchema(t *testing.T) {
 		t.Fatalf("version %d, want 0", v)
 	}
 }
-
-var _ store.Store = memstore.New()
