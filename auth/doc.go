@@ -16,6 +16,6 @@
 // document), or "=" and a document id, which matches that id only ("=*"
 // is the document named "*"); the highest role among the patterns
 // matching a document applies. The
-// roles, each including the ones before, are read, comment, edit and
-// admin. docs/auth.md is the contract for the backends that mint tokens.
+// roles, each including the ones before, are read, comment, suggest,
+// edit and admin. docs/auth.md is the contract for the backends that mint tokens.
 package auth

@@ -138,6 +138,7 @@ func (cfg Config) withDefaults() Config {
 //	server.ActionRead     read (without a document: GET /docs, any valid
 //	                      token, which lists only what it may read)
 //	server.ActionComment  comment
+//	server.ActionSuggest  suggest
 //	server.ActionEdit     edit
 //	server.ActionCreate   edit
 //	server.ActionAdmin    admin
@@ -247,6 +248,8 @@ func (p *Policy) required(a server.Action) (r Role, needed, ok bool) {
 		return RoleRead, true, true
 	case server.ActionComment:
 		return RoleComment, true, true
+	case server.ActionSuggest:
+		return RoleSuggest, true, true
 	case server.ActionEdit, server.ActionCreate:
 		return RoleEdit, true, true
 	case server.ActionAdmin:

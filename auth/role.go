@@ -20,13 +20,16 @@ const (
 	RoleRead
 	// RoleComment also submits comment events (without steps).
 	RoleComment
+	// RoleSuggest also submits steps that only make suggestions (the
+	// marks of package suggest): collab.Submission.SuggestOnly.
+	RoleSuggest
 	// RoleEdit also submits steps, and creates documents.
 	RoleEdit
 	// RoleAdmin also deletes and manages documents.
 	RoleAdmin
 )
 
-var roleNames = [...]string{RoleNone: "none", RoleRead: "read", RoleComment: "comment", RoleEdit: "edit", RoleAdmin: "admin"}
+var roleNames = [...]string{RoleNone: "none", RoleRead: "read", RoleComment: "comment", RoleSuggest: "suggest", RoleEdit: "edit", RoleAdmin: "admin"}
 
 // String returns the role's name as tokens spell it ("none" for RoleNone).
 func (r Role) String() string {
@@ -36,14 +39,14 @@ func (r Role) String() string {
 	return roleNames[r]
 }
 
-// ParseRole returns the role named s: read, comment, edit or admin.
+// ParseRole returns the role named s: read, comment, suggest, edit or admin.
 func ParseRole(s string) (Role, error) {
 	for r := RoleRead; r <= RoleAdmin; r++ {
 		if roleNames[r] == s {
 			return r, nil
 		}
 	}
-	return RoleNone, fmt.Errorf("unknown role %s: want read, comment, edit or admin", quote(s))
+	return RoleNone, fmt.Errorf("unknown role %s: want read, comment, suggest, edit or admin", quote(s))
 }
 
 // Grant gives Role on the documents that Pattern matches.

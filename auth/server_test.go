@@ -148,6 +148,7 @@ func matrixTokens(t testing.TB) []tokenKind {
 		{name: "another document", token: hs(base.with("docs", map[string]string{"other": "admin", "d-*": "admin"})), valid: true},
 		{name: "read", token: hs(docs("read")), role: RoleRead, valid: true},
 		{name: "comment", token: hs(docs("comment")), role: RoleComment, valid: true},
+		{name: "suggest", token: hs(docs("suggest")), role: RoleSuggest, valid: true},
 		{name: "edit", token: sign(t, jose.RS256, k.rsa, "", docs("edit")), role: RoleEdit, valid: true},
 		{name: "admin", token: hs(base.with("docs", map[string]string{"*": "admin"})), role: RoleAdmin, valid: true},
 	}
@@ -206,6 +207,12 @@ func matrixRoutes() []matrixRoute {
 		{"POST", "/docs/d/edits", `{"base":1,"edits":[{"op":"insert","target":{"block":{"path":[0]}},"at":"start","content":{"type":"text","text":"x"}}]}`, RoleEdit, false, 0},
 		{"GET", "/docs/d/authors", "", RoleRead, false, 0},
 		{"GET", "/docs/d/changes?from=0&to=1", "", RoleRead, false, 0},
+		// "d" is of a schema without the suggestion marks: past the
+		// policy, 422.
+		{"POST", "/docs/d/suggestions/1/accept", `{}`, RoleEdit, false, http.StatusUnprocessableEntity},
+		{"POST", "/docs/d/suggestions/1/reject", `{}`, RoleEdit, false, http.StatusUnprocessableEntity},
+		{"POST", "/docs/d/suggestions/accept", `{"all":true}`, RoleEdit, false, http.StatusUnprocessableEntity},
+		{"POST", "/docs/d/suggestions/reject", `{"author":"x"}`, RoleEdit, false, http.StatusUnprocessableEntity},
 	}
 }
 
@@ -224,6 +231,7 @@ func TestServerMatrix(t *testing.T) {
 		found := slices.ContainsFunc(routes, func(m matrixRoute) bool {
 			path, _, _ := strings.Cut(m.target, "?")
 			pat := strings.ReplaceAll(strings.ReplaceAll(strings.TrimSuffix(rt.Pattern, "{$}"), "{id}", "d"), "{file}", "x.js")
+			pat = strings.ReplaceAll(pat, "{sid}", "1")
 			return m.method == rt.Method && strings.TrimSuffix(path, "/") == strings.TrimSuffix(pat, "/")
 		})
 		if !found {

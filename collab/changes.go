@@ -80,7 +80,7 @@ func (a *Authority) Changes(ctx context.Context, id string, from, to int64, simp
 			return nil, fmt.Errorf("collab: %q: no steps after %d (version %d): %w", id, v, page.Version, ErrHistoryGone)
 		}
 		recs := make([]StepRecord, len(page.Steps))
-		if doc, err = a.replaySteps(doc, page.Steps, recs); err != nil {
+		if doc, err = a.replaySteps(doc, page.Steps, recs, nil); err != nil {
 			return nil, fmt.Errorf("collab: changes of %q: %w", id, err)
 		}
 		for i, s := range page.Steps {

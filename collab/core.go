@@ -293,8 +293,12 @@ func applySteps(st docState, sub submission, lim submitLimits, now time.Time) (d
 		}
 	}()
 	buf := (*scratch)[:0]
+	marks, suggestions := suggestionMarks(st.schema)
+	if sub.SuggestOnly && !suggestions {
+		return st, nil, nil, nil, suggestOnlyError("needs a schema with the suggestion marks: %v", suggestErr(st.schema))
+	}
 	var decoded []transform.Step
-	if lim.keepSteps {
+	if lim.keepSteps || suggestions {
 		decoded = make([]transform.Step, n)
 	}
 	visit := func(i int, step transform.Step, _, after *model.Node) error {
@@ -317,6 +321,22 @@ func applySteps(st docState, sub submission, lim submitLimits, now time.Time) (d
 	if err != nil {
 		return st, nil, nil, nil, stepError(err)
 	}
+	owners := st.owners
+	if suggestions {
+		if sub.SuggestOnly {
+			if err := checkSuggestOnly(st.node, node, marks, st.owners, sub.Author); err != nil {
+				return st, nil, nil, nil, err
+			}
+		}
+		var added []any
+		owners, added = recordSuggestions(owners, marks, decoded, sub.Author)
+		if limit := lim.comments.comments; len(added) > 0 && limit > 0 && owners.len() > limit {
+			return st, nil, nil, nil, &LimitError{What: "suggestion ids of the document (Limits.MaxComments)", Limit: limit, Value: owners.len()}
+		}
+		if !lim.keepSteps {
+			decoded = nil
+		}
+	}
 	*scratch = buf
 	// The steps' JSON stays in the history for long: one allocation of
 	// the exact size holds all of it.
@@ -338,6 +358,7 @@ func applySteps(st docState, sub submission, lim submitLimits, now time.Time) (d
 	next.version += int64(n)
 	next = next.addHistory(added, lim.history)
 	next.comments = st.comments.mapThrough(maps)
+	next.owners = owners
 	return next, records, added, decoded, nil
 }
 

@@ -96,6 +96,8 @@ type docState struct {
 	// (store.Head.MetaBase), and metaBytes counts the bytes of the
 	// entries after it, read or written since.
 	metaBase, metaBytes int64
+	// owners records who first used each suggestion id (suggestions.go).
+	owners suggestionOwners
 }
 
 // Snapshots for comments: one is due once the store holds this many
@@ -371,7 +373,8 @@ func (a *Authority) loadOnce(ctx context.Context, id string, r *Reservation) (do
 	// The steps after the snapshot are replayed; the last History ones
 	// are kept for Events.
 	replayFrom := head.Snapshot.Version - from
-	if node, err = a.replaySteps(node, steps[replayFrom:], all[replayFrom:]); err != nil {
+	var owners suggestionOwners
+	if node, err = a.replaySteps(node, steps[replayFrom:], all[replayFrom:], &owners); err != nil {
 		return st, 0, fmt.Errorf("collab: load %q: %w", id, err)
 	}
 	// The comments are brought from their version to the latest one.
@@ -408,6 +411,7 @@ func (a *Authority) loadOnce(ctx context.Context, id string, r *Reservation) (do
 		metaSeq:    head.MetaSeq,
 		metaBase:   head.MetaBase,
 		metaBytes:  entryBytes(entries),
+		owners:     owners,
 	}, head.Snapshot.Version, nil
 }
 
@@ -538,7 +542,8 @@ func (a *Authority) replay(ctx context.Context, id string, st docState, head sto
 		}
 		added[i] = StepRecord{JSON: s.JSON, ClientID: s.ClientID, owner: owner{author: s.Author}, commit: s.Commit}
 	}
-	node, err := a.replaySteps(st.node, stored, added)
+	owners := st.owners
+	node, err := a.replaySteps(st.node, stored, added, &owners)
 	if err != nil {
 		return st, err
 	}
@@ -551,6 +556,7 @@ func (a *Authority) replay(ctx context.Context, id string, st docState, head sto
 		return st, err
 	}
 	st.node = node
+	st.owners = owners
 	st.version = head.Version
 	if len(added) > 0 {
 		st = st.addHistory(added, a.cfg.History)
@@ -649,13 +655,19 @@ func (a *Authority) maybeSnapshot(d *document) {
 // replaySteps applies steps read from the store to node with the one step
 // loop (apply.Steps), without a submission's limits (they were accepted
 // once) but within MaxDocMemory (a document's JSON is less than its nodes
-// take), and sets the Map and Size of recs[i] for each steps[i]. Its error
+// take), and sets the Map and Size of recs[i] for each steps[i]. With
+// owners, and a schema with the suggestion marks, the suggestion ids that
+// the steps bring in are recorded there as their authors'. Its error
 // names the version of the step that failed.
-func (a *Authority) replaySteps(node *model.Node, steps []store.Step, recs []StepRecord) (*model.Node, error) {
+func (a *Authority) replaySteps(node *model.Node, steps []store.Step, recs []StepRecord, owners *suggestionOwners) (*model.Node, error) {
 	opts := apply.StepOptions{MaxDocBytes: a.maxDocMemory()}
+	marks, suggestions := suggestionMarks(node.Type.Schema)
 	node, err := apply.Steps(node, len(steps), func(i int) []byte { return steps[i].JSON }, opts,
 		func(i int, step transform.Step, _, after *model.Node) error {
 			recs[i].Map, recs[i].Size = step.GetMap(), after.Content.Size()
+			if owners != nil && suggestions {
+				*owners = replayedSuggestions(*owners, marks, step, steps[i])
+			}
 			return nil
 		})
 	var se *apply.StepError

@@ -111,7 +111,7 @@ func (a *Authority) docAt(ctx context.Context, id string, version int64, r *Rese
 	}
 	err = a.readSteps(ctx, id, snap.Version, version, 0, r.what, nil, func(steps []store.Step) (bool, error) {
 		var err error
-		if node, err = a.replaySteps(node, steps, make([]StepRecord, len(steps))); err != nil {
+		if node, err = a.replaySteps(node, steps, make([]StepRecord, len(steps)), nil); err != nil {
 			return false, fmt.Errorf("collab: %q at version %d: %w", id, version, err)
 		}
 		return true, r.Resize(base + node.MemSize())

@@ -29,6 +29,15 @@ type Submission struct {
 	// refused with an error matching ErrForbidden. The server sets it
 	// for principals that may comment but not edit.
 	OwnComments bool
+	// SuggestOnly restricts the steps to suggestions, as the suggest role
+	// makes them with @handlewithcare/prosemirror-suggest-changes: the
+	// document with its suggestions reverted must stay the same, the
+	// suggestion ids brought in must be new (or Author's), and only
+	// Author's suggestions may change or go; otherwise the submission is
+	// refused with an error matching ErrForbidden that names the rule
+	// (see suggestions.go). It needs a schema with the suggestion marks.
+	// The server sets it for principals that may suggest but not edit.
+	SuggestOnly bool
 	// Ref, when not "", makes the submission a commit (commit mode,
 	// commit.go): the client's id for it, 1 to 64 bytes, unique per
 	// document. Steps made on an older version are rebased onto the

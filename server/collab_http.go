@@ -274,7 +274,7 @@ func queryValue(rawQuery, name string) (val string, found bool) {
 
 // submitEvents answers POST /docs/{id}/events. The route is authorized
 // for ActionComment before the body is read; a submission with steps is
-// authorized for ActionEdit too.
+// authorized for ActionEdit too, or ActionSuggest (authorizeSteps).
 func (s *api) submitEvents(x *exchange, r *http.Request, id string) { s.submit(x, r, id, false) }
 
 // submitCommit answers POST /docs/{id}/commits (commit mode), authorized
@@ -298,7 +298,7 @@ func (s *api) submit(x *exchange, r *http.Request, id string, commit bool) {
 	sub, n, err := decodeSubmission(sc, body, s.limits.MaxDepth, s.collab.Limits().MaxSteps, commit)
 	x.steps = n
 	if err == nil && len(sub.Steps) > 0 {
-		err = s.policy.Authorize(r.Context(), x.principal, id, ActionEdit)
+		sub.SuggestOnly, err = authorizeSteps(r.Context(), s.policy, x.principal, id)
 	}
 	if err != nil {
 		s.fail(x, err)

@@ -26,7 +26,8 @@
 //	GET       /docs/{id}/events       read     ?version=V&commentVersion=C: long poll
 //	POST      /docs/{id}/events       comment  {version, steps, clientID, comment}; edit too
 //	POST      /docs/{id}/commits      comment  {version, ref, clientID, steps, comment}; edit too
-//	                                           with steps (and to delete others' comments)
+//	                                           with steps (suggest: suggestions only), and to
+//	                                           delete others' comments
 //	GET       /docs/{id}/ws           read     WebSocket (docs/protocol.md), authorized at its hello
 //	GET       /docs/{id}/export       read     ?format=text|markdown|html[&version=N]
 //	GET       /docs/{id}/steps        read     ?from=V&limit=K: the step log, paged
@@ -38,6 +39,10 @@
 //	GET       /docs/{id}/authors      read     who inserted each range
 //	GET       /docs/{id}/changes      read     ?from=A&to=B[&simplify=1]: the changes
 //	                                           between two versions, with their authors
+//	POST      /docs/{id}/suggestions/{sid}/accept  edit  the suggestion sid applied
+//	POST      /docs/{id}/suggestions/{sid}/reject  edit  the suggestion sid reverted
+//	POST      /docs/{id}/suggestions/accept  edit  {author} or {all}: those applied
+//	POST      /docs/{id}/suggestions/reject  edit  {author} or {all}: those reverted
 //
 // With Config.Web, the demo pages:
 //
@@ -156,7 +161,8 @@
 // the bounds of internal/connlimit), bodymem.go and answers.go (request bodies and
 // answers in the memory budget), apply.go (the apply endpoint),
 // collab_http.go and collab_decode.go (the collab API), docs_api.go (the
-// documents API), edits.go (the edit API and POST /docs/{id}/transform), export.go (GET
+// documents API), edits.go (the edit API and POST /docs/{id}/transform), suggestions.go
+// (accepting and rejecting suggestions), export.go (GET
 // /docs/{id}/export), changes.go (GET /docs/{id}/changes), ws.go (upgrade and
 // message dispatch), ws_conn.go (a connection: its send queue and
 // writer, with ws_nowait_unix.go and ws_nowait_other.go for reads and

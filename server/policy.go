@@ -21,6 +21,9 @@ const (
 	ActionRead Action = "read"
 	// ActionComment submits comment events without steps.
 	ActionComment Action = "comment"
+	// ActionSuggest submits steps that only make suggestions, for a
+	// principal refused ActionEdit (collab.Submission.SuggestOnly).
+	ActionSuggest Action = "suggest"
 	// ActionEdit submits steps.
 	ActionEdit Action = "edit"
 	// ActionCreate creates a document.
@@ -78,7 +81,9 @@ type Credentials struct {
 // any other error with 500 (logged). Nothing changes on a refusal.
 //
 // A POST /docs/{id}/events is authorized for ActionComment before its body
-// is read, and for ActionEdit too once it is seen to carry steps. A POST
+// is read, and for ActionEdit too once it is seen to carry steps; refused
+// that with ErrForbidden, for ActionSuggest, which makes it a
+// suggest-only submission (collab.Submission.SuggestOnly). A POST
 // /docs is authorized for ActionCreate with docID "" before its body is
 // read, and with the new document's id once the body gives it (or it is
 // generated). A route
@@ -88,8 +93,9 @@ type Credentials struct {
 // AllowAll). A WebSocket upgrade is not authorized (browsers cannot
 // give it headers): its hello is, with the hello's token (Authenticate,
 // then Authorize for ActionRead), and after it every message with the
-// connection's principal: steps for ActionEdit (ActionComment without
-// steps), presence and ping for ActionRead. A token message is
+// connection's principal: steps for ActionEdit (or ActionSuggest, as
+// for POST /docs/{id}/events; ActionComment without steps), presence
+// and ping for ActionRead. A token message is
 // authenticated and authorized for ActionRead with its own token, which
 // must give the connection's principal ID; its principal then replaces
 // the connection's. When the connection's principal expires
@@ -164,6 +170,21 @@ func bearerToken(r *http.Request) string {
 		return ""
 	}
 	return strings.TrimSpace(token)
+}
+
+// authorizeSteps authorizes p for a submission with steps on the
+// document id: ActionEdit, or, refused that with ErrForbidden,
+// ActionSuggest, which makes it suggest-only (the answer true). The
+// error is ActionEdit's when both are refused.
+func authorizeSteps(ctx context.Context, pol Policy, p Principal, id string) (suggestOnly bool, err error) {
+	err = pol.Authorize(ctx, p, id, ActionEdit)
+	if err == nil || !errors.Is(err, ErrForbidden) {
+		return false, err
+	}
+	if pol.Authorize(ctx, p, id, ActionSuggest) != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // admit authenticates c with pol and authorizes the principal for a on

@@ -82,6 +82,11 @@ func routeTable(s *api, serveWS handlerFunc) []route {
 			route{Route: Route{"GET", "/docs/{id}/authors", ActionRead}, handle: s.getAuthors, slash: true},
 			// What changed between two versions (changes.go).
 			route{Route: Route{"GET", "/docs/{id}/changes", ActionRead}, handle: s.getChanges, slash: true},
+			// Accepting and rejecting suggestions (suggestions.go).
+			route{Route: Route{"POST", "/docs/{id}/suggestions/{sid}/accept", ActionEdit}, handle: s.acceptSuggestion, slash: true, changes: true},
+			route{Route: Route{"POST", "/docs/{id}/suggestions/{sid}/reject", ActionEdit}, handle: s.rejectSuggestion, slash: true, changes: true},
+			route{Route: Route{"POST", "/docs/{id}/suggestions/accept", ActionEdit}, handle: s.acceptSuggestions, slash: true, changes: true},
+			route{Route: Route{"POST", "/docs/{id}/suggestions/reject", ActionEdit}, handle: s.rejectSuggestions, slash: true, changes: true},
 		)
 	}
 	if s.web != nil {

@@ -20,7 +20,7 @@ var teapot = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 
 // concretePath returns a path that pattern matches.
 func concretePath(pattern string) string {
-	r := strings.NewReplacer("{$}", "", "{id}", "d", "{file}", "a.js")
+	r := strings.NewReplacer("{$}", "", "{id}", "d", "{file}", "a.js", "{sid}", "1")
 	return r.Replace(pattern)
 }
 
@@ -61,12 +61,17 @@ func TestRouteTable(t *testing.T) {
 		{"POST", "/docs/{id}/transform", ActionEdit}:   415,
 		{"GET", "/docs/{id}/authors", ActionRead}:      200,
 		{"GET", "/docs/{id}/changes", ActionRead}:      400, // no from and to
-		{"GET", "/{$}", ActionPage}:                    http.StatusTeapot,
-		{"HEAD", "/{$}", ActionPage}:                   http.StatusTeapot,
-		{"GET", "/edit/{id}", ActionPage}:              http.StatusTeapot,
-		{"HEAD", "/edit/{id}", ActionPage}:             http.StatusTeapot,
-		{"GET", "/assets/{file}", ActionPage}:          http.StatusTeapot,
-		{"HEAD", "/assets/{file}", ActionPage}:         http.StatusTeapot,
+		// Suggestions: refused as possible cross-site requests too.
+		{"POST", "/docs/{id}/suggestions/{sid}/accept", ActionEdit}: 415,
+		{"POST", "/docs/{id}/suggestions/{sid}/reject", ActionEdit}: 415,
+		{"POST", "/docs/{id}/suggestions/accept", ActionEdit}:       415,
+		{"POST", "/docs/{id}/suggestions/reject", ActionEdit}:       415,
+		{"GET", "/{$}", ActionPage}:                                 http.StatusTeapot,
+		{"HEAD", "/{$}", ActionPage}:                                http.StatusTeapot,
+		{"GET", "/edit/{id}", ActionPage}:                           http.StatusTeapot,
+		{"HEAD", "/edit/{id}", ActionPage}:                          http.StatusTeapot,
+		{"GET", "/assets/{file}", ActionPage}:                       http.StatusTeapot,
+		{"HEAD", "/assets/{file}", ActionPage}:                      http.StatusTeapot,
 	}
 	routes := e.s.Routes()
 	if len(routes) != len(served) {
@@ -81,7 +86,9 @@ func TestRouteTable(t *testing.T) {
 	}
 	slash := map[string]bool{"/docs": true, "/docs/{id}": true, "/docs/{id}/events": true, "/docs/{id}/commits": true, "/docs/{id}/ws": true, "/docs/{id}/export": true,
 		"/docs/{id}/steps": true, "/docs/{id}/checkpoints": true, "/docs/{id}/restore": true, "/docs/{id}/authors": true,
-		"/docs/{id}/edits": true, "/docs/{id}/changes": true, "/docs/{id}/transform": true}
+		"/docs/{id}/edits": true, "/docs/{id}/changes": true, "/docs/{id}/transform": true,
+		"/docs/{id}/suggestions/{sid}/accept": true, "/docs/{id}/suggestions/{sid}/reject": true,
+		"/docs/{id}/suggestions/accept": true, "/docs/{id}/suggestions/reject": true}
 	for pattern, ms := range methods {
 		paths := []string{concretePath(pattern)}
 		if slash[pattern] {

@@ -249,7 +249,7 @@ type wsMessageType struct {
 	action   Action
 	ownToken bool
 	// editsWithSteps: a message that carries steps is authorized for
-	// ActionEdit instead of action.
+	// ActionEdit (or ActionSuggest: authorizeSteps) instead of action.
 	editsWithSteps bool
 	// creates: the message creates its document when it does not exist,
 	// which is authorized for ActionCreate too (authorizeCreate).
@@ -429,11 +429,13 @@ func (c *wsConn) run(t *wsMessageType, m *wsMessage) error {
 func (c *wsConn) admitMessage(t *wsMessageType, m *wsMessage) (Principal, error) {
 	s := c.s
 	a := t.action
-	if t.editsWithSteps && len(m.submission.Steps) > 0 {
-		a = ActionEdit
-	}
 	if !t.ownToken {
 		p := c.currentPrincipal()
+		if t.editsWithSteps && len(m.submission.Steps) > 0 {
+			var err error
+			m.submission.SuggestOnly, err = authorizeSteps(s.polls, s.policy, p, c.id)
+			return p, err
+		}
 		return p, s.policy.Authorize(s.polls, p, c.id, a)
 	}
 	req := c.upgrade

@@ -188,7 +188,7 @@ const tokenUsage = `usage: pmauthority token --secret-file FILE --sub ID [--name
 
 Prints an HS256 token for serve --jwt-secret-file FILE, for development
 and tests. A PATTERN is a document id or a prefix ending in * (e.g.
-team-a.*); a ROLE is read, comment, edit or admin.
+team-a.*); a ROLE is read, comment, suggest, edit or admin.
 
 flags:
 `
