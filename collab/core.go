@@ -331,7 +331,7 @@ func applySteps(st docState, sub submission, lim submitLimits, now time.Time) (d
 		var added []any
 		owners, added = recordSuggestions(owners, marks, decoded, sub.Author)
 		if limit := lim.comments.comments; len(added) > 0 && limit > 0 && owners.len() > limit {
-			return st, nil, nil, nil, &LimitError{What: "suggestion ids of the document (Limits.MaxComments)", Limit: limit, Value: owners.len()}
+			return st, nil, nil, nil, &LimitError{What: "suggestion ids of the document (as many as it may have comments)", Limit: limit, Value: owners.len()}
 		}
 		if !lim.keepSteps {
 			decoded = nil
