@@ -99,8 +99,15 @@ type Events struct {
 	// Steps are the steps after the asked version, in order (do not
 	// modify them).
 	Steps []StepRecord
-	// Comment are the comment events after the asked comment version.
+	// Comment are the comment events after the asked comment version:
+	// creations and deletions of comments, as the collab demo knows them.
 	Comment []CommentEvent
+	// Threads are the threads that thread operations (CommentReply …)
+	// changed after the asked comment version, in their current state,
+	// each once. Threads alone are not news but for a subscription that
+	// follows them (Subscription.FollowThreads): the collab demo's client
+	// would poll again at once.
+	Threads []Comment
 	// Users is the number of users seen recently.
 	Users int
 	// Size is the content size of the document at Version (what
@@ -171,9 +178,9 @@ func (d *document) eventsAfter(version, commentVersion int64) (Events, bool, err
 		Version:        st.version,
 		CommentVersion: st.comments.version,
 		Steps:          slices.Clip(st.steps[len(st.steps)-int(behind):]),
-		Comment:        st.comments.eventsAfter(commentVersion),
 		Size:           st.node.Content.Size(),
 	}
+	ev.Comment, ev.Threads = st.comments.eventsAfter(commentVersion)
 	// As the ProseMirror demo server: an answer without steps or comment
 	// events is not news, even when the comment version moved on (a
 	// created comment that has since collapsed is left out). Its reference

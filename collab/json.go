@@ -27,7 +27,8 @@ func (s State) AppendJSON(buf []byte) []byte {
 
 // AppendJSON appends e as the collab demo answers GET /docs/{id}/events:
 // {"version":..,"commentVersion":..,"steps":[..],"clientIDs":[..],
-// "comment":[..],"users":..}, with one client id per step.
+// "comment":[..],"users":..}, with one client id per step, and
+// "threads":[..] before "users" unless there are none.
 func (e Events) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"version":`...)
 	buf = strconv.AppendInt(buf, e.Version, 10)
@@ -54,7 +55,12 @@ func (e Events) AppendJSON(buf []byte) []byte {
 		}
 		buf = c.AppendJSON(buf)
 	}
-	buf = append(buf, `],"users":`...)
+	buf = append(buf, ']')
+	if len(e.Threads) > 0 {
+		buf = append(buf, `,"threads":`...)
+		buf = appendComments(buf, e.Threads)
+	}
+	buf = append(buf, `,"users":`...)
 	buf = strconv.AppendInt(buf, int64(e.Users), 10)
 	return append(buf, '}')
 }

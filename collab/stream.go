@@ -36,6 +36,22 @@ type Subscription struct {
 	// delivered.
 	following   bool
 	presenceSeq uint64
+	// Of a follower of threads (FollowThreads).
+	threads bool
+}
+
+// FollowThreads makes the changes of threads (Events.Threads) news for
+// the subscription, as steps and comment events are.
+func (s *Subscription) FollowThreads() {
+	s.d.mu.Lock()
+	s.threads = true
+	s.d.mu.Unlock()
+}
+
+// news reports whether ev, after the cursor, is news for s besides the
+// user count.
+func (s *Subscription) news(ev Events) bool {
+	return len(ev.Steps) > 0 || len(ev.Comment) > 0 || s.threads && len(ev.Threads) > 0
 }
 
 // Subscribe returns a subscription to the document id after version and
@@ -104,7 +120,7 @@ func (s *Subscription) Version() (version, commentVersion int64) {
 }
 
 // Wait waits until the document has news for the subscription: steps or
-// comment events after its cursor, or a user count other than the one
+// comment events after its cursor (or changed threads, FollowThreads), or a user count other than the one
 // last taken. Changes of the user count are noticed at most every 250
 // milliseconds. It returns ctx's error when ctx is done first, ErrClosed
 // when the Authority closes, ErrNotFound when the document is deleted, and
@@ -120,8 +136,8 @@ func (s *Subscription) Wait(ctx context.Context) error {
 		if d.deleted {
 			return fmt.Errorf("collab: %q: %w", d.id, ErrNotFound)
 		}
-		_, newer, err := d.eventsAfter(s.version, s.commentVersion)
-		if err != nil || newer || d.userCount(a.now(), a.cfg.UsersWindow) != s.users ||
+		ev, _, err := d.eventsAfter(s.version, s.commentVersion)
+		if err != nil || s.news(ev) || d.userCount(a.now(), a.cfg.UsersWindow) != s.users ||
 			s.following && d.pres.flushed > s.presenceSeq {
 			return err
 		}
@@ -188,7 +204,7 @@ func (s *Subscription) takeLocked() (Events, bool, error) {
 		return Events{}, false, err
 	}
 	ev.Users = d.userCount(a.now(), a.cfg.UsersWindow)
-	news := len(ev.Steps) > 0 || len(ev.Comment) > 0 || ev.Users != s.users
+	news := s.news(ev) || ev.Users != s.users
 	s.version, s.commentVersion, s.users = ev.Version, ev.CommentVersion, ev.Users
 	s.presenceAfterLocked(&ev)
 	return ev, news, err

@@ -1,0 +1,51 @@
+package collab
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestThreadMeta checks that the comment base keeps threads (appendMeta,
+// decodeMeta) with their sizes, and that a base and entries written
+// before threads existed still decode.
+func TestThreadMeta(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	var l commentLog
+	l, _, err := l.apply([]CommentEvent{
+		{Type: CommentCreate, ID: 1, From: 1, To: 3, Text: "root", Author: "alice", Time: now},
+		{Type: CommentReply, ID: 2, Thread: 1, Text: "r", Author: "bob", Time: now.Add(time.Second)},
+		{Type: CommentEdit, ID: 2, Text: "r2", Author: "bob", Time: now.Add(2 * time.Second)},
+		{Type: CommentResolve, ID: 1, Author: "bob", Time: now.Add(3 * time.Second)},
+	}, 10, commentLimits{}, commentActor{author: "bob", any: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeMeta(l.appendMeta(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.list(), l.list()) || got.bytes != l.bytes || got.replies != 1 || got.version != 4 || !reflect.DeepEqual(got.events, l.events) {
+		t.Errorf("decoded %+v\nwant %+v", got, l)
+	}
+	if ev, threads := got.eventsAfter(1); len(ev) != 0 || len(threads) != 1 || threads[0].Replies[0].Text != "r2" {
+		t.Errorf("events after 1: %+v, %+v", ev, threads)
+	}
+
+	old, err := decodeMeta([]byte(`{"comments":[{"from":1,"to":3,"text":"a","id":7,"author":"carol"}],"commentVersion":2,"events":[{"type":"create","id":7},{"type":"delete","id":8}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := old.list(); len(c) != 1 || c[0].ID != 7 || !c[0].Time.IsZero() || old.bytes != commentSize("a", "carol") || len(old.events) != 2 {
+		t.Errorf("an old base: %+v", old)
+	}
+	events, err := decodeEntry([]byte(`[{"type":"create","id":9,"text":"b","from":1,"to":2},{"type":"delete","id":7}]`))
+	if err != nil || len(events) != 2 || !events[0].Time.IsZero() || events[0].Text != "b" {
+		t.Errorf("an old entry: %+v, %v", events, err)
+	}
+	// An entry's events read back as they were written.
+	in := []CommentEvent{{Type: CommentReply, ID: 3, Thread: 1, Text: "x", Author: "a", Time: now}, {Type: CommentDeleteReply, ID: 3}, {Type: CommentReopen, ID: 1, Time: now}}
+	if out, err := decodeEntry(encodeEntry(in)); err != nil || !reflect.DeepEqual(out, in) {
+		t.Errorf("entry round trip: %+v, %v", out, err)
+	}
+}
