@@ -225,6 +225,7 @@ func (h *wsHub) start(ctx context.Context) error {
 		return err
 	}
 	sub.FollowPresence()
+	sub.FollowThreads()
 	h.sub, h.version = sub, ev.Version
 	go h.run()
 	return nil
