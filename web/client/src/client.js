@@ -362,7 +362,7 @@ export class CollabClient {
     } else {
       let created = new Set(events.filter(e => e.type == "create").map(e => e.id))
       let comments = cs.all().filter(c => !created.has(c.id)).map(c => ({
-        id: c.id, text: c.text, from: this.toConfirmed(state, c.from), to: this.toConfirmed(state, c.to),
+        ...c, from: this.toConfirmed(state, c.from), to: this.toConfirmed(state, c.to),
       })).filter(c => c.from < c.to)
       this.saved = true
       write = this.persist.put(this.clientID, {
@@ -903,14 +903,14 @@ export class CollabClient {
       }
       state = this.commit(state, guardNodeSelection(state, tr))
     }
-    let events = msg.comment || []
+    let events = msg.comment || [], threads = Array.isArray(msg.threads) ? msg.threads : []
     let commentVersion = msg.commentVersion
-    if (events.length || commentVersion > commentsKey.getState(state).version) {
-      // Positions of new comments are in the server's document: move them
-      // over the local changes it does not have yet.
-      let local = events.map(e => e.type != "create" ? e
-        : { ...e, from: this.toLocal(state, e.from, 1), to: this.toLocal(state, e.to, -1) })
-      state = this.commit(state, state.tr.setMeta(commentsKey, { type: "receive", events: local, version: commentVersion }))
+    if (events.length || threads.length || commentVersion > commentsKey.getState(state).version) {
+      // Positions of new comments (and of threads) are in the server's
+      // document: move them over the local changes it does not have yet.
+      let toLocal = e => ({ ...e, from: this.toLocal(state, e.from, 1), to: this.toLocal(state, e.to, -1) })
+      let local = events.map(e => e.type != "create" ? e : toLocal(e))
+      state = this.commit(state, state.tr.setMeta(commentsKey, { type: "receive", events: local, threads: threads.map(toLocal), version: commentVersion }))
     }
     if (typeof msg.users == "number") this.users = msg.users
     this.state = state
@@ -1074,7 +1074,7 @@ export class CollabClient {
     if (typeof msg.users == "number") this.users = msg.users
     this.buffer.push({
       version: msg.version, steps: msg.steps || [], clientIDs: msg.clientIDs || [],
-      comment: msg.comment || [], commentVersion: msg.commentVersion,
+      comment: msg.comment || [], threads: Array.isArray(msg.threads) ? msg.threads : [], commentVersion: msg.commentVersion,
     })
     return true
   }
@@ -1141,17 +1141,18 @@ export class CollabClient {
       }
       // Comments created by the pushes up to W: their positions are in the
       // server's document at the push's version, here tr.docs[n + X - V].
-      let events = [], commentVersion
+      let events = [], threads = [], commentVersion
       for (let m of this.buffer) {
         if (m.version > W) break
+        let map = tr.mapping.slice(n + Math.max(0, m.version - V))
         for (let e of m.comment) {
           if (e.type != "create") { events.push(e); continue }
-          let map = tr.mapping.slice(n + Math.max(0, m.version - V))
           events.push({ ...e, from: map.map(e.from, 1), to: map.map(e.to, -1) })
         }
+        for (let c of m.threads) threads.push({ ...c, from: map.map(c.from, 1), to: map.map(c.to, -1) })
         if (m.commentVersion != null) commentVersion = m.commentVersion
       }
-      if (events.length || commentVersion != null) tr.setMeta(commentsKey, { type: "receive", events, version: commentVersion })
+      if (events.length || threads.length || commentVersion != null) tr.setMeta(commentsKey, { type: "receive", events, threads, version: commentVersion })
       tr.setMeta(plugin, new cs.constructor(W, remaining)).setMeta("rebased", n).setMeta("addToHistory", false)
       if (state.storedMarks) tr.setStoredMarks(state.storedMarks)
       for (let step of others.concat(ours)) this.maps.push(step.getMap())
