@@ -20,7 +20,7 @@ import { CommentsPanel } from "./panel.js"
 import { safeColor, peerName } from "../client/src/presence.js"
 import { loadIdentity, saveIdentity, isColor, pickColor } from "./identity.js"
 import { validDocID } from "./docid.js"
-import { loadToken, roleOf, mayEdit, mayComment, nameOf } from "./token.js"
+import { loadToken, roleOf, mayEdit, mayComment, nameOf, subOf } from "./token.js"
 import { h } from "../client/src/dom.js"
 
 const $ = id => document.getElementById(id)
@@ -159,7 +159,9 @@ function start() {
   // For the browser test and for poking around in the console.
   let pma = window.pma = { client: null, view: null, prosemirror: { TextSelection } }
   let view = null
-  let panel = new CommentsPanel($("comments"), () => identity.name, { readOnly: noComments })
+  let panel = new CommentsPanel($("comments"), () => identity.name, {
+    readOnly: noComments, principal: token ? subOf(token) : "", admin: !!token && roleOf(token, id) == "admin",
+  })
   let client = new CollabClient({
     url: socketURL(id),
     schema,
