@@ -113,10 +113,6 @@ func appendCommentTime(buf []byte, key string, t time.Time) []byte {
 	return append(buf, '"')
 }
 
-// maxTimeJSON is the longest time appendCommentTime writes, quotes
-// included: 2006-01-02T15:04:05.999999999Z (years of four digits).
-const maxTimeJSON = 32
-
 // Comment event types. Clients of the collab demo know only
 // CommentCreate and CommentDelete, of a thread's root: the others are
 // the thread operations, which Events reports as the threads' states
@@ -219,10 +215,11 @@ const maxCommentEvents = 1_000
 // Config.MaxCommentBytes besides its text and author: its JSON object's
 // keys, numbers and the comma before it (29 bytes, an id of up to 20 and
 // positions of up to 10 digits each, 1), its "time", "edited",
-// "resolved" and an empty "replies" (40, 42, 16, 13), so that the
+// "resolved" and an empty "replies" (40, 42, 16, 13: a time is at most
+// 32 bytes as JSON, 2006-01-02T15:04:05.999999999Z quoted), so that the
 // comments' JSON is no longer than their sum. replyOverhead is a reply's:
-// its keys and id (34 and 20), "time" and "edited" (40, 42), the comma
-// before it.
+// its braces and keys but the times' (15), an id of up to 20 digits,
+// "time" and "edited" (40, 42), the comma before it: 118.
 const (
 	commentOverhead = 192
 	replyOverhead   = 120

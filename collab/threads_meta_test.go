@@ -32,6 +32,23 @@ func TestThreadMeta(t *testing.T) {
 		t.Errorf("events after 1: %+v, %+v", ev, threads)
 	}
 
+	// The sizes bound the JSON of the comments in Get's answer, however
+	// long their numbers and times.
+	late := time.Date(2026, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	big, _, err := commentLog{}.apply([]CommentEvent{
+		{Type: CommentCreate, ID: -(1 << 53), From: 2147483646, To: 2147483647, Text: "x", Author: "a", Time: late},
+		{Type: CommentReply, ID: -(1<<53 - 1), Thread: -(1 << 53), Text: "y", Author: "b", Time: late},
+		{Type: CommentEdit, ID: -(1 << 53), Text: "z", Time: late},
+		{Type: CommentEdit, ID: -(1<<53 - 1), Text: "w", Time: late},
+		{Type: CommentResolve, ID: -(1 << 53), Time: late},
+	}, -1, commentLimits{}, commentActor{any: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(appendComments(nil, big.list())); n > big.bytes {
+		t.Errorf("the JSON of %s is %d bytes, over the %d counted", appendComments(nil, big.list()), n, big.bytes)
+	}
+
 	old, err := decodeMeta([]byte(`{"comments":[{"from":1,"to":3,"text":"a","id":7,"author":"carol"}],"commentVersion":2,"events":[{"type":"create","id":7},{"type":"delete","id":8}]}`))
 	if err != nil {
 		t.Fatal(err)
