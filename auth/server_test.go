@@ -609,7 +609,7 @@ func TestServerThreadRoles(t *testing.T) {
 			t.Errorf("%s (%s) %s: %d %s, want %d", s.sub, s.role, s.comment, code, body, s.want)
 		}
 	}
-	if st, err := e.collab.Get(context.Background(), "d", ""); err != nil || len(st.Comments) != 0 || st.CommentVersion != 8 {
-		t.Errorf("the comments at the end: %+v at %d, %v", st.Comments, st.CommentVersion, err)
+	if st, err := e.collab.Get(context.Background(), "d", ""); err != nil || len(st.Comments) != 0 || st.CommentVersion != 2 || st.ThreadVersion != 6 {
+		t.Errorf("the comments at the end: %+v at %d, %d, %v", st.Comments, st.CommentVersion, st.ThreadVersion, err)
 	}
 }

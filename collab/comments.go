@@ -292,19 +292,12 @@ func timeOf(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-// The kinds of kept comment events.
-const (
-	eventCreate = iota // a comment was created
-	eventDelete        // a comment was deleted
-	eventThread        // a thread operation changed the comment's thread
-)
-
-// commentEvent is a kept comment event: what happened to which comment.
-// Events reads the text and range of a created comment, and the state of
-// a changed thread, from the comment itself.
+// commentEvent is a kept comment event: what happened to which id.
+// Events reads the text and range of a created comment from the comment
+// itself.
 type commentEvent struct {
-	id   int64
-	kind uint8
+	id     int64
+	delete bool
 }
 
 // commentLog is a document's comments and their recent events. It is a
@@ -326,10 +319,16 @@ type commentLog struct {
 	// replies the number of their replies.
 	bytes   int
 	replies int
+	// version counts the creations and deletions of comments, the events
+	// of the collab demo; events holds the last of them: events[i] is
+	// event number version-len(events)+i+1.
 	version int64
-	// events holds the last events: events[i] is event number
-	// version-len(events)+i+1.
-	events []commentEvent
+	events  []commentEvent
+	// threadVersion counts the thread operations, which the demo's
+	// client must not see (not even as a comment version moving on);
+	// threadEvents holds the comment ids of the last of them, as events.
+	threadVersion int64
+	threadEvents  []int64
 }
 
 // maxPendingMaps is how many step maps a commentLog keeps before it maps
@@ -523,7 +522,8 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits, by
 		return l, false, nil
 	}
 	next := l.flush()
-	next.spans, next.notes, next.events = slices.Clone(next.spans), slices.Clone(next.notes), slices.Clone(next.events)
+	next.spans, next.notes = slices.Clone(next.spans), slices.Clone(next.notes)
+	next.events, next.threadEvents = slices.Clone(next.events), slices.Clone(next.threadEvents)
 	grow := func(add int) error {
 		if n := len(next.notes) + next.replies; lim.comments > 0 && n >= lim.comments {
 			return &LimitError{What: "comments", Limit: lim.comments, Value: n + 1}
@@ -550,7 +550,7 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits, by
 			}
 			next.spans = append(next.spans, commentSpan{e.From, e.To})
 			next.notes = append(next.notes, commentNote{id: e.ID, text: e.Text, author: e.Author, time: nanos(e.Time)})
-			next.events = append(next.events, commentEvent{id: e.ID, kind: eventCreate})
+			next.events = append(next.events, commentEvent{id: e.ID})
 		case CommentDelete:
 			j := next.index(e.ID)
 			if j < 0 {
@@ -563,7 +563,7 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits, by
 			next.bytes -= n.size()
 			next.replies -= len(n.replies)
 			next.spans, next.notes = slices.Delete(next.spans, j, j+1), slices.Delete(next.notes, j, j+1)
-			next.events = append(next.events, commentEvent{id: e.ID, kind: eventDelete})
+			next.events = append(next.events, commentEvent{id: e.ID, delete: true})
 		case CommentReply:
 			j := next.index(e.Thread)
 			if j < 0 {
@@ -584,7 +584,7 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits, by
 			n := &next.notes[j]
 			n.replies = append(slices.Clip(n.replies), replyNote{id: e.ID, text: e.Text, author: e.Author, time: nanos(e.Time)})
 			next.replies++
-			next.events = append(next.events, commentEvent{id: n.id, kind: eventThread})
+			next.threadEvents = append(next.threadEvents, n.id)
 		case CommentEdit:
 			changed, err := next.edit(i, e, lim, by)
 			if err != nil {
@@ -599,7 +599,7 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits, by
 				continue
 			}
 			next.notes[j].resolved = e.Type == CommentResolve
-			next.events = append(next.events, commentEvent{id: e.ID, kind: eventThread})
+			next.threadEvents = append(next.threadEvents, e.ID)
 		case CommentDeleteReply:
 			j, k := next.reply(e.ID)
 			if j < 0 {
@@ -613,17 +613,24 @@ func (l commentLog) apply(events []CommentEvent, size int, lim commentLimits, by
 			next.bytes -= replySize(r.text, r.author)
 			next.replies--
 			n.replies = slices.Delete(slices.Clone(n.replies), k, k+1)
-			next.events = append(next.events, commentEvent{id: n.id, kind: eventThread})
+			next.threadEvents = append(next.threadEvents, n.id)
 		default:
 			return l, false, invalidf("comment event %d: unknown type %q (want %s)", i, e.Type, CommentTypesText)
 		}
-		next.version++
+		if e.Type == CommentCreate || e.Type == CommentDelete {
+			next.version++
+		} else {
+			next.threadVersion++
+		}
 	}
-	if next.version == l.version {
+	if next.version == l.version && next.threadVersion == l.threadVersion {
 		return l, false, nil
 	}
 	if len(next.events) > maxCommentEvents {
 		next.events = slices.Clone(next.events[len(next.events)-maxCommentEvents:])
+	}
+	if len(next.threadEvents) > maxCommentEvents {
+		next.threadEvents = slices.Clone(next.threadEvents[len(next.threadEvents)-maxCommentEvents:])
 	}
 	return next, true, nil
 }
@@ -652,7 +659,7 @@ func (l *commentLog) edit(i int, e CommentEvent, lim commentLimits, by commentAc
 			return false, err
 		}
 		n.text, n.edited = e.Text, nanos(e.Time)
-		l.events = append(l.events, commentEvent{id: n.id, kind: eventThread})
+		l.threadEvents = append(l.threadEvents, n.id)
 		return true, nil
 	}
 	j, k := l.reply(e.ID)
@@ -673,7 +680,7 @@ func (l *commentLog) edit(i int, e CommentEvent, lim commentLimits, by commentAc
 	r.text, r.edited = e.Text, nanos(e.Time)
 	n.replies = slices.Clone(n.replies)
 	n.replies[k] = r
-	l.events = append(l.events, commentEvent{id: n.id, kind: eventThread})
+	l.threadEvents = append(l.threadEvents, n.id)
 	return true, nil
 }
 
@@ -746,62 +753,85 @@ func decodeEntry(data []byte) ([]CommentEvent, error) {
 	return events, nil
 }
 
-// eventsAfter returns the events after version since (which must be
-// kept): deletes as they were, creates with the comment's current range
-// and text, left out when the comment no longer exists; and the current
-// state of each thread that thread operations changed meanwhile, once,
-// unless it no longer exists.
-func (l commentLog) eventsAfter(since int64) ([]CommentEvent, []Comment) {
+// eventsAfter returns the events after version since (which must be kept):
+// deletes as they were, creates with the comment's current range and
+// text, left out when the comment no longer exists.
+func (l commentLog) eventsAfter(since int64) []CommentEvent {
 	kept := l.events[len(l.events)-int(l.version-since):]
 	if len(kept) == 0 {
-		return nil, nil
+		return nil
 	}
 	var byID map[int64]int
 	if len(kept) > 4 && len(l.notes) > 16 {
-		byID = make(map[int64]int, len(l.notes))
-		for i, n := range l.notes {
-			byID[n.id] = i
-		}
-	}
-	find := func(id int64) int {
-		if byID == nil {
-			return l.index(id)
-		}
-		if j, ok := byID[id]; ok {
-			return j
-		}
-		return -1
+		byID = l.byID()
 	}
 	out := make([]CommentEvent, 0, len(kept))
-	var threads []Comment
-	var seen map[int64]bool
 	for _, e := range kept {
-		if e.kind == eventDelete {
+		if e.delete {
 			out = append(out, CommentEvent{Type: CommentDelete, ID: e.id})
 			continue
 		}
-		i := find(e.id)
-		if i < 0 {
-			continue
-		}
-		c, ok := l.comment(i)
-		if !ok {
-			continue
-		}
-		if e.kind == eventCreate {
+		if c, ok := l.find(e.id, byID); ok {
 			out = append(out, CommentEvent{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text, Author: c.Author, Time: c.Time})
-			continue
 		}
-		if seen[e.id] {
-			continue
-		}
-		if seen == nil {
-			seen = make(map[int64]bool)
-		}
-		seen[e.id] = true
-		threads = append(threads, c)
 	}
-	return out, threads
+	return out
+}
+
+// threadsAfter returns the current state of each comment whose thread
+// changed after thread version since, once: all the comments when those
+// changes are no longer kept, or since is not a thread version l had.
+func (l commentLog) threadsAfter(since int64) []Comment {
+	behind := l.threadVersion - since
+	if behind == 0 {
+		return nil
+	}
+	if since < 0 || behind < 0 || behind > int64(len(l.threadEvents)) {
+		return l.list()
+	}
+	kept := l.threadEvents[len(l.threadEvents)-int(behind):]
+	var byID map[int64]int
+	if len(kept) > 4 && len(l.notes) > 16 {
+		byID = l.byID()
+	}
+	var out []Comment
+	seen := make(map[int64]bool, len(kept))
+	for _, id := range kept {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if c, ok := l.find(id, byID); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// byID returns the index of each comment by its id.
+func (l commentLog) byID() map[int64]int {
+	m := make(map[int64]int, len(l.notes))
+	for i, n := range l.notes {
+		m[n.id] = i
+	}
+	return m
+}
+
+// find returns the comment id, looked up in byID unless it is nil, and
+// whether it exists.
+func (l commentLog) find(id int64, byID map[int64]int) (Comment, bool) {
+	i := -1
+	if byID != nil {
+		if j, ok := byID[id]; ok {
+			i = j
+		}
+	} else {
+		i = l.index(id)
+	}
+	if i < 0 {
+		return Comment{}, false
+	}
+	return l.comment(i)
 }
 
 // appendComments appends comments as a JSON array.
@@ -819,8 +849,8 @@ func appendComments(buf []byte, comments []Comment) []byte {
 // appendMeta appends the comment base that the store keeps for the
 // document (store.Head.Meta, store.Snapshot.Meta):
 // {"comments":[..],"commentVersion":N,"events":[{"type":..,"id":..},..]},
-// where an event's type is "create", "delete" or "thread" (a thread
-// operation on the comment id).
+// and, after thread operations, "threadVersion":N,"threads":[id,..] (the
+// comments of the kept ones).
 func (l commentLog) appendMeta(buf []byte) []byte {
 	buf = append(buf, `{"comments":`...)
 	buf = appendComments(buf, l.list())
@@ -831,9 +861,26 @@ func (l commentLog) appendMeta(buf []byte) []byte {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = CommentEvent{Type: metaEventTypes[e.kind], ID: e.id}.appendShort(buf)
+		typ := CommentCreate
+		if e.delete {
+			typ = CommentDelete
+		}
+		buf = CommentEvent{Type: typ, ID: e.id}.appendShort(buf)
 	}
-	return append(buf, "]}"...)
+	buf = append(buf, ']')
+	if l.threadVersion > 0 {
+		buf = append(buf, `,"threadVersion":`...)
+		buf = strconv.AppendInt(buf, l.threadVersion, 10)
+		buf = append(buf, `,"threads":[`...)
+		for i, id := range l.threadEvents {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendInt(buf, id, 10)
+		}
+		buf = append(buf, ']')
+	}
+	return append(buf, '}')
 }
 
 // appendShort appends {"type":..,"id":..}.
@@ -845,12 +892,8 @@ func (e CommentEvent) appendShort(buf []byte) []byte {
 	return append(buf, '}')
 }
 
-// metaEventTypes are the types of the kept events in the comment base,
-// by kind.
-var metaEventTypes = [...]string{eventCreate: CommentCreate, eventDelete: CommentDelete, eventThread: "thread"}
-
 var (
-	metaKeys    = jsonscan.NewKeys("comments", "commentVersion", "events")
+	metaKeys    = jsonscan.NewKeys("comments", "commentVersion", "events", "threadVersion", "threads")
 	eventKeys   = jsonscan.NewKeys("from", "to", "text", "id", "type", "author", "thread", "time")
 	commentKeys = jsonscan.NewKeys("from", "to", "text", "id", "author", "time", "resolved", "edited", "replies")
 	replyKeys   = jsonscan.NewKeys("id", "text", "author", "time", "edited")
@@ -903,18 +946,36 @@ func decodeMeta(data []byte) (commentLog, error) {
 				if err != nil {
 					return l, err
 				}
-				kind := slices.Index(metaEventTypes[:], e.Type)
-				if kind < 0 {
-					return l, fmt.Errorf("unknown comment event type %q", e.Type)
-				}
-				l.events = append(l.events, commentEvent{id: e.ID, kind: uint8(kind)})
+				l.events = append(l.events, commentEvent{id: e.ID, delete: e.Type == CommentDelete})
 			}
-		case 1:
+		case 1, 3:
 			n, err := readInt(d)
 			if err != nil {
 				return l, err
 			}
-			l.version = n
+			if k == 1 {
+				l.version = n
+			} else {
+				l.threadVersion = n
+			}
+		case 4:
+			if err := d.BeginArray(); err != nil {
+				return l, err
+			}
+			for {
+				more, err := d.NextElem()
+				if err != nil {
+					return l, err
+				}
+				if !more {
+					break
+				}
+				id, err := readInt(d)
+				if err != nil {
+					return l, err
+				}
+				l.threadEvents = append(l.threadEvents, id)
+			}
 		default:
 			return l, fmt.Errorf("unknown key %q", key)
 		}
@@ -924,6 +985,9 @@ func decodeMeta(data []byte) (commentLog, error) {
 	}
 	if int64(len(l.events)) > l.version {
 		return l, fmt.Errorf("%d comment events at comment version %d", len(l.events), l.version)
+	}
+	if int64(len(l.threadEvents)) > l.threadVersion {
+		return l, fmt.Errorf("%d thread events at thread version %d", len(l.threadEvents), l.threadVersion)
 	}
 	return l, nil
 }

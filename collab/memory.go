@@ -69,7 +69,7 @@ func commentsMem(l commentLog) int64 {
 	// l.bytes counts each comment's and reply's text as JSON plus its
 	// fixed share.
 	n := int64(l.bytes) + int64(len(l.notes))*commentMem + int64(l.replies)*replyMem
-	return n + int64(len(l.pending))*32 + int64(len(l.events))*16
+	return n + int64(len(l.pending))*32 + int64(len(l.events))*16 + int64(len(l.threadEvents))*8
 }
 
 // addHistory returns st with added appended to its history, keeping the

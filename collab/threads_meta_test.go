@@ -25,11 +25,18 @@ func TestThreadMeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.list(), l.list()) || got.bytes != l.bytes || got.replies != 1 || got.version != 4 || !reflect.DeepEqual(got.events, l.events) {
+	if !reflect.DeepEqual(got.list(), l.list()) || got.bytes != l.bytes || got.replies != 1 || got.version != 1 || got.threadVersion != 3 ||
+		!reflect.DeepEqual(got.events, l.events) || !reflect.DeepEqual(got.threadEvents, l.threadEvents) {
 		t.Errorf("decoded %+v\nwant %+v", got, l)
 	}
-	if ev, threads := got.eventsAfter(1); len(ev) != 0 || len(threads) != 1 || threads[0].Replies[0].Text != "r2" {
-		t.Errorf("events after 1: %+v, %+v", ev, threads)
+	if ev, threads := got.eventsAfter(1), got.threadsAfter(0); len(ev) != 0 || len(threads) != 1 || threads[0].Replies[0].Text != "r2" {
+		t.Errorf("events after 1: %+v, threads after 0: %+v", ev, threads)
+	}
+	if threads := got.threadsAfter(3); threads != nil {
+		t.Errorf("threads after 3: %+v", threads)
+	}
+	if threads := got.threadsAfter(7); len(threads) != 1 {
+		t.Errorf("threads after a version ahead: %+v, want all", threads)
 	}
 
 	// The sizes bound the JSON of the comments in Get's answer, however

@@ -66,8 +66,9 @@ func TestThreads(t *testing.T) {
 	c := s.Comments[0]
 	want := collab.Comment{From: 1, To: 6, Text: "hello!", ID: 10, Author: "alice", Resolved: true, Replies: []collab.Reply{
 		{ID: 11, Text: "hi there", Author: "bob"}, {ID: 12, Text: "mine", Author: "alice"}}}
-	if !equalComments(s.Comments, []collab.Comment{want}) || s.CommentVersion != 6 {
-		t.Fatalf("thread %+v at %d, want %+v at 6", c, s.CommentVersion, want)
+	// Only the creation counts in the comment version, the collab demo's.
+	if !equalComments(s.Comments, []collab.Comment{want}) || s.CommentVersion != 1 || s.ThreadVersion != 5 {
+		t.Fatalf("thread %+v at %d, %d, want %+v at 1, 5", c, s.CommentVersion, s.ThreadVersion, want)
 	}
 	// The clock ticked before each submission, after the steps'.
 	if !c.Time.Equal(at(1)) || !c.Edited.Equal(at(5)) || !c.Replies[0].Time.Equal(at(2)) || !c.Replies[0].Edited.Equal(at(4)) ||
@@ -80,20 +81,27 @@ func TestThreads(t *testing.T) {
 		t.Errorf("JSON\n got %s\nwant %s", js, wantJS)
 	}
 
-	// Events: the create alone among the comment events; the thread once.
+	// Events: the create alone among the comment events; the thread
+	// once, for events that follow threads.
 	ev, err := a.Events(ctx, "d", "", 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ev.Comment) != 1 || ev.Comment[0].Type != collab.CommentCreate || ev.Comment[0].Text != "hello!" || len(ev.Threads) != 1 || ev.Threads[0].ID != 10 {
+	if len(ev.Comment) != 1 || ev.Comment[0].Type != collab.CommentCreate || ev.Comment[0].Text != "hello!" || ev.FollowsThreads || len(ev.Threads) != 0 {
 		t.Errorf("events after 0: %+v", ev)
 	}
-	if ev, _ = a.Events(ctx, "d", "", 1, 1); len(ev.Comment) != 0 || len(ev.Threads) != 1 || len(ev.Threads[0].Replies) != 2 {
-		t.Errorf("events after 1: %+v", ev)
+	if js := string(ev.AppendJSON(nil)); strings.Contains(js, "thread") {
+		t.Errorf("events JSON %s: want no threads", js)
+	}
+	if ev, _ = a.EventsWithThreads(ctx, "d", "", 1, 1, 2); len(ev.Comment) != 0 || len(ev.Threads) != 1 || len(ev.Threads[0].Replies) != 2 || ev.ThreadVersion != 5 {
+		t.Errorf("events after 1, 2: %+v", ev)
 	}
 	evJS := string(ev.AppendJSON(nil))
-	if !strings.Contains(evJS, `"comment":[],"threads":[{"from":1,"to":6,"text":"hello!","id":10,`) {
+	if !strings.Contains(evJS, `"comment":[],"threads":[{"from":1,"to":6,"text":"hello!","id":10,`) || !strings.Contains(evJS, `],"threadVersion":5,"users":`) {
 		t.Errorf("events JSON %s: want the thread in threads", evJS)
+	}
+	if ev, _ = a.EventsWithThreads(ctx, "d", "", 1, 1, 5); ev.Threads != nil || !ev.FollowsThreads {
+		t.Errorf("events after 1, 5: %+v", ev)
 	}
 
 	// Refusals, each of the whole submission.
@@ -132,22 +140,22 @@ func TestThreads(t *testing.T) {
 	r, err := submit("alice", true, threadEvent(collab.CommentReply, 12, 10, "mine"), threadEvent(collab.CommentEdit, 10, 0, "hello!"),
 		threadEvent(collab.CommentResolve, 10, 0, ""), threadEvent(collab.CommentReply, 13, 99, "gone"), threadEvent(collab.CommentEdit, 99, 0, "gone"),
 		threadEvent(collab.CommentReopen, 99, 0, ""), threadEvent(collab.CommentDeleteReply, 99, 0, ""))
-	if err != nil || r.CommentVersion != 6 {
-		t.Errorf("no-ops: %+v, %v; want comment version 6", r, err)
+	if err != nil || r.CommentVersion != 1 {
+		t.Errorf("no-ops: %+v, %v; want comment version 1", r, err)
 	}
-	if s := mustGet(t, a, "d"); s.CommentVersion != 6 || !equalComments(s.Comments, []collab.Comment{want}) {
-		t.Errorf("after the refusals: %+v at %d", s.Comments, s.CommentVersion)
+	if s := mustGet(t, a, "d"); s.CommentVersion != 1 || s.ThreadVersion != 5 || !equalComments(s.Comments, []collab.Comment{want}) {
+		t.Errorf("after the refusals: %+v at %d, %d", s.Comments, s.CommentVersion, s.ThreadVersion)
 	}
 
 	// The admin may change anyone's; a reopen, then deleting the thread
 	// takes its replies along.
 	must("admin", false, threadEvent(collab.CommentReopen, 10, 0, ""), threadEvent(collab.CommentEdit, 11, 0, "moderated"), threadEvent(collab.CommentDeleteReply, 12, 0, ""))
 	want.Resolved, want.Replies = false, []collab.Reply{{ID: 11, Text: "moderated", Author: "bob"}}
-	if s := mustGet(t, a, "d"); s.CommentVersion != 9 || !equalComments(s.Comments, []collab.Comment{want}) {
-		t.Errorf("after the admin: %+v at %d", s.Comments, s.CommentVersion)
+	if s := mustGet(t, a, "d"); s.ThreadVersion != 8 || !equalComments(s.Comments, []collab.Comment{want}) {
+		t.Errorf("after the admin: %+v at %d", s.Comments, s.ThreadVersion)
 	}
 	must("alice", true, collab.CommentEvent{Type: collab.CommentDelete, ID: 10})
-	ev, _ = a.Events(ctx, "d", "", 1, 6)
+	ev, _ = a.EventsWithThreads(ctx, "d", "", 1, 1, 8)
 	if s := mustGet(t, a, "d"); len(s.Comments) != 0 || len(ev.Threads) != 0 || len(ev.Comment) != 1 || ev.Comment[0].Type != collab.CommentDelete {
 		t.Errorf("after the delete: %+v, events %+v", s.Comments, ev)
 	}
@@ -248,8 +256,11 @@ func TestThreadsStored(t *testing.T) {
 				want := mustGet(t, a, "d")
 				b := newAuthority(t, st, collab.Config{})
 				got := mustGet(t, b, "d")
-				if string(appendAll(got.Comments)) != string(appendAll(want.Comments)) || got.CommentVersion != want.CommentVersion {
-					t.Fatalf("reloaded %s at %d, want %s at %d", appendAll(got.Comments), got.CommentVersion, appendAll(want.Comments), want.CommentVersion)
+				if string(appendAll(got.Comments)) != string(appendAll(want.Comments)) || got.CommentVersion != want.CommentVersion || got.ThreadVersion != want.ThreadVersion || want.ThreadVersion != 4 {
+					t.Fatalf("reloaded %s at %d, %d, want %s at %d, %d (4)", appendAll(got.Comments), got.CommentVersion, got.ThreadVersion, appendAll(want.Comments), want.CommentVersion, want.ThreadVersion)
+				}
+				if ev, err := b.EventsWithThreads(context.Background(), "d", "", want.Version, want.CommentVersion, 2); err != nil || len(ev.Threads) != 1 || ev.ThreadVersion != 4 {
+					t.Errorf("the reloaded threads after 2: %+v, %v", ev, err)
 				}
 				if c := got.Comments[0]; !c.Resolved || len(c.Replies) != 2 || c.Replies[0].Text != "edited" || c.Replies[0].Edited.IsZero() || c.Replies[1].Author != "bob" {
 					t.Errorf("reloaded thread %+v", c)
@@ -285,7 +296,8 @@ func appendAll(comments []collab.Comment) []byte {
 }
 
 // TestFollowThreads checks that a thread operation alone is news for a
-// subscription that follows threads, and for no other.
+// subscription that follows threads, and for no other, which it leaves
+// at its comment version.
 func TestFollowThreads(t *testing.T) {
 	ctx := context.Background()
 	a := newAuthority(t, nil, collab.Config{})
@@ -300,15 +312,15 @@ func TestFollowThreads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer follower.Close()
-	follower.FollowThreads()
+	follower.FollowThreads(0)
 	mustSubmit(t, a, "d", collab.Submission{Version: 1, Comments: []collab.CommentEvent{threadEvent(collab.CommentReply, 2, 1, "r")}})
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	ev, err := follower.Next(wctx)
-	if err != nil || len(ev.Threads) != 1 || ev.CommentVersion != 2 {
+	if err != nil || len(ev.Threads) != 1 || ev.CommentVersion != 1 || ev.ThreadVersion != 1 {
 		t.Fatalf("the follower's next: %+v, %v", ev, err)
 	}
-	if ev, news, err := plain.Take(); err != nil || news || len(ev.Threads) != 1 {
-		t.Errorf("the other's update: %+v, news %v, %v; want the thread, not news", ev, news, err)
+	if ev, news, err := plain.Take(); err != nil || news || ev.FollowsThreads || ev.CommentVersion != 1 {
+		t.Errorf("the other's update: %+v, news %v, %v; want nothing new", ev, news, err)
 	}
 }

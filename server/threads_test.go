@@ -14,8 +14,10 @@ import (
 // /docs/{id}/events under the roles of rolePolicy: creating, replying,
 // resolving and reopening with the comment role; editing and deleting
 // one's own only, unless admin (403 naming the rule, nothing applied).
-// Events answers carry the thread operations in "threads", never in
-// "comment"; a long poll with threads=1 answers them, one without waits.
+// Events answers carry the changed threads in "threads" for a client
+// that asks with threadVersion, never in "comment", and thread
+// operations count in "threadVersion", not "commentVersion"; a long poll
+// with threadVersion answers them, one without waits.
 func TestThreadsHTTP(t *testing.T) {
 	e := newCollab(t, Config{PollTimeout: time.Minute, Policy: rolePolicy{commenters: map[string]bool{"carol": true, "bob": true}, editors: map[string]bool{"dave": true}}}, collab.Config{})
 	post := func(token, comment string) (int, string) {
@@ -48,9 +50,9 @@ func TestThreadsHTTP(t *testing.T) {
 	}
 	for _, s := range []struct{ token, comment, want string }{
 		{"carol", `{"type":"create","id":1,"from":1,"to":6,"text":"hello?","author":"mallory","time":"2000-01-01T00:00:00Z"}`, `{"version":1,"commentVersion":1}`},
-		{"bob", `{"type":"reply","id":2,"thread":1,"text":"hi","author":"mallory"}`, `{"version":1,"commentVersion":2}`},
-		{"bob", `{"type":"edit","id":2,"text":"hi there"}`, `{"version":1,"commentVersion":3}`},
-		{"bob", `{"type":"resolve","id":1}`, `{"version":1,"commentVersion":4}`},
+		{"bob", `{"type":"reply","id":2,"thread":1,"text":"hi","author":"mallory"}`, `{"version":1,"commentVersion":1}`},
+		{"bob", `{"type":"edit","id":2,"text":"hi there"}`, `{"version":1,"commentVersion":1}`},
+		{"bob", `{"type":"resolve","id":1}`, `{"version":1,"commentVersion":1}`},
 	} {
 		if code, body := post(s.token, s.comment); code != 200 || body != s.want {
 			t.Fatalf("%s %s: %d %s, want %s", s.token, s.comment, code, body, s.want)
@@ -58,12 +60,25 @@ func TestThreadsHTTP(t *testing.T) {
 	}
 	thread := `{"from":1,"to":6,"text":"hello?","id":1,"author":"carol","time":"2026-01-01T00:00:00Z","resolved":true,` +
 		`"replies":[{"id":2,"text":"hi there","author":"bob","time":"2026-01-01T00:00:00Z","edited":"2026-01-01T00:00:00Z"}]}`
-	if got := get("/docs/d"); !strings.Contains(got, `"comments":[`+thread+`]`) {
+	if got := get("/docs/d"); !strings.Contains(got, `"comments":[`+thread+`],"commentVersion":1,"threadVersion":3}`) {
 		t.Errorf("GET /docs/d: %s, want %s", got, thread)
 	}
-	want := `{"version":1,"commentVersion":4,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":1,"text":"hello?","from":1,"to":6,"author":"carol","time":"2026-01-01T00:00:00Z"}],"threads":[` + thread + `],"users":`
-	if got := get("/docs/d/events?version=1&commentVersion=0"); !strings.HasPrefix(got, want) {
-		t.Errorf("events after 0:\n got %s\nwant %s…", got, want)
+	create := `{"version":1,"commentVersion":1,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":1,"text":"hello?","from":1,"to":6,"author":"carol","time":"2026-01-01T00:00:00Z"}]`
+	if got := get("/docs/d/events?version=1&commentVersion=0"); !strings.HasPrefix(got, create+`,"users":`) {
+		t.Errorf("events after 0:\n got %s\nwant %s…", got, create)
+	}
+	want := create + `,"threads":[` + thread + `],"threadVersion":3,"users":`
+	if got := get("/docs/d/events?version=1&commentVersion=0&threadVersion=1"); !strings.HasPrefix(got, want) {
+		t.Errorf("events after 0, 1:\n got %s\nwant %s…", got, want)
+	}
+	for _, q := range []string{"threadVersion=x", "threadVersion=-1", "threadVersion="} {
+		r := httptest.NewRequest("GET", "/docs/d/events?version=1&commentVersion=0&"+q, nil)
+		r.Header.Set("Authorization", "Bearer root")
+		w := httptest.NewRecorder()
+		e.s.ServeHTTP(w, r)
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "threadVersion") {
+			t.Errorf("%s: %d %s, want 400", q, w.Code, w.Body)
+		}
 	}
 
 	// Refusals: 403 naming the rule, and nothing of the submission
@@ -91,7 +106,7 @@ func TestThreadsHTTP(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 %q", s.comment, code, body, s.want)
 		}
 	}
-	if got := get("/docs/d"); !strings.Contains(got, `"comments":[`+thread+`],"commentVersion":4`) {
+	if got := get("/docs/d"); !strings.Contains(got, `"comments":[`+thread+`],"commentVersion":1,"threadVersion":3}`) {
 		t.Errorf("after the refusals: %s", got)
 	}
 
@@ -108,13 +123,14 @@ func TestThreadsHTTP(t *testing.T) {
 		}()
 		return c
 	}
-	plain := poll("/docs/d/events?version=1&commentVersion=4")
-	follower := poll("/docs/d/events?version=1&commentVersion=4&threads=1")
+	plain := poll("/docs/d/events?version=1&commentVersion=1")
+	follower := poll("/docs/d/events?version=1&commentVersion=1&threadVersion=3")
 	e.waitWaiting(t, "d", 2)
 	if code, body := post("root", `{"type":"reopen","id":1}`); code != 200 {
 		t.Fatal(code, body)
 	}
-	if code, got := answer(t, follower); code != 200 || !strings.Contains(got, `"comment":[],"threads":[{"from":1,"to":6,"text":"hello?","id":1,`) || strings.Contains(got, `"resolved"`) {
+	if code, got := answer(t, follower); code != 200 || !strings.Contains(got, `"commentVersion":1,"steps":[],"clientIDs":[],"comment":[],"threads":[{"from":1,"to":6,"text":"hello?","id":1,`) ||
+		strings.Contains(got, `"resolved"`) || !strings.Contains(got, `"threadVersion":4,`) {
 		t.Errorf("the follower's poll: %d %s", code, got)
 	}
 	select {
@@ -122,11 +138,11 @@ func TestThreadsHTTP(t *testing.T) {
 		t.Errorf("a poll not following threads answered: %s", w.Body)
 	case <-time.After(50 * time.Millisecond):
 	}
-	if got := get("/docs/d/events?version=1&commentVersion=4&threads=1"); !strings.Contains(got, `"threads":[`) {
+	if got := get("/docs/d/events?version=1&commentVersion=1&threadVersion=3"); !strings.Contains(got, `"threads":[`) {
 		t.Errorf("a poll behind on threads: %s", got)
 	}
 	// The admin edits and deletes anyone's.
-	if code, body := post("root", `{"type":"edit","id":1,"text":"moderated"},{"type":"deleteReply","id":2}`); code != 200 || body != `{"version":1,"commentVersion":7}` {
+	if code, body := post("root", `{"type":"edit","id":1,"text":"moderated"},{"type":"deleteReply","id":2}`); code != 200 || body != `{"version":1,"commentVersion":1}` {
 		t.Errorf("the admin: %d %s", code, body)
 	}
 	if got := get("/docs/d"); !strings.Contains(got, `"text":"moderated","id":1,"author":"carol","time":"2026-01-01T00:00:00Z","edited":"2026-01-01T00:00:00Z"}]`) {
@@ -136,7 +152,7 @@ func TestThreadsHTTP(t *testing.T) {
 	if code, body := post("carol", `{"type":"delete","id":1}`); code != 200 {
 		t.Fatal(code, body)
 	}
-	if code, got := answer(t, plain); code != 200 || !strings.Contains(got, `"comment":[{"type":"delete","id":1}]`) || strings.Contains(got, "threads") {
+	if code, got := answer(t, plain); code != 200 || !strings.Contains(got, `"commentVersion":2,`) || !strings.Contains(got, `"comment":[{"type":"delete","id":1}]`) || strings.Contains(got, "thread") {
 		t.Errorf("the plain poll: %d %s", code, got)
 	}
 }
@@ -169,7 +185,8 @@ func TestThreadLimitsHTTP(t *testing.T) {
 
 // TestThreadsWS runs thread operations over WebSocket: the same decoder
 // and errors as over HTTP, and the changed threads pushed in "threads",
-// never in "comment".
+// never in "comment"; a hello's threadVersion (0 when absent) gives the
+// welcome the threads changed since.
 func TestThreadsWS(t *testing.T) {
 	e := newWS(t, Config{Policy: rolePolicy{commenters: map[string]bool{"carol": true, "bob": true}}}, collab.Config{}, nil)
 	e.post(t, "d", 0, "1", insert(1, "hello world"))
@@ -203,7 +220,18 @@ func TestThreadsWS(t *testing.T) {
 	// A client joining behind gets the thread in its welcome.
 	c := e.dial(t, "d", false)
 	c.send(`{"type":"hello","version":1,"commentVersion":1,"clientID":7,"token":"carol"}`)
-	if m := c.next("welcome"); len(m.Threads) != 1 || len(m.Comment) != 0 {
+	if m := c.next("welcome"); len(m.Threads) != 1 || len(m.Comment) != 0 || !strings.Contains(m.raw, `"threadVersion":2,`) {
 		t.Errorf("the welcome behind a reply: %s", m.raw)
+	}
+	// One at the current thread version gets none.
+	d := e.dial(t, "d", false)
+	d.send(`{"type":"hello","version":1,"commentVersion":1,"threadVersion":2,"clientID":8,"token":"carol"}`)
+	if m := d.next("welcome"); len(m.Threads) != 0 || !strings.Contains(m.raw, `"threads":[],"threadVersion":2,`) {
+		t.Errorf("the welcome at the thread version: %s", m.raw)
+	}
+	f := e.dial(t, "d", false)
+	f.send(`{"type":"hello","version":1,"commentVersion":1,"threadVersion":"2","clientID":9,"token":"carol"}`)
+	if m := f.next("error"); m.Status != http.StatusBadRequest || !strings.Contains(m.Message, "threadVersion") {
+		t.Errorf("a hello with a string threadVersion: %s", m.raw)
 	}
 }
