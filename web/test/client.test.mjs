@@ -386,7 +386,8 @@ test("comments: sent with the steps, echo not duplicated, remote delete", async 
 
 test("threads: operations sent as comment events, shown at once, replaced by the server's state", async () => {
   let root = { from: 1, to: 6, text: "hello?", id: 1, author: "alice", time: "2026-01-01T00:00:00Z" }
-  let { client, ws } = await start({ comments: [root], commentVersion: 1 })
+  let { client, ws } = await start({ comments: [root], commentVersion: 1, threadVersion: 4 })
+  assert.equal(commentsKey.getState(client.state).threadVersion, 4)
   let [c] = commentsOf(client.state)
   assert.deepEqual(c, { ...root, resolved: false, edited: null, replies: [] })
 
@@ -407,15 +408,16 @@ test("threads: operations sent as comment events, shown at once, replaced by the
   // The server's state of the thread (a push of another's edit at the
   // same time) keeps the unsent resolve on top.
   let withReply = { ...root, replies: [{ id: reply.id, text: "hi", author: "me@example", time: "2026-01-01T00:00:01Z" }] }
-  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 2, comment: [], threads: [withReply], users: 1 })
-  ws.push({ type: "ack", id: sub.id, version: 5, commentVersion: 2 })
+  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 1, comment: [], threads: [withReply], threadVersion: 5, users: 1 })
+  ws.push({ type: "ack", id: sub.id, version: 5, commentVersion: 1 })
+  assert.equal(commentsKey.getState(client.state).threadVersion, 5)
   c = commentsOf(client.state)[0]
   assert.equal(c.resolved, true)
   assert.equal(c.replies[0].author, "me@example")
   let sub2 = ws.take("steps")
   assert.deepEqual(sub2.comment, [{ type: "resolve", id: 1 }])
-  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 3, comment: [], threads: [{ ...withReply, resolved: true }], users: 1 })
-  ws.push({ type: "ack", id: sub2.id, version: 5, commentVersion: 3 })
+  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 1, comment: [], threads: [{ ...withReply, resolved: true }], threadVersion: 6, users: 1 })
+  ws.push({ type: "ack", id: sub2.id, version: 5, commentVersion: 1 })
   assert.deepEqual(commentsKey.getState(client.state).unsentEvents(), [])
   assert.equal(client.synced, true)
   assert.ok(commentsKey.getState(client.state).decos.find()[0].type.attrs.class.includes("pma-comment-resolved"))
@@ -426,7 +428,7 @@ test("threads: operations sent as comment events, shown at once, replaced by the
   reopenComment(1)(client.state, client.dispatch.bind(client))
   deleteReply(reply.id)(client.state, client.dispatch.bind(client))
   assert.deepEqual(sub3.comment, [{ type: "edit", id: reply.id, text: "hi there" }])
-  ws.push({ type: "ack", id: sub3.id, version: 5, commentVersion: 4 })
+  ws.push({ type: "ack", id: sub3.id, version: 5, commentVersion: 1 })
   assert.deepEqual(ws.take("steps").comment, [{ type: "reopen", id: 1 }, { type: "deleteReply", id: reply.id }])
   c = commentsOf(client.state)[0]
   assert.equal(c.resolved, false)
@@ -439,6 +441,13 @@ test("threads: operations sent as comment events, shown at once, replaced by the
   let unsentReply = commentsOf(client.state)[0].replies[0]
   deleteReply(unsentReply.id)(client.state, client.dispatch.bind(client))
   assert.equal(commentsKey.getState(client.state).unsentEvents().some(e => e.id == unsentReply.id), false)
+
+  // A reconnection says the thread version it has.
+  let before = FakeSocket.all.length
+  ws.drop(1006)
+  let { hello } = await nextSocket(before)
+  assert.equal(hello.commentVersion, 1)
+  assert.equal(hello.threadVersion, 6)
   client.close()
 })
 
@@ -490,7 +499,7 @@ test("setIdentity reconnects with the new name and colour, at the current versio
   client.setIdentity("New Name", "#abcdef")
   assert.equal(ws.closedWith, 1000)
   let { hello } = await nextSocket(before)
-  assert.deepEqual(hello, { type: "hello", version: 5, commentVersion: 0, clientID: 7, name: "New Name", color: "#abcdef" })
+  assert.deepEqual(hello, { type: "hello", version: 5, commentVersion: 0, threadVersion: 0, clientID: 7, name: "New Name", color: "#abcdef" })
 })
 
 test("presence data: sent in hello, given with the peers; setPresenceData reconnects", async () => {

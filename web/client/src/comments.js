@@ -66,11 +66,12 @@ function sameEvent(u, e) {
 }
 
 // CommentState is the comments plugin's state: the comments as
-// decorations, the comment version the client has seen, and the local
-// events not yet accepted by the server.
+// decorations, the comment and thread versions the client has seen, and
+// the local events not yet accepted by the server.
 class CommentState {
-  constructor(version, decos, unsent, draft = null) {
+  constructor(version, threadVersion, decos, unsent, draft = null) {
     this.version = version
+    this.threadVersion = threadVersion
     this.decos = decos
     // [{type: "create", id, text} | {type: "delete", id} | a thread
     // operation, as sent]
@@ -113,7 +114,7 @@ class CommentState {
     let action = tr.getMeta(commentsKey)
     if (!action && !tr.docChanged) return this
     let decos = this.decos.map(tr.mapping, tr.doc)
-    let version = this.version, unsent = this.unsent
+    let version = this.version, threadVersion = this.threadVersion, unsent = this.unsent
     let draft = this.draft
     if (draft && tr.docChanged) {
       let from = tr.mapping.map(draft.from, 1), to = tr.mapping.map(draft.to, -1)
@@ -194,6 +195,9 @@ class CommentState {
             else if (validRange(tr.doc, c.from, c.to)) decos = decos.add(tr.doc, [commentDeco(c.from, c.to, next)])
           }
           if (action.version != null && action.version > version) version = action.version
+          // A thread version is the server's, even one below ours (the
+          // server's state went back: its threads came whole).
+          if (Number.isInteger(action.threadVersion)) threadVersion = action.threadVersion
           break
         case "sent":
           // The server accepted these events (ack of a submission).
@@ -206,7 +210,7 @@ class CommentState {
       // A new comment whose range collapsed before it was sent is gone.
       unsent = unsent.filter(e => e.type != "create" || findIn(e.id).length)
     }
-    return new CommentState(version, decos, unsent, draft)
+    return new CommentState(version, threadVersion, decos, unsent, draft)
   }
 
   static init(config) {
@@ -214,13 +218,14 @@ class CommentState {
     let decos = []
     for (let c of init.comments)
       if (validRange(config.doc, c.from, c.to)) decos.push(commentDeco(c.from, c.to, threadOf(c)))
-    return new CommentState(init.version, DecorationSet.create(config.doc, decos), [])
+    return new CommentState(init.version, init.threadVersion || 0, DecorationSet.create(config.doc, decos), [])
   }
 }
 
 // commentsPlugin keeps the comments. Its state is initialised from the
-// `comments: {version, comments: [{from, to, text, id, …}]}` field of the
-// EditorState config (the comments of GET /docs/{id} or a snapshot).
+// `comments: {version, threadVersion, comments: [{from, to, text, id, …}]}`
+// field of the EditorState config (the comments of GET /docs/{id} or a
+// snapshot).
 export function commentsPlugin() {
   return new Plugin({
     key: commentsKey,
