@@ -584,3 +584,41 @@ func TestServerExactPattern(t *testing.T) {
 		t.Errorf(`DELETE /docs/d with {"*": "admin"} (every document, as documented): %d: %s`, w.Code, w.Body)
 	}
 }
+
+// TestServerThreadRoles: with tokens, a comment role replies to, resolves
+// and reopens any thread and edits or deletes its own replies only; an
+// edit role deletes no other's comment; an admin changes anyone's.
+func TestServerThreadRoles(t *testing.T) {
+	e := newEnv(t, matrixConfig(t), false)
+	base := validClaims().with("iss", "iss", "aud", "aud")
+	token := func(sub, role string) string {
+		return sign(t, jose.HS256, testSecret, "", base.with("sub", sub, "docs", map[string]string{"d": role}))
+	}
+	post := func(tok, comment string) (int, string) {
+		w := e.do("POST", "/docs/d/events", `{"version":1,"clientID":0,"steps":[],"comment":[`+comment+`]}`, tok)
+		return w.Code, w.Body.String()
+	}
+	for _, s := range []struct {
+		sub, role, comment string
+		want               int
+	}{
+		{"bob", "comment", `{"type":"reply","id":2,"thread":1,"text":"r"}`, 200},
+		{"bob", "comment", `{"type":"resolve","id":1}`, 200},
+		{"carol", "comment", `{"type":"reopen","id":1}`, 200},
+		{"bob", "comment", `{"type":"edit","id":2,"text":"r2"}`, 200},
+		{"carol", "comment", `{"type":"edit","id":2,"text":"carol's"}`, 403},
+		{"carol", "comment", `{"type":"deleteReply","id":2}`, 403},
+		{"dave", "edit", `{"type":"deleteReply","id":2}`, 403},
+		{"dave", "edit", `{"type":"delete","id":1}`, 403},
+		{"bob", "read", `{"type":"reply","id":3,"thread":1,"text":"r"}`, 403},
+		{"root", "admin", `{"type":"edit","id":1,"text":"moderated"},{"type":"deleteReply","id":2}`, 200},
+		{"root", "admin", `{"type":"delete","id":1}`, 200},
+	} {
+		if code, body := post(token(s.sub, s.role), s.comment); code != s.want {
+			t.Errorf("%s (%s) %s: %d %s, want %d", s.sub, s.role, s.comment, code, body, s.want)
+		}
+	}
+	if st, err := e.collab.Get(context.Background(), "d", ""); err != nil || len(st.Comments) != 0 || st.CommentVersion != 2 || st.ThreadVersion != 6 {
+		t.Errorf("the comments at the end: %+v at %d, %d, %v", st.Comments, st.CommentVersion, st.ThreadVersion, err)
+	}
+}

@@ -65,7 +65,7 @@ func TestCommentAuthor(t *testing.T) {
 		fromEvents[e.ID] = e.Author
 	}
 	check("Events", fromEvents)
-	if js := string(ev.AppendJSON(nil)); !strings.Contains(js, `"id":1,"text":"note\n— alice","from":1,"to":6,"author":"carol"}`) {
+	if js := string(ev.AppendJSON(nil)); !strings.Contains(js, `"id":1,"text":"note\n— alice","from":1,"to":6,"author":"carol",`) {
 		t.Errorf("events JSON %s: want comment 1's author carol", js)
 	}
 

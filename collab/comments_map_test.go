@@ -3,7 +3,7 @@ package collab
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
+	"reflect"
 	"testing"
 
 	"github.com/pmauthority/pmauthority/transform"
@@ -21,7 +21,7 @@ func TestMapThroughSpans(t *testing.T) {
 		for i := range 30 {
 			from := rng.IntN(25)
 			c := Comment{From: from, To: from + 1 + rng.IntN(5), ID: int64(i), Text: "x"}
-			l, _, _ = l.apply([]CommentEvent{{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text}}, -1, commentLimits{}, commentDeleter{any: true})
+			l, _, _ = l.apply([]CommentEvent{{Type: CommentCreate, ID: c.ID, From: c.From, To: c.To, Text: c.Text}}, -1, commentLimits{}, commentActor{any: true})
 			want = append(want, c)
 		}
 		for sub := range 2 * maxPendingMaps {
@@ -47,7 +47,7 @@ func TestMapThroughSpans(t *testing.T) {
 			}
 			want = next
 			l = l.mapThrough(maps)
-			if got := l.list(); !slices.Equal(got, want) {
+			if got := l.list(); !reflect.DeepEqual(got, want) {
 				t.Fatalf("round %d, submission %d, maps %v:\ngot  %v\nwant %v", round, sub, maps, got, want)
 			}
 		}
@@ -55,7 +55,7 @@ func TestMapThroughSpans(t *testing.T) {
 		if len(l.pending) != 0 || len(l.spans) != len(want) || len(l.notes) != len(want) || l.bytes != len(want)*commentSize("x", "") {
 			t.Fatalf("round %d: after flush %d pending, %d spans, %d notes, %d bytes; want %d comments", round, len(l.pending), len(l.spans), len(l.notes), l.bytes, len(want))
 		}
-		if got := l.list(); !slices.Equal(got, want) {
+		if got := l.list(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("round %d: after flush\ngot  %v\nwant %v", round, got, want)
 		}
 	}

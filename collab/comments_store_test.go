@@ -263,7 +263,7 @@ func TestMaxCommentBytes(t *testing.T) {
 	ctx := context.Background()
 	a := newAuthority(t, nil, collab.Config{Limits: collab.Limits{MaxCommentBytes: 1000}})
 	r := mustSubmit(t, a, "d", collab.Submission{Steps: steps(insert(1, "hello"))})
-	text := strings.Repeat("t", 400) // 402 bytes as JSON, 482 with the overhead
+	text := strings.Repeat("t", 300) // 302 bytes as JSON, 494 with the overhead
 	create := func(id int64) collab.Submission {
 		return collab.Submission{Version: r.Version, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: id, From: 1, To: 3, Text: text}}}
 	}
@@ -272,7 +272,7 @@ func TestMaxCommentBytes(t *testing.T) {
 	before := mustGet(t, a, "d")
 	_, err := a.Submit(ctx, "d", "", create(3))
 	var le *collab.LimitError
-	if !errors.As(err, &le) || le.Limit != 1000 || le.Value != 3*482 || !strings.Contains(err.Error(), "Limits.MaxCommentBytes") {
+	if !errors.As(err, &le) || le.Limit != 1000 || le.Value != 3*494 || !strings.Contains(err.Error(), "Limits.MaxCommentBytes") {
 		t.Fatalf("a create over the cap: %v, want a *LimitError naming Limits.MaxCommentBytes", err)
 	}
 	if after := mustGet(t, a, "d"); after.CommentVersion != before.CommentVersion || len(after.Comments) != 2 {

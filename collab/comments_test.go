@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/store/memstore"
@@ -32,42 +33,42 @@ func TestComments(t *testing.T) {
 			name:     "insert before: both move",
 			steps:    steps(insert(1, "XX")),
 			doc:      "XXhello world",
-			comments: []c{{3, 8, "hello", 1, ""}, {9, 14, "world", 2, ""}},
+			comments: []c{{From: 3, To: 8, Text: "hello", ID: 1, Author: ""}, {From: 9, To: 14, Text: "world", ID: 2, Author: ""}},
 			version:  2, appended: true,
 		},
 		{
 			name:     "insert at the end of a comment stays outside it",
 			steps:    steps(insert(8, "Y")),
 			doc:      "XXhelloY world",
-			comments: []c{{3, 8, "hello", 1, ""}, {10, 15, "world", 2, ""}},
+			comments: []c{{From: 3, To: 8, Text: "hello", ID: 1, Author: ""}, {From: 10, To: 15, Text: "world", ID: 2, Author: ""}},
 			version:  2, appended: true,
 		},
 		{
 			name:     "insert at the start of a comment stays outside it",
 			steps:    steps(insert(3, "Z")),
 			doc:      "XXZhelloY world",
-			comments: []c{{4, 9, "hello", 1, ""}, {11, 16, "world", 2, ""}},
+			comments: []c{{From: 4, To: 9, Text: "hello", ID: 1, Author: ""}, {From: 11, To: 16, Text: "world", ID: 2, Author: ""}},
 			version:  2, appended: true,
 		},
 		{
 			name:     "deleting a comment's range drops it without an event",
 			steps:    steps(del(10, 16)),
 			doc:      "XXZhelloY",
-			comments: []c{{4, 9, "hello", 1, ""}},
+			comments: []c{{From: 4, To: 9, Text: "hello", ID: 1, Author: ""}},
 			version:  2, appended: true,
 		},
 		{
 			name:     "partial deletion shrinks",
 			steps:    steps(del(2, 6)),
 			doc:      "Xllo" + "Y",
-			comments: []c{{2, 5, "hello", 1, ""}},
+			comments: []c{{From: 2, To: 5, Text: "hello", ID: 1, Author: ""}},
 			version:  2, appended: true,
 		},
 		{
 			name:     "comment-only creation",
 			events:   []collab.CommentEvent{create(3, 1, 3, "new")},
 			doc:      "XlloY",
-			comments: []c{{2, 5, "hello", 1, ""}, {1, 3, "new", 3, ""}},
+			comments: []c{{From: 2, To: 5, Text: "hello", ID: 1, Author: ""}, {From: 1, To: 3, Text: "new", ID: 3, Author: ""}},
 			version:  3, appended: true,
 		},
 		{
@@ -75,48 +76,50 @@ func TestComments(t *testing.T) {
 			steps:    steps(insert(1, "ab")),
 			events:   []collab.CommentEvent{create(4, 1, 3, "ab")},
 			doc:      "abXlloY",
-			comments: []c{{4, 7, "hello", 1, ""}, {3, 5, "new", 3, ""}, {1, 3, "ab", 4, ""}},
+			comments: []c{{From: 4, To: 7, Text: "hello", ID: 1, Author: ""}, {From: 3, To: 5, Text: "new", ID: 3, Author: ""}, {From: 1, To: 3, Text: "ab", ID: 4, Author: ""}},
 			version:  4, appended: true,
 		},
 		{
 			name:     "deleting an unknown id changes nothing",
 			events:   []collab.CommentEvent{remove(99)},
 			doc:      "abXlloY",
-			comments: []c{{4, 7, "hello", 1, ""}, {3, 5, "new", 3, ""}, {1, 3, "ab", 4, ""}},
+			comments: []c{{From: 4, To: 7, Text: "hello", ID: 1, Author: ""}, {From: 3, To: 5, Text: "new", ID: 3, Author: ""}, {From: 1, To: 3, Text: "ab", ID: 4, Author: ""}},
 			version:  4,
 		},
 		{
 			name:     "creating an existing comment again with its text changes nothing",
 			events:   []collab.CommentEvent{create(3, 1, 3, "new"), create(4, 1, 2, "ab")},
 			doc:      "abXlloY",
-			comments: []c{{4, 7, "hello", 1, ""}, {3, 5, "new", 3, ""}, {1, 3, "ab", 4, ""}},
+			comments: []c{{From: 4, To: 7, Text: "hello", ID: 1, Author: ""}, {From: 3, To: 5, Text: "new", ID: 3, Author: ""}, {From: 1, To: 3, Text: "ab", ID: 4, Author: ""}},
 			version:  4,
 		},
 		{
 			name:     "steps that move no comment",
 			steps:    steps(insert(8, "!")),
 			doc:      "abXlloY!",
-			comments: []c{{4, 7, "hello", 1, ""}, {3, 5, "new", 3, ""}, {1, 3, "ab", 4, ""}},
+			comments: []c{{From: 4, To: 7, Text: "hello", ID: 1, Author: ""}, {From: 3, To: 5, Text: "new", ID: 3, Author: ""}, {From: 1, To: 3, Text: "ab", ID: 4, Author: ""}},
 			version:  4, appended: true,
 		},
 		{
 			name:     "delete, and delete again in one submission",
 			events:   []collab.CommentEvent{remove(3), remove(3), remove(1)},
 			doc:      "abXlloY!",
-			comments: []c{{1, 3, "ab", 4, ""}},
+			comments: []c{{From: 1, To: 3, Text: "ab", ID: 4, Author: ""}},
 			version:  6, appended: true,
 		},
 		{
 			name:     "create and delete in one submission",
 			events:   []collab.CommentEvent{create(5, 2, 4, "tmp"), remove(5), create(6, 1, 2, "\"<&>\"\u2028")},
 			doc:      "abXlloY!",
-			comments: []c{{1, 3, "ab", 4, ""}, {1, 2, "\"<&>\"\u2028", 6, ""}},
+			comments: []c{{From: 1, To: 3, Text: "ab", ID: 4, Author: ""}, {From: 1, To: 2, Text: "\"<&>\"\u2028", ID: 6}},
 			version:  9, appended: true,
 		},
 	}
 	ctx := context.Background()
 	fs := &faultStore{Store: memstore.New()}
-	a := newAuthority(t, fs, collab.Config{})
+	// Creations are stamped with the Authority's clock.
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	a := newAuthority(t, fs, collab.Config{Now: func() time.Time { return now }})
 	mustSubmit(t, a, "d", collab.Submission{
 		Steps:    steps(insert(1, "hello world")),
 		Comments: []collab.CommentEvent{create(1, 1, 6, "hello"), create(2, 7, 12, "world")},
@@ -150,10 +153,10 @@ func TestComments(t *testing.T) {
 		since int64
 		want  string
 	}{
-		{0, `{"type":"create","id":4,"text":"ab","from":1,"to":3},{"type":"delete","id":3},{"type":"delete","id":1},{"type":"delete","id":5},{"type":"create","id":6,"text":"\"<&>\"` + "\u2028" + `","from":1,"to":2}`},
-		{3, `{"type":"create","id":4,"text":"ab","from":1,"to":3},{"type":"delete","id":3},{"type":"delete","id":1},{"type":"delete","id":5},{"type":"create","id":6,"text":"\"<&>\"` + "\u2028" + `","from":1,"to":2}`},
-		{4, `{"type":"delete","id":3},{"type":"delete","id":1},{"type":"delete","id":5},{"type":"create","id":6,"text":"\"<&>\"` + "\u2028" + `","from":1,"to":2}`},
-		{8, `{"type":"create","id":6,"text":"\"<&>\"` + "\u2028" + `","from":1,"to":2}`},
+		{0, `{"type":"create","id":4,"text":"ab","from":1,"to":3,"time":"2026-01-02T03:04:05Z"},{"type":"delete","id":3},{"type":"delete","id":1},{"type":"delete","id":5},{"type":"create","id":6,"text":"\"<&>\"` + "\u2028" + `","from":1,"to":2,"time":"2026-01-02T03:04:05Z"}`},
+		{3, `{"type":"create","id":4,"text":"ab","from":1,"to":3,"time":"2026-01-02T03:04:05Z"},{"type":"delete","id":3},{"type":"delete","id":1},{"type":"delete","id":5},{"type":"create","id":6,"text":"\"<&>\"` + "\u2028" + `","from":1,"to":2,"time":"2026-01-02T03:04:05Z"}`},
+		{4, `{"type":"delete","id":3},{"type":"delete","id":1},{"type":"delete","id":5},{"type":"create","id":6,"text":"\"<&>\"` + "\u2028" + `","from":1,"to":2,"time":"2026-01-02T03:04:05Z"}`},
+		{8, `{"type":"create","id":6,"text":"\"<&>\"` + "\u2028" + `","from":1,"to":2,"time":"2026-01-02T03:04:05Z"}`},
 		{9, ``},
 	}
 	for _, tt := range eventTests {

@@ -46,11 +46,11 @@ type submitLimits struct {
 
 // submission is a Submission that prepare checked.
 type submission struct {
-	Submission          // its comment creations authored by Author
+	Submission          // its comment events authored by Author (and timed by decide)
 	id         string   // the document's id
 	clientID   ClientID // parsed; nil for a submission without steps
 	by         owner    // who the client id must belong to
-	deleter    commentDeleter
+	actor      commentActor
 	server     bool   // the server's own (Restore): client ids are not checked
 	record     []byte // a commit's record, for its first step (commit.go)
 	// rebased, for a rebased commit, are its steps decoded: Steps holds
@@ -59,8 +59,8 @@ type submission struct {
 }
 
 // prepare checks s, by user, against the limits that need no document,
-// and returns it ready for decide. The comments that s creates are its
-// Author's, whatever the events say.
+// and returns it ready for decide. The comment events of s (but
+// deletions) are its Author's, whatever the events say.
 func prepare(id, user string, s Submission, server bool, lim submitLimits) (submission, error) {
 	if n := len(s.Steps); n > lim.maxSteps {
 		return submission{}, &LimitError{What: "steps", Limit: lim.maxSteps, Value: n}
@@ -73,10 +73,10 @@ func prepare(id, user string, s Submission, server bool, lim submitLimits) (subm
 			return submission{}, &LimitError{What: fmt.Sprintf("bytes in the text of comment event %d", i), Limit: lim.maxCommentText, Value: len(e.Text)}
 		}
 	}
-	if slices.ContainsFunc(s.Comments, func(e CommentEvent) bool { return e.Author != s.Author && e.Type == CommentCreate }) {
+	if slices.ContainsFunc(s.Comments, func(e CommentEvent) bool { return e.stamped() && e.Author != s.Author }) {
 		events := slices.Clone(s.Comments)
 		for i := range events {
-			if events[i].Type == CommentCreate {
+			if events[i].stamped() {
 				events[i].Author = s.Author
 			}
 		}
@@ -85,7 +85,7 @@ func prepare(id, user string, s Submission, server bool, lim submitLimits) (subm
 	if err := checkRef(s.Ref); err != nil {
 		return submission{}, err
 	}
-	sub := submission{Submission: s, id: id, by: ownerOf(s.Author, user), deleter: commentDeleter{author: s.Author, any: !s.OwnComments}, server: server}
+	sub := submission{Submission: s, id: id, by: ownerOf(s.Author, user), actor: commentActor{author: s.Author, any: !s.OwnComments}, server: server}
 	if len(s.Steps) > 0 { // a comment-only submission's client id is unused
 		var err error
 		if sub.clientID, err = ParseClientID(s.ClientID); err != nil {
@@ -143,6 +143,7 @@ func decide(v view, sub submission, lim submitLimits, now time.Time) (decision, 
 	if sub.Version < 0 || sub.Version > st.version {
 		return decision{}, &versionError{version: sub.Version}
 	}
+	sub = sub.at(now)
 	if sub.Ref != "" {
 		return decideCommit(st, sub, lim, now)
 	}
@@ -157,6 +158,22 @@ func decide(v view, sub submission, lim submitLimits, now time.Time) (decision, 
 	return dec.withComments(dec.next, lim.comments)
 }
 
+// at returns sub with its comment events (but deletions) made at now,
+// whatever they say.
+func (sub submission) at(now time.Time) submission {
+	if !slices.ContainsFunc(sub.Comments, func(e CommentEvent) bool { return e.stamped() && !e.Time.Equal(now) }) {
+		return sub
+	}
+	events := slices.Clone(sub.Comments)
+	for i := range events {
+		if events[i].stamped() {
+			events[i].Time = now
+		}
+	}
+	sub.Comments = events
+	return sub
+}
+
 // stale decides a submission made on an older version than st's, not a
 // commit: it conflicts (ErrConflict; the client rebases and submits
 // again). A commit is rebased instead (decideCommit).
@@ -169,7 +186,7 @@ func stale(st docState, sub submission) (decision, error) {
 // st's comments: the comment entry to append, the metadata sequence once
 // appended, and the answer.
 func (dec decision) withComments(st docState, lim commentLimits) (decision, error) {
-	comments, changed, err := st.comments.apply(dec.sub.Comments, st.node.Content.Size(), lim, dec.sub.deleter)
+	comments, changed, err := st.comments.apply(dec.sub.Comments, st.node.Content.Size(), lim, dec.sub.actor)
 	if err != nil {
 		return decision{}, err
 	}

@@ -40,7 +40,7 @@ func coreState(t *testing.T) docState {
 	if err != nil {
 		t.Fatal(err)
 	}
-	comments, _, err := commentLog{}.apply([]CommentEvent{{Type: CommentCreate, ID: 1, From: 2, To: 5, Text: "bob's", Author: "bob"}}, node.Content.Size(), commentLimits{}, commentDeleter{any: true})
+	comments, _, err := commentLog{}.apply([]CommentEvent{{Type: CommentCreate, ID: 1, From: 2, To: 5, Text: "bob's", Author: "bob"}}, node.Content.Size(), commentLimits{}, commentActor{any: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,11 +100,11 @@ func TestCorePrepare(t *testing.T) {
 		if events[0].Author != "mallory" {
 			t.Error("prepare modified the caller's events")
 		}
-		if string(sub.clientID) != "12" || sub.by != (owner{author: "alice"}) || sub.deleter != (commentDeleter{author: "alice"}) {
-			t.Errorf("client id %q, owner %+v, deleter %+v", sub.clientID, sub.by, sub.deleter)
+		if string(sub.clientID) != "12" || sub.by != (owner{author: "alice"}) || sub.actor != (commentActor{author: "alice"}) {
+			t.Errorf("client id %q, owner %+v, deleter %+v", sub.clientID, sub.by, sub.actor)
 		}
-		if anon := mustPrepare(t, Submission{}, false); anon.by != (owner{user: "u"}) || !anon.deleter.any {
-			t.Errorf("anonymous: owner %+v, deleter %+v", anon.by, anon.deleter)
+		if anon := mustPrepare(t, Submission{}, false); anon.by != (owner{user: "u"}) || !anon.actor.any {
+			t.Errorf("anonymous: owner %+v, deleter %+v", anon.by, anon.actor)
 		}
 	})
 }
@@ -149,7 +149,7 @@ func TestCoreDecide(t *testing.T) {
 		{name: "an editor deleting another's comment", s: comment(3, CommentEvent{Type: CommentDelete, ID: 1}),
 			changes: true, result: Result{Version: 3, CommentVersion: 2}, text: "hello"},
 		{name: "MaxComments", s: comment(3, create), lim: func(l *submitLimits) { l.comments.comments = 1 }, err: "comments over the limit: 2 > 1"},
-		{name: "MaxCommentBytes", s: comment(3, create), lim: func(l *submitLimits) { l.comments.bytes = 100 }, err: "bytes of comments (Limits.MaxCommentBytes) over the limit: 205 > 100"},
+		{name: "MaxCommentBytes", s: comment(3, create), lim: func(l *submitLimits) { l.comments.bytes = 100 }, err: "bytes of comments (Limits.MaxCommentBytes) over the limit: 429 > 100"},
 		{name: "MaxDocSize", s: edit(3, coreInsert(1, "abc")), lim: func(l *submitLimits) { l.step.MaxDocSize = 9 }, err: "document size over the limit: 10 > 9"},
 		{name: "MaxDocBytes", s: edit(3, coreInsert(1, "abc")), lim: func(l *submitLimits) { l.step.MaxDocBytes = 40 }, err: "document bytes (JSON) over the limit"},
 		{name: "a step that does not decode", s: edit(3, coreInsert(1, "a"), []byte(`{"stepType":"nope"}`)), err: "step 1:"},
@@ -334,7 +334,7 @@ func TestCoreRecomment(t *testing.T) {
 	}
 	// Another writer created comment 3 at the same version.
 	cur := base
-	cur.comments, _, err = base.comments.apply([]CommentEvent{{Type: CommentCreate, ID: 3, From: 5, To: 6, Text: "theirs"}}, base.node.Content.Size(), commentLimits{}, commentDeleter{any: true})
+	cur.comments, _, err = base.comments.apply([]CommentEvent{{Type: CommentCreate, ID: 3, From: 5, To: 6, Text: "theirs"}}, base.node.Content.Size(), commentLimits{}, commentActor{any: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestCoreRecomment(t *testing.T) {
 			t.Fatalf("decide: %v, changes %v", err, dec.changes())
 		}
 		gone := base // another writer deleted comment 1 first
-		gone.comments, _, _ = base.comments.apply(del.Comments, -1, commentLimits{}, commentDeleter{any: true})
+		gone.comments, _, _ = base.comments.apply(del.Comments, -1, commentLimits{}, commentActor{any: true})
 		gone.metaSeq++
 		again, err := dec.recomment(gone, lim)
 		if err != nil || again.changes() || again.result != (Result{Version: 3, CommentVersion: 2}) {

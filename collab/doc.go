@@ -18,10 +18,13 @@
 // the steps and comment events after a version, and, like the demo, also
 // answers waiting clients when the number of users changes. Comments are
 // ranges of the document mapped through every step, as the demo keeps
-// them. The store keeps them as a base (written with each snapshot) and
-// one metadata entry per submission that created or deleted some: a step
-// stores nothing of them, and a load maps the base through the steps
-// after it, whatever the number of comments.
+// them; each is the root of a thread (replies, resolved, edited, with
+// authors and times the Authority records), whose operations count in a
+// thread version of their own, so that the demo's clients see none of
+// them. The store keeps comments as a base (written with each snapshot)
+// and one metadata entry per submission that changed some: a step stores
+// nothing of them, and a load maps the base through the steps after it,
+// whatever the number of comments.
 //
 // An embedding program attaches through Config's hooks: OnLoad gives the
 // content of a document asked for before it exists, BeforeSubmit vetoes

@@ -20,8 +20,9 @@ type State struct {
 	Version int64
 	// Comments are the document's comments (do not modify them).
 	Comments []Comment
-	// CommentVersion counts the comment events.
-	CommentVersion int64
+	// CommentVersion counts the comment events (creations and
+	// deletions), ThreadVersion the thread operations.
+	CommentVersion, ThreadVersion int64
 	// Users is the number of users seen recently.
 	Users int
 	// Schema is the name of the document's schema.
@@ -67,6 +68,7 @@ func (d *document) stateOf(st docState, js []byte, users int) *State {
 		Version:        st.version,
 		Comments:       st.comments.list(),
 		CommentVersion: st.comments.version,
+		ThreadVersion:  st.comments.threadVersion,
 		Users:          users,
 		Schema:         st.schemaName,
 	}
@@ -99,8 +101,22 @@ type Events struct {
 	// Steps are the steps after the asked version, in order (do not
 	// modify them).
 	Steps []StepRecord
-	// Comment are the comment events after the asked comment version.
+	// Comment are the comment events after the asked comment version:
+	// creations and deletions of comments, as the collab demo knows them.
 	Comment []CommentEvent
+	// FollowsThreads tells whether the events follow threads
+	// (EventsWithThreads, Subscription.FollowThreads): then
+	// ThreadVersion is the document's thread version, and Threads the
+	// threads that thread operations (CommentReply …) changed after the
+	// asked thread version, in their current state, each once (every
+	// comment when those operations are no longer kept, or the asked
+	// version is not one the document had). The collab demo's client
+	// knows nothing of threads: thread operations count in
+	// ThreadVersion, not in CommentVersion, so that they change nothing
+	// it sees.
+	FollowsThreads bool
+	ThreadVersion  int64
+	Threads        []Comment
 	// Users is the number of users seen recently.
 	Users int
 	// Size is the content size of the document at Version (what
@@ -122,6 +138,18 @@ type Events struct {
 // ahead of the document's, and with ErrHistoryGone when some of the steps
 // or comment events after them are no longer kept.
 func (a *Authority) Events(ctx context.Context, id, user string, version, commentVersion int64) (Events, error) {
+	return a.events(ctx, id, user, version, commentVersion, -1)
+}
+
+// EventsWithThreads is Events that also follows threads: the events
+// give the threads changed after threadVersion (Events.Threads).
+func (a *Authority) EventsWithThreads(ctx context.Context, id, user string, version, commentVersion, threadVersion int64) (Events, error) {
+	return a.events(ctx, id, user, version, commentVersion, max(threadVersion, 0))
+}
+
+// events is Events, following threads after threadVersion unless it is
+// negative.
+func (a *Authority) events(ctx context.Context, id, user string, version, commentVersion, threadVersion int64) (Events, error) {
 	d, err := a.acquire(ctx, id, user)
 	if err != nil {
 		return Events{}, err
@@ -137,6 +165,9 @@ func (a *Authority) Events(ctx context.Context, id, user string, version, commen
 	ev, _, err := d.eventsAfter(version, commentVersion)
 	if err != nil {
 		return Events{}, err
+	}
+	if threadVersion >= 0 {
+		ev.withThreads(d.st.comments, threadVersion)
 	}
 	ev.Users = d.userCount(now, a.cfg.UsersWindow)
 	return ev, nil
@@ -171,13 +202,19 @@ func (d *document) eventsAfter(version, commentVersion int64) (Events, bool, err
 		Version:        st.version,
 		CommentVersion: st.comments.version,
 		Steps:          slices.Clip(st.steps[len(st.steps)-int(behind):]),
-		Comment:        st.comments.eventsAfter(commentVersion),
 		Size:           st.node.Content.Size(),
 	}
+	ev.Comment = st.comments.eventsAfter(commentVersion)
 	// As the ProseMirror demo server: an answer without steps or comment
 	// events is not news, even when the comment version moved on (a
 	// created comment that has since collapsed is left out). Its reference
 	// client ignores such an answer and polls again at its old versions,
 	// so answering at once would make it spin until the next change.
 	return ev, len(ev.Steps) > 0 || len(ev.Comment) > 0, nil
+}
+
+// withThreads makes ev follow the threads of l after threadVersion.
+func (ev *Events) withThreads(l commentLog, threadVersion int64) {
+	ev.FollowsThreads, ev.ThreadVersion = true, l.threadVersion
+	ev.Threads = l.threadsAfter(threadVersion)
 }

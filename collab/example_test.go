@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/model"
@@ -61,7 +62,8 @@ func Example() {
 // A subscription waits for the next change: this is the long poll
 // behind GET /docs/{id}/events.
 func ExampleAuthority_Subscribe() {
-	a, _ := collab.New(collab.Config{Store: memstore.New(), Schemas: lookupSchema, AutoCreate: true})
+	clock := func() time.Time { return time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC) }
+	a, _ := collab.New(collab.Config{Store: memstore.New(), Schemas: lookupSchema, AutoCreate: true, Now: clock})
 	defer a.Close()
 	ctx := context.Background()
 	// Alice opens the document first: had she joined while Bob waits,
@@ -77,5 +79,5 @@ func ExampleAuthority_Subscribe() {
 	ev, _ := sub.Next(ctx)
 	fmt.Printf("%s\n", ev.AppendJSON(nil))
 	// Output:
-	// {"version":0,"commentVersion":1,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":1,"text":"nice","from":0,"to":2}],"users":2}
+	// {"version":0,"commentVersion":1,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":1,"text":"nice","from":0,"to":2,"time":"2026-05-01T12:00:00Z"}],"users":2}
 }

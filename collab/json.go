@@ -3,7 +3,8 @@ package collab
 import "strconv"
 
 // AppendJSON appends s as the collab demo answers GET /docs/{id}:
-// {"doc":..,"users":..,"version":..,"comments":[..],"commentVersion":..}.
+// {"doc":..,"users":..,"version":..,"comments":[..],"commentVersion":..},
+// with "threadVersion":.. after them unless it is 0.
 func (s State) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"doc":`...)
 	switch {
@@ -22,12 +23,18 @@ func (s State) AppendJSON(buf []byte) []byte {
 	buf = appendComments(buf, s.Comments)
 	buf = append(buf, `,"commentVersion":`...)
 	buf = strconv.AppendInt(buf, s.CommentVersion, 10)
+	if s.ThreadVersion > 0 {
+		buf = append(buf, `,"threadVersion":`...)
+		buf = strconv.AppendInt(buf, s.ThreadVersion, 10)
+	}
 	return append(buf, '}')
 }
 
 // AppendJSON appends e as the collab demo answers GET /docs/{id}/events:
 // {"version":..,"commentVersion":..,"steps":[..],"clientIDs":[..],
-// "comment":[..],"users":..}, with one client id per step.
+// "comment":[..],"users":..}, with one client id per step, and
+// "threads":[..],"threadVersion":.. before "users" when they follow
+// threads.
 func (e Events) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"version":`...)
 	buf = strconv.AppendInt(buf, e.Version, 10)
@@ -54,7 +61,14 @@ func (e Events) AppendJSON(buf []byte) []byte {
 		}
 		buf = c.AppendJSON(buf)
 	}
-	buf = append(buf, `],"users":`...)
+	buf = append(buf, ']')
+	if e.FollowsThreads {
+		buf = append(buf, `,"threads":`...)
+		buf = appendComments(buf, e.Threads)
+		buf = append(buf, `,"threadVersion":`...)
+		buf = strconv.AppendInt(buf, e.ThreadVersion, 10)
+	}
+	buf = append(buf, `,"users":`...)
 	buf = strconv.AppendInt(buf, int64(e.Users), 10)
 	return append(buf, '}')
 }

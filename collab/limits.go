@@ -46,15 +46,16 @@ type Limits struct {
 	// keep the budget in use for everyone (shares.go).
 	MaxClientMemory int64
 	// MaxCommentBytes bounds the comments of one document: the sum of
-	// their texts (as JSON strings) plus 80 bytes per comment, which
-	// bounds their JSON in Get's answer (default 1 MiB). A comment create
-	// beyond it is refused with a *LimitError.
+	// their texts and their replies' (as JSON strings, with their
+	// authors' "author" fields) plus 192 bytes per comment and 120 per
+	// reply, which bounds their JSON in Get's answer (default 1 MiB). A
+	// create, reply or edit beyond it is refused with a *LimitError.
 	MaxCommentBytes int
-	// MaxCommentText bounds the text of one comment, in bytes (default
-	// 64 KiB).
+	// MaxCommentText bounds the text of one comment event (a comment,
+	// a reply, an edit), in bytes (default 64 KiB).
 	MaxCommentText int
-	// MaxComments bounds the number of comments of one document (default
-	// 10,000).
+	// MaxComments bounds the number of comments and replies of one
+	// document (default 10,000).
 	MaxComments int
 	// MaxCheckpoints bounds the checkpoints of one document (default
 	// 1,000; each at a new version keeps a copy of the document):

@@ -36,11 +36,12 @@ func (e *memoryError) Is(target error) bool { return target == ErrOverloaded }
 
 // The parts of a document's memory estimate besides its nodes: the
 // document's bookkeeping, each step of the history besides its JSON, and
-// each comment besides its text.
+// each comment and reply besides its text.
 const (
 	docMem     = 4 << 10
 	stepMem    = 192
-	commentMem = 96
+	commentMem = 160
+	replyMem   = 80
 )
 
 // memSize returns the estimated memory that a document in state st holds:
@@ -65,9 +66,10 @@ func historyMem(steps []StepRecord) int64 {
 // commentsMem returns the estimated memory of a document's comments and
 // their events.
 func commentsMem(l commentLog) int64 {
-	// l.bytes counts each comment's text as JSON plus its fixed share.
-	n := int64(l.bytes) + int64(len(l.notes))*commentMem
-	return n + int64(len(l.pending))*32 + int64(len(l.events))*16
+	// l.bytes counts each comment's and reply's text as JSON plus its
+	// fixed share.
+	n := int64(l.bytes) + int64(len(l.notes))*commentMem + int64(l.replies)*replyMem
+	return n + int64(len(l.pending))*32 + int64(len(l.events))*16 + int64(len(l.threadEvents))*8
 }
 
 // addHistory returns st with added appended to its history, keeping the

@@ -408,7 +408,7 @@ func TestCatchUpUnarbitrated(t *testing.T) {
 	if err != nil || len(ev.Steps) != 1 || ev.CommentVersion != 1 {
 		t.Fatalf("b's events: %+v, %v", ev, err)
 	}
-	if s := mustGet(t, b, "d"); len(s.Comments) != 1 || s.Comments[0] != (collab.Comment{ID: 1, From: 3, To: 4}) {
+	if s := mustGet(t, b, "d"); !equalComments(s.Comments, []collab.Comment{{ID: 1, From: 3, To: 4}}) {
 		t.Fatalf("b's comments %v, want its own mapped through a's step", s.Comments)
 	}
 	mustSubmit(t, a, "d", collab.Submission{Version: 1, Comments: []collab.CommentEvent{{Type: collab.CommentCreate, ID: 2, From: 1, To: 3}}})

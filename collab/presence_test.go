@@ -75,7 +75,7 @@ func TestPresence(t *testing.T) {
 	if err != nil || len(ev.Steps) != 1 || len(ev.Presence) != 0 {
 		t.Fatalf("after a step: %+v, %v", ev, err)
 	}
-	_, _, w, err := s.Join("u", 2, 0, false)
+	_, _, w, err := s.Join("u", 2, 0, -1, false)
 	if p, ok := entryOf(w.Presence, "7"); err != nil || !ok || p.Anchor != 4 || p.Head != 6 {
 		t.Fatalf("welcome presence %+v, %v", w.Presence, err)
 	}
@@ -92,7 +92,7 @@ func TestPresence(t *testing.T) {
 	if !s.Select(collab.ClientID("7"), 5, 1, 1) || !s.Select(collab.ClientID("7"), 0, 1, 1) {
 		t.Error("an unmappable selection refused")
 	}
-	_, _, w, _ = s.Join("u", 2, 0, false)
+	_, _, w, _ = s.Join("u", 2, 0, -1, false)
 	if p, _ := entryOf(w.Presence, "7"); p.Anchor != 3 {
 		t.Errorf("after refused and ignored selections: %+v", p)
 	}

@@ -36,6 +36,30 @@ type Subscription struct {
 	// delivered.
 	following   bool
 	presenceSeq uint64
+	// Of a follower of threads (FollowThreads): the thread version
+	// delivered.
+	threads       bool
+	threadVersion int64
+}
+
+// FollowThreads makes the subscription follow threads after
+// threadVersion (negative: the document's current one): its updates
+// give the threads changed (Events.Threads), and a change is news, as
+// steps and comment events are.
+func (s *Subscription) FollowThreads(threadVersion int64) {
+	d := s.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if threadVersion < 0 {
+		threadVersion = d.st.comments.threadVersion
+	}
+	s.threads, s.threadVersion = true, threadVersion
+}
+
+// news reports whether ev, after the cursor, is news for s besides the
+// user count. It is called with d.mu held.
+func (s *Subscription) news(ev Events) bool {
+	return len(ev.Steps) > 0 || len(ev.Comment) > 0 || s.threads && s.d.st.comments.threadVersion != s.threadVersion
 }
 
 // Subscribe returns a subscription to the document id after version and
@@ -104,7 +128,7 @@ func (s *Subscription) Version() (version, commentVersion int64) {
 }
 
 // Wait waits until the document has news for the subscription: steps or
-// comment events after its cursor, or a user count other than the one
+// comment events after its cursor (or changed threads, FollowThreads), or a user count other than the one
 // last taken. Changes of the user count are noticed at most every 250
 // milliseconds. It returns ctx's error when ctx is done first, ErrClosed
 // when the Authority closes, ErrNotFound when the document is deleted, and
@@ -120,8 +144,8 @@ func (s *Subscription) Wait(ctx context.Context) error {
 		if d.deleted {
 			return fmt.Errorf("collab: %q: %w", d.id, ErrNotFound)
 		}
-		_, newer, err := d.eventsAfter(s.version, s.commentVersion)
-		if err != nil || newer || d.userCount(a.now(), a.cfg.UsersWindow) != s.users ||
+		ev, _, err := d.eventsAfter(s.version, s.commentVersion)
+		if err != nil || s.news(ev) || d.userCount(a.now(), a.cfg.UsersWindow) != s.users ||
 			s.following && d.pres.flushed > s.presenceSeq {
 			return err
 		}
@@ -188,7 +212,11 @@ func (s *Subscription) takeLocked() (Events, bool, error) {
 		return Events{}, false, err
 	}
 	ev.Users = d.userCount(a.now(), a.cfg.UsersWindow)
-	news := len(ev.Steps) > 0 || len(ev.Comment) > 0 || ev.Users != s.users
+	news := s.news(ev) || ev.Users != s.users
+	if s.threads {
+		ev.withThreads(d.st.comments, s.threadVersion)
+		s.threadVersion = ev.ThreadVersion
+	}
 	s.version, s.commentVersion, s.users = ev.Version, ev.CommentVersion, ev.Users
 	s.presenceAfterLocked(&ev)
 	return ev, news, err
@@ -213,7 +241,8 @@ type Welcome struct {
 // Join takes the update after the cursor (as Take, whose results it
 // returns first) and answers a client
 // of user that joins the stream at the new cursor: the welcome for a
-// client at version and commentVersion, or, with snapshot set, the
+// client at version and commentVersion (following threads after
+// threadVersion unless it is negative), or, with snapshot set, the
 // document's state. user counts as one of the document's users, in the
 // update too. The update is for the clients that joined before; the
 // welcome brings the new one to the same versions.
@@ -221,7 +250,7 @@ type Welcome struct {
 // An update that fails with ErrHistoryGone is returned with that error
 // and no welcome; Join may then be called again. A version of the client
 // ahead of the document's fails with ErrInvalidVersion.
-func (s *Subscription) Join(user string, version, commentVersion int64, snapshot bool) (Events, bool, Welcome, error) {
+func (s *Subscription) Join(user string, version, commentVersion, threadVersion int64, snapshot bool) (Events, bool, Welcome, error) {
 	d, a := s.d, s.a
 	d.mu.Lock()
 	now := a.now()
@@ -248,6 +277,9 @@ func (s *Subscription) Join(user string, version, commentVersion int64, snapshot
 			return ev, news, Welcome{}, err
 		default:
 			w.Events.Users = d.userCount(now, a.cfg.UsersWindow)
+			if threadVersion >= 0 {
+				w.Events.withThreads(d.st.comments, threadVersion)
+			}
 		}
 	}
 	if !snapshot {

@@ -10,7 +10,7 @@ import (
 )
 
 // Submission is what a client sends: steps made on the document at
-// Version, and comment events.
+// Version, and comment events (of comments and their threads).
 type Submission struct {
 	// Version is the version the steps were made on.
 	Version int64
@@ -24,10 +24,10 @@ type Submission struct {
 	// authenticated it; "" when anonymous). It is given to the hooks, and
 	// recorded as the author of the steps and of the comments created.
 	Author string
-	// OwnComments restricts the comment deletes to the comments that
-	// Author created: deleting another's comment (or an anonymous one) is
-	// refused with an error matching ErrForbidden. The server sets it
-	// for principals that may comment but not edit.
+	// OwnComments restricts the edits and deletes of comments and
+	// replies to those that Author created: changing another's (or an
+	// anonymous one) is refused with an error matching ErrForbidden.
+	// The server sets it for principals that are not admins.
 	OwnComments bool
 	// SuggestOnly restricts the steps to suggestions, as the suggest role
 	// makes them with @handlewithcare/prosemirror-suggest-changes: the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,7 +144,7 @@ func TestSubmitAtomic(t *testing.T) {
 		{"second event bad", collab.Submission{
 			Steps:    steps(insert(1, "a")),
 			Comments: []collab.CommentEvent{{Type: "delete", ID: 1}, {Type: "create", ID: 9, From: 1, To: 2}, {Type: "update", ID: 9}},
-		}, invalidRequest(`comment event 2: unknown type "update" (want "create" or "delete")`)},
+		}, invalidRequest(`comment event 2: unknown type "update" (want "create", "delete", "reply", "edit", "resolve", "reopen" or "deleteReply")`)},
 		{"duplicate comment id", collab.Submission{
 			Comments: []collab.CommentEvent{{Type: "create", ID: 1, From: 1, To: 2}},
 		}, invalidRequest("comment event 0: comment 1 exists")},
@@ -218,16 +219,13 @@ func invalidRequest(msg string) func(*testing.T, error) {
 	}
 }
 
+// equalComments reports whether x and y are the same comments, times
+// aside (their clock is the test's).
 func equalComments(x, y []collab.Comment) bool {
-	if len(x) != len(y) {
-		return false
-	}
-	for i := range x {
-		if x[i] != y[i] {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(x, y, func(a, b collab.Comment) bool {
+		return a.From == b.From && a.To == b.To && a.Text == b.Text && a.ID == b.ID && a.Author == b.Author && a.Resolved == b.Resolved &&
+			slices.EqualFunc(a.Replies, b.Replies, func(r, q collab.Reply) bool { return r.ID == q.ID && r.Text == q.Text && r.Author == q.Author })
+	})
 }
 
 func TestClientID(t *testing.T) {

@@ -141,7 +141,7 @@ func TestVerifyDamaged(t *testing.T) {
 			}
 		}, 25, "comment 7: range 1-999 is outside the document"},
 		{"CommentEntryBad", func(t *testing.T, st store.Store) {
-			if err := st.Append(ctx, "d", 25, nil, []byte(`[{"type":"edit","id":1}]`)); err != nil {
+			if err := st.Append(ctx, "d", 25, nil, []byte(`[{"type":"update","id":1}]`)); err != nil {
 				t.Fatal(err)
 			}
 		}, -1, "comment entry"},

@@ -22,8 +22,9 @@ import (
 // that requires tokens, the editors presenting an edit token (over long
 // polls and WebSockets), while a read-only WebSocket watches and a
 // comment-only one comments: the editors converge; the reader receives
-// every step and may send none; the commenter's comment is accepted and
-// its steps refused; every step is stored with its editor's principal.
+// every step and may send none; the commenter's comment and its delete
+// are accepted and its steps refused; every step is stored with its
+// editor's principal.
 func TestCollabEditorsAuth(t *testing.T) {
 	node := editorsNode(t, "js/node_modules/ws")
 	edits := 1000
@@ -92,6 +93,13 @@ func TestCollabEditorsAuth(t *testing.T) {
 	commenter.send(t, `{"type":"steps","id":2,"version":0,"clientID":"carol","steps":[],"comment":[{"type":"create","id":77,"from":2,"to":6,"text":"carol was here"}]}`)
 	if m := commenter.next(t, "ack"); m["id"] != float64(2) {
 		t.Errorf("the commenter's comment: %v, want ack 2", m)
+	}
+	// It deletes it again: the editors' tokens may delete only their own
+	// principal's comments (docs/auth.md), and the harness deletes any
+	// it knows.
+	commenter.send(t, `{"type":"steps","id":3,"version":0,"clientID":"carol","steps":[],"comment":[{"type":"delete","id":77}]}`)
+	if m := commenter.next(t, "ack"); m["id"] != float64(3) {
+		t.Errorf("the commenter's delete: %v, want ack 3", m)
 	}
 	commenter.ws.Close(websocket.StatusNormalClosure, "")
 

@@ -121,8 +121,18 @@ func stateSize(st collab.State) int64 {
 	if st.DocJSON == nil && st.Doc != nil {
 		n += int64(st.Doc.JSONSize())
 	}
-	for _, c := range st.Comments {
-		n += int64(len(c.Text)) + 96
+	return n + commentsSize(st.Comments)
+}
+
+// commentsSize returns about the bytes of the JSON of comments and their
+// replies.
+func commentsSize(comments []collab.Comment) int64 {
+	n := int64(0)
+	for _, c := range comments {
+		n += int64(len(c.Text)+len(c.Author)) + 200
+		for _, r := range c.Replies {
+			n += int64(len(r.Text)+len(r.Author)) + 128
+		}
 	}
 	return n
 }
@@ -134,7 +144,7 @@ func eventsSize(ev collab.Events) int64 {
 		n += int64(len(st.JSON)+len(st.ClientID)) + 2
 	}
 	for _, c := range ev.Comment {
-		n += int64(len(c.Text)) + 96
+		n += int64(len(c.Text)+len(c.Author)) + 140
 	}
-	return n
+	return n + commentsSize(ev.Threads)
 }

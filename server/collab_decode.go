@@ -47,7 +47,7 @@ func putCollabScratch(sc *collabScratch, n int) {
 var (
 	submitKeys  = jsonscan.NewKeys("version", "steps", "clientID", "comment")
 	commitKeys  = jsonscan.NewKeys("version", "steps", "clientID", "comment", "ref")
-	commentKeys = jsonscan.NewKeys("type", "id", "from", "to", "text")
+	commentKeys = jsonscan.NewKeys("type", "id", "from", "to", "text", "thread")
 )
 
 // decodeSubmission reads a POST /docs/{id}/events body: {"version": V,
@@ -281,8 +281,11 @@ func scanSteps(sc *collabScratch, d *jsonscan.Decoder, maxSteps int) (n int, tru
 
 // scanComments reads the "comment" array of comment events:
 // {"type": "create", "id": n, "from": p, "to": p, "text": "…"} and
-// {"type": "delete", "id": n}. It returns the first problem with a
-// field's type, or a syntax error.
+// {"type": "delete", "id": n} of the collab demo, and the thread
+// operations {"type": "reply", "id": n, "thread": n, "text": "…"},
+// {"type": "edit", "id": n, "text": "…"} and {"type": t, "id": n} for
+// "resolve", "reopen" and "deleteReply". It returns the first problem
+// with a field's type, or a syntax error.
 func scanComments(sc *collabScratch, d *jsonscan.Decoder) (problem string, err error) {
 	if err := d.BeginArray(); err != nil {
 		return "", err
@@ -318,9 +321,9 @@ func scanComment(d *jsonscan.Decoder, i int) (ev collab.CommentEvent, problem st
 	if err := d.BeginObject(); err != nil {
 		return ev, "", err
 	}
-	var seen [5]bool // type, id, from, to, text
-	var problems [5]string
-	names := [5]string{".type", ".id", ".from", ".to", ".text"}
+	var seen [6]bool // type, id, from, to, text, thread
+	var problems [6]string
+	names := [6]string{".type", ".id", ".from", ".to", ".text", ".thread"}
 	for {
 		j, _, more, err := d.NextKeyIndex(commentKeys)
 		if err != nil {
@@ -346,30 +349,27 @@ func scanComment(d *jsonscan.Decoder, i int) (ev collab.CommentEvent, problem st
 			if err != nil {
 				return ev, "", err
 			}
-			switch string(t) {
-			case collab.CommentCreate:
-				ev.Type = collab.CommentCreate
-			case collab.CommentDelete:
-				ev.Type = collab.CommentDelete
-			default:
-				problems[j] = field(names[j]) + ` must be "create" or "delete"`
+			if ev.Type = string(t); !collab.IsCommentType(ev.Type) {
+				ev.Type = ""
+				problems[j] = field(names[j]) + " must be " + collab.CommentTypesText
 			}
 		case j == 4 && k == jsonscan.String:
 			if ev.Text, err = d.ReadString(); err != nil {
 				return ev, "", err
 			}
-		case j >= 1 && j <= 3 && k == jsonscan.Number:
+		case (j >= 1 && j <= 3 || j == 5) && k == jsonscan.Number:
 			f, raw, err := d.ReadNumber()
 			if err != nil {
 				return ev, "", err
 			}
+			id := j == 1 || j == 5
 			lo, hi := 0.0, float64(math.MaxInt32) // positions
-			if j == 1 {
-				lo, hi = -maxSafeInt, maxSafeInt // ids
+			if id {
+				lo, hi = -maxSafeInt, maxSafeInt
 			}
 			if f != math.Trunc(f) || f < lo || f > hi {
 				what := "a non-negative integer position"
-				if j == 1 {
+				if id {
 					what = "an integer from -2^53 to 2^53"
 				}
 				problems[j] = field(names[j]) + " must be " + what + " (found " + string(raw) + ")"
@@ -382,9 +382,11 @@ func scanComment(d *jsonscan.Decoder, i int) (ev collab.CommentEvent, problem st
 				ev.From = int(f)
 			case 3:
 				ev.To = int(f)
+			case 5:
+				ev.Thread = int64(f)
 			}
 		default:
-			want := [5]string{"a string", "an integer", "a number", "a number", "a string"}[j]
+			want := [6]string{"a string", "an integer", "a number", "a number", "a string", "an integer"}[j]
 			problems[j] = field(names[j]) + " must be " + want + " (found " + k.String() + ")"
 			if err := d.Skip(); err != nil {
 				return ev, "", err
@@ -396,12 +398,17 @@ func scanComment(d *jsonscan.Decoder, i int) (ev collab.CommentEvent, problem st
 			return ev, p, nil
 		}
 	}
-	need := seen[:2] // type, id
-	if ev.Type == collab.CommentCreate {
-		need = seen[:]
+	need := []int{0, 1} // type, id
+	switch ev.Type {
+	case collab.CommentCreate:
+		need = append(need, 2, 3, 4)
+	case collab.CommentReply:
+		need = append(need, 5, 4)
+	case collab.CommentEdit:
+		need = append(need, 4)
 	}
-	for j, ok := range need {
-		if !ok {
+	for _, j := range need {
+		if !seen[j] {
 			return ev, "missing " + field(names[j]), nil
 		}
 	}

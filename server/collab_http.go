@@ -135,7 +135,9 @@ func (s *api) getDoc(x *exchange, r *http.Request, id string) {
 // pollEvents answers GET /docs/{id}/events: at once when the client is
 // behind, otherwise when something is published or the user count
 // changes, the poll times out ({}), the client goes away or the server
-// shuts down ({} too).
+// shuts down ({} too). With threadVersion=T, the answer follows threads
+// after T, and changed threads alone answer too
+// (collab.Subscription.FollowThreads).
 func (s *api) pollEvents(x *exchange, r *http.Request, id string) {
 	version, err := queryVersion(r.URL.RawQuery, "version")
 	var cv int64
@@ -146,7 +148,15 @@ func (s *api) pollEvents(x *exchange, r *http.Request, id string) {
 		s.fail(x, err)
 		return
 	}
-	s.waitEvents(x, r, id, version, cv)
+	tv := int64(-1)
+	if _, found := queryValue(r.URL.RawQuery, "threadVersion"); found && err == nil {
+		tv, err = queryVersion(r.URL.RawQuery, "threadVersion")
+	}
+	if err != nil {
+		s.fail(x, err)
+		return
+	}
+	s.waitEvents(x, r, id, version, cv, tv)
 }
 
 // waitEvents answers a long poll: at once when there are steps or comment
@@ -154,13 +164,14 @@ func (s *api) pollEvents(x *exchange, r *http.Request, id string) {
 // when the document's user count changes (the events answer without steps,
 // with the new count, as the demo server sends so that clients update
 // their "N users"), or with {} after the poll timeout, when the client
-// goes away, or at shutdown.
-func (s *api) waitEvents(x *exchange, r *http.Request, id string, version, cv int64) {
+// goes away, or at shutdown. With a thread version tv (-1: none), the
+// threads changed after it are news too.
+func (s *api) waitEvents(x *exchange, r *http.Request, id string, version, cv, tv int64) {
 	user := s.client(r, x.principal)
 	// First without waiting: a client that is behind (after every edit)
 	// is answered without the timer and deadlines a wait needs.
-	ev, err := s.collab.Events(r.Context(), id, user, version, cv)
-	if err == nil && len(ev.Steps) == 0 && len(ev.Comment) == 0 {
+	ev, err := s.events(r.Context(), id, user, version, cv, tv)
+	if err == nil && len(ev.Steps) == 0 && len(ev.Comment) == 0 && !(tv >= 0 && ev.ThreadVersion != tv) {
 		// Nothing to tell (collab.Events decides as the demo does):
 		// wait for news or a new user count. The connection's read and
 		// write deadlines (Timeouts) would cut a wait longer than they
@@ -182,7 +193,7 @@ func (s *api) waitEvents(x *exchange, r *http.Request, id string, version, cv in
 		ctx, cancel := context.WithTimeout(r.Context(), s.pollTimeout)
 		stop := context.AfterFunc(s.polls, cancel)
 		start := time.Now()
-		ev, err = s.nextEvents(ctx, id, user, version, cv)
+		ev, err = s.nextEvents(ctx, id, user, version, cv, tv)
 		x.waited = time.Since(start)
 		done := ctx.Err() // before cancel, which sets it
 		stop()
@@ -206,14 +217,27 @@ func (s *api) waitEvents(x *exchange, r *http.Request, id string, version, cv in
 	s.write(x, http.StatusOK, x.out)
 }
 
+// events returns the events of the document id after version and cv,
+// and the threads after tv unless it is negative.
+func (s *api) events(ctx context.Context, id, user string, version, cv, tv int64) (collab.Events, error) {
+	if tv < 0 {
+		return s.collab.Events(ctx, id, user, version, cv)
+	}
+	return s.collab.EventsWithThreads(ctx, id, user, version, cv, tv)
+}
+
 // nextEvents waits, on a subscription of user to the document id at
-// version and cv, for its first news, and returns it.
-func (s *api) nextEvents(ctx context.Context, id, user string, version, cv int64) (collab.Events, error) {
+// version and cv (following threads after tv unless it is negative), for
+// its first news, and returns it.
+func (s *api) nextEvents(ctx context.Context, id, user string, version, cv, tv int64) (collab.Events, error) {
 	sub, err := s.collab.Subscribe(ctx, id, user, version, cv)
 	if err != nil {
 		return collab.Events{}, err
 	}
 	defer sub.Close()
+	if tv >= 0 {
+		sub.FollowThreads(tv)
+	}
 	if s.pollWaiting != nil {
 		s.pollWaiting(id, 1)
 		defer s.pollWaiting(id, -1)
@@ -319,13 +343,16 @@ func (s *api) submit(x *exchange, r *http.Request, id string, commit bool) {
 	s.write(x, http.StatusOK, x.out)
 }
 
-// ownCommentsOnly reports whether p may delete only the comments it
-// created with sub (collab.Submission.OwnComments): when sub deletes
-// comments and the policy point does not authorize p for ActionEdit on
-// the document id (editors and admins delete anyone's).
+// ownCommentsOnly reports whether p may edit and delete only the
+// comments and replies it created with sub
+// (collab.Submission.OwnComments): when sub edits or deletes some and the
+// policy point does not authorize p for ActionAdmin on the document id
+// (admins change anyone's).
 func (s *api) ownCommentsOnly(ctx context.Context, p Principal, id string, sub collab.Submission) bool {
-	deletes := slices.ContainsFunc(sub.Comments, func(e collab.CommentEvent) bool { return e.Type == collab.CommentDelete })
-	return deletes && s.policy.Authorize(ctx, p, id, ActionEdit) != nil
+	changes := slices.ContainsFunc(sub.Comments, func(e collab.CommentEvent) bool {
+		return e.Type == collab.CommentDelete || e.Type == collab.CommentDeleteReply || e.Type == collab.CommentEdit
+	})
+	return changes && s.policy.Authorize(ctx, p, id, ActionAdmin) != nil
 }
 
 // appendResult appends a submission's answer: {"version",

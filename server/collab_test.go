@@ -201,7 +201,7 @@ func TestCollabErrors(t *testing.T) {
 	e.mustPost(t, "d", `{"version":1,"steps":[],"clientID":1,"comment":[{"type":"create","id":9,"from":1,"to":3,"text":"c"}]}`)
 	before := e.mustGet(t, "/docs/d")
 	const wantBefore = `{"doc":{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"ab"}]}]},` +
-		`"users":1,"version":1,"comments":[{"from":1,"to":3,"text":"c","id":9}],"commentVersion":1}`
+		`"users":1,"version":1,"comments":[{"from":1,"to":3,"text":"c","id":9,"time":"2026-01-01T00:00:00Z"}],"commentVersion":1}`
 	if before != wantBefore {
 		t.Fatalf("got  %s\nwant %s", before, wantBefore)
 	}
@@ -279,7 +279,7 @@ func TestCollabErrors(t *testing.T) {
 		{"clientID a boolean", post(`{"version":1,"clientID":true}`), "", 400, `(found true)`, -1, ""},
 		{"comment an object", post(`{"version":1,"comment":{}}`), "", 400, `"comment" must be an array of comment events (found object)`, -1, ""},
 		{"comment event a number", post(`{"version":1,"comment":[1]}`), "", 400, `"comment[0]" must be an object (found number)`, -1, ""},
-		{"comment type unknown", post(`{"version":1,"comment":[{"type":"delete","id":9},{"type":"edit","id":1}]}`), "", 400, `"comment[1].type" must be "create" or "delete"`, -1, ""},
+		{"comment type unknown", post(`{"version":1,"comment":[{"type":"delete","id":9},{"type":"update","id":1}]}`), "", 400, `"comment[1].type" must be "create", "delete", "reply", "edit", "resolve", "reopen" or "deleteReply"`, -1, ""},
 		{"comment type missing", post(`{"version":1,"comment":[{"id":9}]}`), "", 400, `missing "comment[0].type"`, -1, ""},
 		{"comment id a string", post(`{"version":1,"comment":[{"type":"delete","id":"9"}]}`), "", 400, `"comment[0].id" must be an integer (found string)`, -1, ""},
 		{"comment id fractional", post(`{"version":1,"comment":[{"type":"delete","id":9.5}]}`), "", 400, `"comment[0].id" must be an integer from -2^53 to 2^53 (found 9.5)`, -1, ""},
@@ -387,11 +387,11 @@ func TestCollabSubmitAndEvents(t *testing.T) {
 		t.Fatalf("POST comment: %s", got)
 	}
 	doc := `{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"abc"}]}]}`
-	want = `{"doc":` + doc + `,"users":2,"version":3,"comments":[{"from":1,"to":3,"text":"note","id":4294967295}],"commentVersion":1}`
+	want = `{"doc":` + doc + `,"users":2,"version":3,"comments":[{"from":1,"to":3,"text":"note","id":4294967295,"time":"2026-01-01T00:00:00Z"}],"commentVersion":1}`
 	if got := e.mustGet(t, "/docs/x"); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	want = `{"version":3,"commentVersion":1,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":4294967295,"text":"note","from":1,"to":3}],"users":2}`
+	want = `{"version":3,"commentVersion":1,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":4294967295,"text":"note","from":1,"to":3,"time":"2026-01-01T00:00:00Z"}],"users":2}`
 	if got := e.mustGet(t, "/docs/x/events?version=3&commentVersion=0"); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
@@ -412,7 +412,7 @@ func TestCollabSubmitAndEvents(t *testing.T) {
 	if got := e.mustPost(t, "x", `{"version":3,"steps":[`+d+`],"clientID":7,"comment":[{"type":"create","id":-5,"from":1,"to":5,"text":"all"}]}`); got != `{"version":4,"commentVersion":3}` {
 		t.Fatalf("POST: %s", got)
 	}
-	want = `{"version":4,"commentVersion":3,"steps":[` + d + `],"clientIDs":[7],"comment":[{"type":"create","id":-5,"text":"all","from":1,"to":5}],"users":2}`
+	want = `{"version":4,"commentVersion":3,"steps":[` + d + `],"clientIDs":[7],"comment":[{"type":"create","id":-5,"text":"all","from":1,"to":5,"time":"2026-01-01T00:00:00Z"}],"users":2}`
 	if got := e.mustGet(t, "/docs/x/events?version=3&commentVersion=2"); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
@@ -462,7 +462,7 @@ func TestCollabLongPoll(t *testing.T) {
 	c = e.poll(poller, "/docs/p/events?version=1&commentVersion=0", nil)
 	e.waitWaiting(t, "p", 1)
 	e.mustPost(t, "p", `{"version":1,"steps":[],"clientID":0,"comment":[{"type":"create","id":3,"from":1,"to":2,"text":"hi"}]}`)
-	if status, got := answer(t, c); status != 200 || got != `{"version":1,"commentVersion":1,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":3,"text":"hi","from":1,"to":2}],"users":2}` {
+	if status, got := answer(t, c); status != 200 || got != `{"version":1,"commentVersion":1,"steps":[],"clientIDs":[],"comment":[{"type":"create","id":3,"text":"hi","from":1,"to":2,"time":"2026-01-01T00:00:00Z"}],"users":2}` {
 		t.Fatalf("%d %s", status, got)
 	}
 

@@ -11,17 +11,18 @@ import (
 	"github.com/pmauthority/pmauthority/collab"
 )
 
-// commenterPolicy authenticates a token as the principal of that id and
-// authorizes everything, but for ActionEdit to its commenters.
-type commenterPolicy struct{ commenters map[string]bool }
+// rolePolicy authenticates a token as the principal of that id and
+// authorizes everything, but ActionEdit and ActionAdmin to its
+// commenters and ActionAdmin to its editors.
+type rolePolicy struct{ commenters, editors map[string]bool }
 
-func (p commenterPolicy) Authenticate(_ context.Context, c Credentials) (Principal, error) {
+func (p rolePolicy) Authenticate(_ context.Context, c Credentials) (Principal, error) {
 	return Principal{ID: c.Token}, nil
 }
 
-func (p commenterPolicy) Authorize(_ context.Context, pr Principal, _ string, a Action) error {
-	if a == ActionEdit && p.commenters[pr.ID] {
-		return fmt.Errorf("%s may only comment: %w", pr.ID, ErrForbidden)
+func (p rolePolicy) Authorize(_ context.Context, pr Principal, _ string, a Action) error {
+	if (a == ActionEdit || a == ActionAdmin) && p.commenters[pr.ID] || a == ActionAdmin && p.editors[pr.ID] {
+		return fmt.Errorf("%s may not %s: %w", pr.ID, a, ErrForbidden)
 	}
 	return nil
 }
@@ -29,9 +30,9 @@ func (p commenterPolicy) Authorize(_ context.Context, pr Principal, _ string, a 
 // TestCommentAuthorRecorded: the server records a comment's author (the
 // principal), not what the client says, and returns it; a commenter may
 // delete only its own comments (403 otherwise, over HTTP and WebSocket),
-// an editor anyone's.
+// as may an editor; an admin anyone's.
 func TestCommentAuthorRecorded(t *testing.T) {
-	e := newWS(t, Config{Policy: commenterPolicy{commenters: map[string]bool{"carol": true}}}, collab.Config{}, nil)
+	e := newWS(t, Config{Policy: rolePolicy{commenters: map[string]bool{"carol": true}, editors: map[string]bool{"dave": true}}}, collab.Config{}, nil)
 	post := func(token, body string) (int, string) {
 		r := httptest.NewRequest("POST", "/docs/d/events", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
@@ -64,7 +65,7 @@ func TestCommentAuthorRecorded(t *testing.T) {
 		t.Errorf("GET /docs/d: %s has the client's author", doc)
 	}
 	events := e.mustGet(t, "/docs/d/events?version=1&commentVersion=0")
-	if !strings.Contains(events, `"from":1,"to":6,"author":"carol"}`) {
+	if !strings.Contains(events, `"from":1,"to":6,"author":"carol","time":`) {
 		t.Errorf("events %s: want the creates with their authors", events)
 	}
 
@@ -90,8 +91,11 @@ func TestCommentAuthorRecorded(t *testing.T) {
 	if doc := e.mustGet(t, "/docs/d"); !strings.Contains(doc, `"id":1,"author":"alice"`) || strings.Contains(doc, `"id":2,`) || strings.Contains(doc, `"id":3,`) {
 		t.Errorf("GET /docs/d: %s, want alice's comment alone", doc)
 	}
-	if code, body := post("dave", remove(1)); code != 200 {
-		t.Errorf("an editor deletes alice's comment: %d %s", code, body)
+	if code, body := post("dave", remove(1)); code != http.StatusForbidden || !strings.Contains(body, "only its author or an admin") {
+		t.Errorf("an editor deletes alice's comment: %d %s, want 403", code, body)
+	}
+	if code, body := post("root", remove(1)); code != 200 {
+		t.Errorf("an admin deletes alice's comment: %d %s", code, body)
 	}
 	if doc := e.mustGet(t, "/docs/d"); strings.Contains(doc, `"id":1,`) {
 		t.Errorf("GET /docs/d: %s, want no comments", doc)

@@ -24,11 +24,11 @@ func TestCollabGetAtCommentCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each comment counts its text as JSON (1,002 bytes, the quotes
-	// included) and 80 bytes: 969 of them are 1,048,458 bytes, under
+	// included) and 192 bytes: 878 of them are 1,048,332 bytes, under
 	// 1 MiB (1,048,576), and one more is over.
 	text := strings.Repeat("t", 1000)
 	var events []collab.CommentEvent
-	for i := range 969 {
+	for i := range 878 {
 		events = append(events, collab.CommentEvent{Type: collab.CommentCreate, ID: int64(i + 1), From: 1 + i%100, To: 2 + i%100, Text: text})
 	}
 	if _, err := e.auth.Submit(ctx, "c", "", collab.Submission{Version: r.Version, Comments: events}); err != nil {
@@ -63,7 +63,7 @@ func TestCollabGetAtCommentCap(t *testing.T) {
 	if err := json.Unmarshal(body, &doc); err != nil {
 		t.Fatalf("GET answered %d bytes that are not the document: %v", len(body), err)
 	}
-	if len(doc.Comments) != 969 || doc.CommentVersion != 969 || doc.Comments[968].Text != text {
+	if len(doc.Comments) != 878 || doc.CommentVersion != 878 || doc.Comments[877].Text != text {
 		t.Errorf("GET answered %d comments, comment version %d", len(doc.Comments), doc.CommentVersion)
 	}
 	if len(body) > 1<<20+10<<10 {

@@ -64,7 +64,7 @@ func TestCommits(t *testing.T) {
 // TestCommitsPolicy: a commit is authorized as a submission: a commenter
 // may commit comment events, not steps.
 func TestCommitsPolicy(t *testing.T) {
-	e := newCollab(t, Config{Policy: commenterPolicy{commenters: map[string]bool{"carol": true}}}, collab.Config{})
+	e := newCollab(t, Config{Policy: rolePolicy{commenters: map[string]bool{"carol": true}}}, collab.Config{})
 	post := func(token, body string) (int, string) {
 		r := httptest.NewRequest("POST", "/docs/d/commits", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")

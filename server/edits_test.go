@@ -89,7 +89,7 @@ func TestEdits(t *testing.T) {
 
 // TestEditsPolicy: edits need the edit action.
 func TestEditsPolicy(t *testing.T) {
-	e := newCollab(t, Config{Policy: commenterPolicy{commenters: map[string]bool{"carol": true}}}, collab.Config{})
+	e := newCollab(t, Config{Policy: rolePolicy{commenters: map[string]bool{"carol": true}}}, collab.Config{})
 	post := func(token, body string) (int, string) {
 		r := httptest.NewRequest("POST", "/docs/d/edits", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")

@@ -244,7 +244,7 @@ func TestPolicyCalls(t *testing.T) {
 		{"POST", "/docs/d/events", `{"version":1,"clientID":3,"steps":[` + insert(1, "x") + `]}`,
 			[]string{"authorize d comment alice", "authorize d edit alice"}},
 		{"POST", "/docs/d/events", `{"version":2,"clientID":0,"steps":[],"comment":[{"type":"delete","id":1}]}`,
-			[]string{"authorize d comment alice", "authorize d edit alice"}}, // deletes: anyone's comments?
+			[]string{"authorize d comment alice", "authorize d admin alice"}}, // deletes: anyone's comments?
 		{"GET", "/", "", []string{"authorize  page alice"}},
 		{"GET", "/edit/d", "", []string{"authorize  page alice"}},
 		{"GET", "/assets/x/y", "", []string{"authorize  page alice"}},

@@ -14,16 +14,16 @@ import (
 	"github.com/pmauthority/pmauthority/collab"
 )
 
-// rolePolicy authenticates a token as the principal of that id and
+// suggestPolicy authenticates a token as the principal of that id and
 // grants it every action, but for ActionEdit to its suggesters (who are
 // granted ActionSuggest).
-type rolePolicy struct{ suggesters map[string]bool }
+type suggestPolicy struct{ suggesters map[string]bool }
 
-func (p rolePolicy) Authenticate(_ context.Context, c Credentials) (Principal, error) {
+func (p suggestPolicy) Authenticate(_ context.Context, c Credentials) (Principal, error) {
 	return Principal{ID: c.Token}, nil
 }
 
-func (p rolePolicy) Authorize(_ context.Context, pr Principal, _ string, a Action) error {
+func (p suggestPolicy) Authorize(_ context.Context, pr Principal, _ string, a Action) error {
 	if p.suggesters[pr.ID] && (a == ActionEdit || a == ActionAdmin) {
 		return fmt.Errorf("%s may only suggest: %w", pr.ID, ErrForbidden)
 	}
@@ -40,7 +40,7 @@ func marked(pos int, text, id string) string {
 // suggestions accepted; an editor accepts and rejects them by id, by
 // author and all.
 func TestSuggestRole(t *testing.T) {
-	e := newWS(t, Config{Policy: rolePolicy{suggesters: map[string]bool{"alice": true, "bob": true}}}, collab.Config{}, nil)
+	e := newWS(t, Config{Policy: suggestPolicy{suggesters: map[string]bool{"alice": true, "bob": true}}}, collab.Config{}, nil)
 	post := func(token, path, body string) (int, string) {
 		r := httptest.NewRequest("POST", path, strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")

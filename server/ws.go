@@ -598,7 +598,7 @@ func (c *wsConn) hello(m *wsMessage, p Principal) error {
 	c.clientID, c.info, c.commitMode = m.clientID, info, m.commitMode
 	h := c.hubs.acquire(c.id)
 	c.hub.Store(h)
-	return h.join(c.s.polls, c, m.version, m.commentVersion, m.snapshot)
+	return h.join(c.s.polls, c, m.version, m.commentVersion, m.threadVersion, m.snapshot)
 }
 
 // submit answers a steps message, or a commit message (commit mode):

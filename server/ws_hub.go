@@ -225,6 +225,7 @@ func (h *wsHub) start(ctx context.Context) error {
 		return err
 	}
 	sub.FollowPresence()
+	sub.FollowThreads(-1)
 	h.sub, h.version = sub, ev.Version
 	go h.run()
 	return nil
@@ -363,11 +364,11 @@ func (h *wsHub) relayPresenceLocked(ev collab.Events, gone []*wsConn) []*wsConn 
 }
 
 // join adds c to the hub after its hello: it sends the welcome (the events
-// after version and commentVersion) or, for a null version or history that
+// after version and commentVersion, the threads after threadVersion) or, for a null version or history that
 // is gone, the snapshot, both at the stream's cursor, after relaying to the
 // other connections what came before it. It returns why c cannot join,
 // which the hello answers (nil when the hub stops: c is being closed).
-func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int64, snapshot bool) error {
+func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion, threadVersion int64, snapshot bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped && h.err == nil {
@@ -382,11 +383,11 @@ func (h *wsHub) join(ctx context.Context, c *wsConn, version, commentVersion int
 	if h.err != nil {
 		return h.err
 	}
-	ev, news, w, err := h.sub.Join(c.user, version, commentVersion, snapshot)
+	ev, news, w, err := h.sub.Join(c.user, version, commentVersion, threadVersion, snapshot)
 	if errors.Is(err, collab.ErrHistoryGone) {
 		// Behind the hub, not the client: the cursor is current now.
 		h.resyncLocked(ev)
-		ev, news, w, err = h.sub.Join(c.user, version, commentVersion, snapshot)
+		ev, news, w, err = h.sub.Join(c.user, version, commentVersion, threadVersion, snapshot)
 	}
 	switch {
 	case errors.Is(err, collab.ErrInvalidVersion):

@@ -16,7 +16,7 @@ import (
 // docs/protocol.md; the message table is in ws.go.
 
 // Keys of client messages, and the index of each in wsMessage.raw.
-var wsKeys = jsonscan.NewKeys("type", "id", "version", "commentVersion", "clientID", "name", "color", "anchor", "head", "token", "data", "steps", "comment", "ref", "mode")
+var wsKeys = jsonscan.NewKeys("type", "id", "version", "commentVersion", "clientID", "name", "color", "anchor", "head", "token", "data", "steps", "comment", "ref", "mode", "threadVersion")
 
 const (
 	wsKeyType = iota
@@ -34,6 +34,7 @@ const (
 	wsKeyComment
 	wsKeyRef
 	wsKeyMode
+	wsKeyThreadVersion
 	wsKeyCount
 )
 
@@ -56,6 +57,7 @@ type wsMessage struct {
 	commitMode     bool              // hello: "mode" is "commit"
 	version        int64             // hello, presence
 	commentVersion int64             // hello
+	threadVersion  int64             // hello (0 when absent)
 	snapshot       bool              // hello: "version" is null
 	clientID       []byte            // hello
 	info           []byte            // hello: the start of its presence info
@@ -185,7 +187,7 @@ func (m *wsMessage) decodeToken() error {
 }
 
 // decodeHello reads a hello's fields: its version (null: a snapshot),
-// comment version, client id, name, color, data (up to maxData bytes,
+// comment version, thread version, client id, name, color, data (up to maxData bytes,
 // Limits.MaxPresenceData) and token.
 func (m *wsMessage) decodeHello(maxData int) error {
 	version, hasVersion, err := m.integer(wsKeyVersion, "version", math.MaxInt64, true)
@@ -195,6 +197,11 @@ func (m *wsMessage) decodeHello(maxData int) error {
 	m.version, m.snapshot = version, !hasVersion
 	if hasVersion && m.raw[wsKeyCommentVersion] != nil {
 		if m.commentVersion, _, err = m.integer(wsKeyCommentVersion, "commentVersion", math.MaxInt64, true); err != nil {
+			return err
+		}
+	}
+	if hasVersion && m.raw[wsKeyThreadVersion] != nil {
+		if m.threadVersion, _, err = m.integer(wsKeyThreadVersion, "threadVersion", math.MaxInt64, true); err != nil {
 			return err
 		}
 	}

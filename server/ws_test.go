@@ -72,6 +72,7 @@ type wsMsg struct {
 	ClientIDs      []json.RawMessage `json:"clientIDs"`
 	Comment        []json.RawMessage `json:"comment"`
 	Comments       []json.RawMessage `json:"comments"`
+	Threads        []json.RawMessage `json:"threads"`
 	Users          int               `json:"users"`
 	Doc            json.RawMessage   `json:"doc"`
 	Presence       []wsClientEntry   `json:"presence"`
@@ -163,7 +164,7 @@ func (c *wsClient) read(timeout time.Duration) (wsMsg, error) {
 			return m, fmt.Errorf("%v: %s", err, data)
 		}
 		m.raw = string(data)
-		if !c.keepUsers && m.Type == "steps" && len(m.Steps) == 0 && len(m.Comment) == 0 {
+		if !c.keepUsers && m.Type == "steps" && len(m.Steps) == 0 && len(m.Comment) == 0 && len(m.Threads) == 0 {
 			c.users = m.Users
 			continue
 		}

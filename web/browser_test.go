@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmauthority/pmauthority/auth"
 	"github.com/pmauthority/pmauthority/collab"
 	"github.com/pmauthority/pmauthority/internal/testutil"
 	"github.com/pmauthority/pmauthority/model"
@@ -189,4 +190,42 @@ func TestBrowserEdits(t *testing.T) {
 	ts := httptest.NewServer(newServer(t))
 	defer ts.Close()
 	runBrowser(t, node, "test/browser-edits.mjs", ts.URL, "edits")
+}
+
+// TestBrowserThreads runs test/browser-threads.mjs (a comment thread made,
+// replied to, resolved, reopened and edited on two pages of two
+// principals with the comment role; see the script) against a pmauthority
+// with JWT auth whose document "d" has some text. Skipped as TestBrowser
+// is.
+func TestBrowserThreads(t *testing.T) {
+	node := needBrowser(t)
+	secret := []byte("a secret for the browser test, 32 bytes or more")
+	srv, a := newAuthServer(t, secret)
+	mint := func(sub string, role auth.Role) string {
+		tok, err := auth.Mint(secret, auth.NewClaims(sub, "", auth.Grants{{Pattern: "d", Role: role}}, time.Now(), time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	ctx := context.Background()
+	if _, err := a.Submit(ctx, "d", "", collab.Submission{Steps: [][]byte{[]byte(`{"stepType":"replace","from":1,"to":1,"slice":{"content":[{"type":"text","text":"A shared text to talk about."}]}}`)}, ClientID: collab.ClientID("1")}); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	run, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(run, node, "test/browser-threads.mjs", "--url", ts.URL,
+		"--alice", mint("alice", auth.RoleComment), "--bob", mint("bob", auth.RoleComment), "--admin", mint("ada", auth.RoleAdmin),
+		"--out", filepath.Join(browserOut(), "threads"), "--chromium", chromiumPath)
+	cmd.WaitDelay = 5 * time.Second
+	output, err := cmd.CombinedOutput()
+	t.Logf("test/browser-threads.mjs:\n%s", output)
+	if errors.Is(run.Err(), context.DeadlineExceeded) {
+		t.Fatal("test/browser-threads.mjs timed out")
+	}
+	if err != nil {
+		t.Fatalf("test/browser-threads.mjs: %v", err)
+	}
 }

@@ -243,7 +243,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&doc.MaxSteps, "max-steps", doc.MaxSteps, "most steps in one request; 413 above")
 	fs.IntVar(&doc.MaxDocSize, "max-doc-size", doc.MaxDocSize, "largest document content size in positions, as given and after every step; 413 above")
 	fs.Var((*sizeFlag)(&doc.MaxDocBytes), "max-doc-bytes", "largest document `size` in bytes of its JSON, as given and after every step (the apply endpoint, the collab API and WebSockets); 413 above")
-	fs.Var((*intSizeFlag)(&doc.MaxCommentBytes), "max-comment-bytes", "largest `size` of one document's comments (their texts as JSON plus 80 bytes each, which bounds them in GET /docs/{id}); 413 for a comment beyond it")
+	fs.Var((*intSizeFlag)(&doc.MaxCommentBytes), "max-comment-bytes", "largest `size` of one document's comments (their texts as JSON plus 192 bytes each and 120 per reply, which bounds them in GET /docs/{id}); 413 for a comment beyond it")
 	fs.IntVar(&lim.MaxDepth, "max-depth", lim.MaxDepth, "deepest nesting of JSON arrays and objects in a request; 400 above")
 	fs.Var((*intSizeFlag)(&lim.MaxHeaderBytes), "max-header", "largest request header `size`; 431 above")
 	fs.IntVar(&lim.MaxConns, "max-conns", lim.MaxConns, "most WebSockets and waiting long polls at once, in all; 429 above")

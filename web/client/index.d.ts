@@ -144,12 +144,29 @@ export function createEditor(
 
 export function guardNodeSelection(state: EditorState, tr: Transaction): Transaction
 
-/** A comment: its id, text and current range. */
+/** A reply in a comment's thread. Times are RFC 3339 strings from the server, null until it has the reply. */
+export interface CommentReply {
+  id: number
+  text: string
+  author: string | null
+  time: string | null
+  edited: string | null
+}
+
+/** A comment, the root of a thread: its id, text, current range, and what the server recorded. */
 export interface Comment {
   id: number
   text: string
   from: number
   to: number
+  /** The principal that created it (null when anonymous, or until the server has it). */
+  author: string | null
+  /** When the server accepted it (null for comments stored before times, or until then). */
+  time: string | null
+  resolved: boolean
+  /** When its text was last edited, or null. */
+  edited: string | null
+  replies: CommentReply[]
 }
 
 export const commentsKey: PluginKey
@@ -161,9 +178,18 @@ export function commentDraft(state: EditorState): { from: number; to: number } |
 /** Marks a range (default the selection) as the comment being written. */
 export function setCommentDraft(range?: { from: number; to: number }): Command
 export const clearCommentDraft: Command
-/** Comments a range (default the draft, else the selection) with text. */
-export function createComment(text: string, range?: { from: number; to: number }): Command
+/** Comments a range (default the draft, else the selection) with text; author is shown until the server's comes. */
+export function createComment(text: string, range?: { from: number; to: number }, options?: { author?: string }): Command
+/** Deletes a comment with its thread (the server allows it for its author and admins). */
 export function deleteComment(id: number): Command
+/** Replies text to the thread of the comment id. */
+export function replyToComment(id: number, text: string, options?: { author?: string }): Command
+/** Sets the text of a comment or a reply (the server allows it for its author and admins). */
+export function editComment(id: number, text: string): Command
+export function resolveComment(id: number): Command
+export function reopenComment(id: number): Command
+/** Deletes a reply (the server allows it for its author and admins). */
+export function deleteReply(id: number): Command
 /** The text of a comment with its author and time as a last line. */
 export function formatComment(body: string, author: string, time?: Date): string
 /** Splits a comment's text into body, author and time (null when the text has no such line). */

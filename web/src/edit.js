@@ -21,7 +21,7 @@ import { HistoryPanel, changesPlugin } from "./history.js"
 import { safeColor, peerName } from "../client/src/presence.js"
 import { loadIdentity, saveIdentity, isColor, pickColor } from "./identity.js"
 import { validDocID } from "./docid.js"
-import { loadToken, roleOf, mayEdit, mayComment, nameOf } from "./token.js"
+import { loadToken, roleOf, mayEdit, mayComment, nameOf, subOf } from "./token.js"
 import { h } from "../client/src/dom.js"
 
 const $ = id => document.getElementById(id)
@@ -189,7 +189,9 @@ function start() {
   // For the browser test and for poking around in the console.
   let pma = window.pma = { client: null, view: null, history: null, prosemirror: { TextSelection } }
   let view = null
-  let panel = new CommentsPanel($("comments"), () => identity.name, { readOnly: noComments })
+  let panel = new CommentsPanel($("comments"), () => identity.name, {
+    readOnly: noComments, principal: token ? subOf(token) : "", admin: !!token && roleOf(token, id) == "admin",
+  })
   let historyPanel = new HistoryPanel($("history"), { id, token, canEdit: !readOnly, view: () => view, schema })
   pma.history = historyPanel
   let historyToggle = $("history-toggle")

@@ -42,6 +42,13 @@ export function nameOf(token) {
   return name.slice(0, 64)
 }
 
+// subOf returns the principal of token, its "sub" claim, as the server
+// records it as the author of comments ("" when it has none).
+export function subOf(token) {
+  let sub = claims(token).sub
+  return typeof sub == "string" ? sub : ""
+}
+
 // roleOf returns the role that the "docs" claim of token gives on the
 // document id ("" for none), as the server computes it: the highest role
 // of the patterns that match (an exact id, or a prefix ending in *). It

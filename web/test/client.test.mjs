@@ -8,7 +8,10 @@ import { EditorState, NodeSelection, TextSelection } from "prosemirror-state"
 import { Mapping, Step } from "prosemirror-transform"
 import { CollabClient, guardNodeSelection } from "../client/src/client.js"
 import { schema } from "../src/schema.js"
-import { commentsKey, commentsOf, commentDraft, setCommentDraft, clearCommentDraft, createComment, deleteComment, formatComment, parseComment } from "../client/src/comments.js"
+import {
+  commentsKey, commentsOf, commentDraft, setCommentDraft, clearCommentDraft, createComment, deleteComment, formatComment, parseComment,
+  replyToComment, editComment, resolveComment, reopenComment, deleteReply,
+} from "../client/src/comments.js"
 import { presenceKey } from "../client/src/presence.js"
 import { palette, pickColor } from "../src/identity.js"
 import { roleOf, mayEdit, mayComment } from "../src/token.js"
@@ -381,6 +384,73 @@ test("comments: sent with the steps, echo not duplicated, remote delete", async 
   client.close()
 })
 
+test("threads: operations sent as comment events, shown at once, replaced by the server's state", async () => {
+  let root = { from: 1, to: 6, text: "hello?", id: 1, author: "alice", time: "2026-01-01T00:00:00Z" }
+  let { client, ws } = await start({ comments: [root], commentVersion: 1, threadVersion: 4 })
+  assert.equal(commentsKey.getState(client.state).threadVersion, 4)
+  let [c] = commentsOf(client.state)
+  assert.deepEqual(c, { ...root, resolved: false, edited: null, replies: [] })
+
+  // A reply and a resolve: in the plugin's state before the server has them.
+  assert.equal(replyToComment(1, " hi ", { author: "Me" })(client.state, client.dispatch.bind(client)), true)
+  let sub = ws.take("steps")
+  assert.equal(sub.comment.length, 1)
+  let reply = sub.comment[0]
+  assert.equal(reply.type, "reply")
+  assert.equal(reply.thread, 1)
+  assert.equal(reply.text, "hi")
+  assert.deepEqual(commentsOf(client.state)[0].replies, [{ id: reply.id, text: "hi", author: "Me", time: null, edited: null }])
+  resolveComment(1)(client.state, client.dispatch.bind(client))
+  assert.equal(commentsOf(client.state)[0].resolved, true)
+  assert.equal(ws.take("steps"), null, "one submission at a time")
+  assert.equal(resolveComment(1)(client.state), false, "resolved already")
+
+  // The server's state of the thread (a push of another's edit at the
+  // same time) keeps the unsent resolve on top.
+  let withReply = { ...root, replies: [{ id: reply.id, text: "hi", author: "me@example", time: "2026-01-01T00:00:01Z" }] }
+  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 1, comment: [], threads: [withReply], threadVersion: 5, users: 1 })
+  ws.push({ type: "ack", id: sub.id, version: 5, commentVersion: 1 })
+  assert.equal(commentsKey.getState(client.state).threadVersion, 5)
+  c = commentsOf(client.state)[0]
+  assert.equal(c.resolved, true)
+  assert.equal(c.replies[0].author, "me@example")
+  let sub2 = ws.take("steps")
+  assert.deepEqual(sub2.comment, [{ type: "resolve", id: 1 }])
+  ws.push({ type: "steps", version: 5, steps: [], clientIDs: [], commentVersion: 1, comment: [], threads: [{ ...withReply, resolved: true }], threadVersion: 6, users: 1 })
+  ws.push({ type: "ack", id: sub2.id, version: 5, commentVersion: 1 })
+  assert.deepEqual(commentsKey.getState(client.state).unsentEvents(), [])
+  assert.equal(client.synced, true)
+  assert.ok(commentsKey.getState(client.state).decos.find()[0].type.attrs.class.includes("pma-comment-resolved"))
+
+  // Edit, reopen, delete a reply: sent in one submission.
+  editComment(reply.id, "hi there")(client.state, client.dispatch.bind(client))
+  let sub3 = ws.take("steps")
+  reopenComment(1)(client.state, client.dispatch.bind(client))
+  deleteReply(reply.id)(client.state, client.dispatch.bind(client))
+  assert.deepEqual(sub3.comment, [{ type: "edit", id: reply.id, text: "hi there" }])
+  ws.push({ type: "ack", id: sub3.id, version: 5, commentVersion: 1 })
+  assert.deepEqual(ws.take("steps").comment, [{ type: "reopen", id: 1 }, { type: "deleteReply", id: reply.id }])
+  c = commentsOf(client.state)[0]
+  assert.equal(c.resolved, false)
+  assert.deepEqual(c.replies, [])
+  assert.equal(deleteReply(1)(client.state), false, "a comment is no reply")
+
+  // A thread pushed with a new range maps as a create would; a reply
+  // never sent is forgotten with its deletion.
+  replyToComment(1, "unsent")(client.state, client.dispatch.bind(client))
+  let unsentReply = commentsOf(client.state)[0].replies[0]
+  deleteReply(unsentReply.id)(client.state, client.dispatch.bind(client))
+  assert.equal(commentsKey.getState(client.state).unsentEvents().some(e => e.id == unsentReply.id), false)
+
+  // A reconnection says the thread version it has.
+  let before = FakeSocket.all.length
+  ws.drop(1006)
+  let { hello } = await nextSocket(before)
+  assert.equal(hello.commentVersion, 1)
+  assert.equal(hello.threadVersion, 6)
+  client.close()
+})
+
 test("a remote comment is placed over local unconfirmed text", async () => {
   let { client, ws } = await start()
   insert(client, 1, "ab") // "abhello", unconfirmed
@@ -429,7 +499,7 @@ test("setIdentity reconnects with the new name and colour, at the current versio
   client.setIdentity("New Name", "#abcdef")
   assert.equal(ws.closedWith, 1000)
   let { hello } = await nextSocket(before)
-  assert.deepEqual(hello, { type: "hello", version: 5, commentVersion: 0, clientID: 7, name: "New Name", color: "#abcdef" })
+  assert.deepEqual(hello, { type: "hello", version: 5, commentVersion: 0, threadVersion: 0, clientID: 7, name: "New Name", color: "#abcdef" })
 })
 
 test("presence data: sent in hello, given with the peers; setPresenceData reconnects", async () => {

@@ -301,7 +301,7 @@ export class CollabClient {
       let state = EditorState.create({
         doc,
         plugins: this.plugins.concat(collab({ version: record.version, clientID: record.clientID }), commentsPlugin(), presencePlugin()),
-        comments: { version: record.commentVersion, comments: record.comments },
+        comments: { version: record.commentVersion, threadVersion: record.threadVersion || 0, comments: record.comments },
       })
       let tr = state.tr
       for (let json of record.steps) {
@@ -362,12 +362,12 @@ export class CollabClient {
     } else {
       let created = new Set(events.filter(e => e.type == "create").map(e => e.id))
       let comments = cs.all().filter(c => !created.has(c.id)).map(c => ({
-        id: c.id, text: c.text, from: this.toConfirmed(state, c.from), to: this.toConfirmed(state, c.to),
+        ...c, from: this.toConfirmed(state, c.from), to: this.toConfirmed(state, c.to),
       })).filter(c => c.from < c.to)
       this.saved = true
       write = this.persist.put(this.clientID, {
         version: getVersion(state), doc: this.confirmedDoc.toJSON(), steps: sendable ? sendable.steps.map(s => s.toJSON()) : [],
-        commentVersion: cs.version, comments, events, savedAt: Date.now(),
+        commentVersion: cs.version, threadVersion: cs.threadVersion, comments, events, savedAt: Date.now(),
         commit: this.commitOut ? { ref: this.commitOut.ref, count: this.commitOut.steps.length, events: this.commitOut.events } : null,
       })
     }
@@ -608,6 +608,7 @@ export class CollabClient {
       if (this.state && !this.resync) {
         hello.version = getVersion(this.state)
         hello.commentVersion = commentsKey.getState(this.state).version
+        hello.threadVersion = commentsKey.getState(this.state).threadVersion
       }
       this.lastMessageAt = Date.now()
       this.send(hello)
@@ -781,7 +782,7 @@ export class CollabClient {
     let config = {
       doc,
       plugins: this.plugins.concat(collab({ version: msg.version, clientID: this.clientID }), commentsPlugin(), presencePlugin()),
-      comments: { version: msg.commentVersion || 0, comments: msg.comments || [] },
+      comments: { version: msg.commentVersion || 0, threadVersion: msg.threadVersion || 0, comments: msg.comments || [] },
     }
     let old = this.state
     // Changes taken up from the browser (restore) that the server cannot
@@ -903,14 +904,15 @@ export class CollabClient {
       }
       state = this.commit(state, guardNodeSelection(state, tr))
     }
-    let events = msg.comment || []
-    let commentVersion = msg.commentVersion
-    if (events.length || commentVersion > commentsKey.getState(state).version) {
-      // Positions of new comments are in the server's document: move them
-      // over the local changes it does not have yet.
-      let local = events.map(e => e.type != "create" ? e
-        : { ...e, from: this.toLocal(state, e.from, 1), to: this.toLocal(state, e.to, -1) })
-      state = this.commit(state, state.tr.setMeta(commentsKey, { type: "receive", events: local, version: commentVersion }))
+    let events = msg.comment || [], threads = Array.isArray(msg.threads) ? msg.threads : []
+    let commentVersion = msg.commentVersion, threadVersion = msg.threadVersion
+    let known = commentsKey.getState(state)
+    if (events.length || threads.length || commentVersion > known.version || threadVersion > known.threadVersion) {
+      // Positions of new comments (and of threads) are in the server's
+      // document: move them over the local changes it does not have yet.
+      let toLocal = e => ({ ...e, from: this.toLocal(state, e.from, 1), to: this.toLocal(state, e.to, -1) })
+      let local = events.map(e => e.type != "create" ? e : toLocal(e))
+      state = this.commit(state, state.tr.setMeta(commentsKey, { type: "receive", events: local, threads: threads.map(toLocal), version: commentVersion, threadVersion }))
     }
     if (typeof msg.users == "number") this.users = msg.users
     this.state = state
@@ -1074,7 +1076,7 @@ export class CollabClient {
     if (typeof msg.users == "number") this.users = msg.users
     this.buffer.push({
       version: msg.version, steps: msg.steps || [], clientIDs: msg.clientIDs || [],
-      comment: msg.comment || [], commentVersion: msg.commentVersion,
+      comment: msg.comment || [], threads: Array.isArray(msg.threads) ? msg.threads : [], commentVersion: msg.commentVersion, threadVersion: msg.threadVersion,
     })
     return true
   }
@@ -1141,17 +1143,20 @@ export class CollabClient {
       }
       // Comments created by the pushes up to W: their positions are in the
       // server's document at the push's version, here tr.docs[n + X - V].
-      let events = [], commentVersion
+      let events = [], threads = [], commentVersion, threadVersion
       for (let m of this.buffer) {
         if (m.version > W) break
+        let map = tr.mapping.slice(n + Math.max(0, m.version - V))
         for (let e of m.comment) {
           if (e.type != "create") { events.push(e); continue }
-          let map = tr.mapping.slice(n + Math.max(0, m.version - V))
           events.push({ ...e, from: map.map(e.from, 1), to: map.map(e.to, -1) })
         }
+        for (let c of m.threads) threads.push({ ...c, from: map.map(c.from, 1), to: map.map(c.to, -1) })
         if (m.commentVersion != null) commentVersion = m.commentVersion
+        if (m.threadVersion != null) threadVersion = m.threadVersion
       }
-      if (events.length || commentVersion != null) tr.setMeta(commentsKey, { type: "receive", events, version: commentVersion })
+      if (events.length || threads.length || commentVersion != null || threadVersion != null)
+        tr.setMeta(commentsKey, { type: "receive", events, threads, version: commentVersion, threadVersion })
       tr.setMeta(plugin, new cs.constructor(W, remaining)).setMeta("rebased", n).setMeta("addToHistory", false)
       if (state.storedMarks) tr.setStoredMarks(state.storedMarks)
       for (let step of others.concat(ours)) this.maps.push(step.getMap())

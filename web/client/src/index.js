@@ -9,7 +9,8 @@ import { CollabClient } from "./client.js"
 export { CollabClient, guardNodeSelection } from "./client.js"
 export {
   commentsKey, commentsPlugin, commentsOf, commentDraft, setCommentDraft, clearCommentDraft,
-  createComment, deleteComment, formatComment, parseComment, commentIcon,
+  createComment, deleteComment, replyToComment, editComment, resolveComment, reopenComment, deleteReply,
+  formatComment, parseComment, commentIcon,
 } from "./comments.js"
 export { presenceKey, presencePlugin, safeColor, peerName } from "./presence.js"
 

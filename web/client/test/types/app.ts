@@ -5,7 +5,8 @@ import { schema as basic } from "prosemirror-schema-basic"
 import { EditorView } from "prosemirror-view"
 import {
   CollabClient, createEditor, createComment, deleteComment, commentsOf, formatComment, parseComment,
-  setCommentDraft, clearCommentDraft, commentDraft, type Status, type Peer, type Comment, type AuthenticationFailure,
+  setCommentDraft, clearCommentDraft, commentDraft, replyToComment, editComment, resolveComment, reopenComment, deleteReply,
+  type CommentReply, type Status, type Peer, type Comment, type AuthenticationFailure,
 } from "pmauthority-client"
 
 const schema = new Schema({ nodes: basic.spec.nodes, marks: basic.spec.marks })
@@ -51,6 +52,16 @@ if (client.state) {
   const comments: Comment[] = commentsOf(client.state)
   createComment(formatComment("hi", "Ada"), { from: 1, to: 2 })(client.state, tr => client.dispatch(tr))
   deleteComment(comments[0].id)(client.state)
+  const thread: Comment = comments[0]
+  const replies: CommentReply[] = thread.replies
+  const when: string | null = thread.time ?? replies[0]?.edited
+  const byWhom: string | null = thread.author
+  const resolved: boolean = thread.resolved
+  replyToComment(thread.id, "me too", { author: "Ada" })(client.state, tr => client.dispatch(tr))
+  editComment(replies[0].id, "me three")(client.state)
+  ;(resolved ? reopenComment(thread.id) : resolveComment(thread.id))(client.state)
+  deleteReply(replies[0].id)(client.state)
+  console.log(when, byWhom)
   setCommentDraft()(client.state)
   clearCommentDraft(client.state)
   const d: { from: number; to: number } | null = commentDraft(client.state)
