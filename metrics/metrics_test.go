@@ -35,7 +35,8 @@ const (
 	lockedDoc = "secret-locked-7q"
 )
 
-// lockedPolicy lets everyone do everything but edit lockedDoc.
+// lockedPolicy lets everyone do everything but edit (or suggest in)
+// lockedDoc.
 type lockedPolicy struct{}
 
 func (lockedPolicy) Authenticate(context.Context, server.Credentials) (server.Principal, error) {
@@ -43,7 +44,7 @@ func (lockedPolicy) Authenticate(context.Context, server.Credentials) (server.Pr
 }
 
 func (lockedPolicy) Authorize(_ context.Context, _ server.Principal, id string, a server.Action) error {
-	if id == lockedDoc && a == server.ActionEdit {
+	if id == lockedDoc && (a == server.ActionEdit || a == server.ActionSuggest) {
 		return server.ErrForbidden
 	}
 	return nil

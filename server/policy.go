@@ -83,7 +83,9 @@ type Credentials struct {
 // A POST /docs/{id}/events is authorized for ActionComment before its body
 // is read, and for ActionEdit too once it is seen to carry steps; refused
 // that with ErrForbidden, for ActionSuggest, which makes it a
-// suggest-only submission (collab.Submission.SuggestOnly). A POST
+// suggest-only submission (collab.Submission.SuggestOnly): a policy
+// that refuses ActionEdit to a principal must also refuse ActionSuggest
+// unless that principal may suggest. A POST
 // /docs is authorized for ActionCreate with docID "" before its body is
 // read, and with the new document's id once the body gives it (or it is
 // generated). A route
